@@ -1,0 +1,36 @@
+# theloop: every target builds its own virtualenv (.venv) from the requirements files.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: install run test lint bench clean
+
+$(STAMP): requirements.txt requirements-dev.txt
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
+	touch $(STAMP)
+
+install: $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/python config.py --webserver | $(BIN)/errbot -c config.py --storage-merge core
+	$(BIN)/errbot -c config.py
+
+test: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/python -m pytest
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+bench: $(STAMP)
+	$(BIN)/python bench/bench_digest.py
+	$(BIN)/python bench/bench_ingest.py
+	$(BIN)/python bench/bench_e2e.py
+
+clean:
+	rm -rf $(VENV) data .pytest_cache .hypothesis
