@@ -1,0 +1,57 @@
+"""Long agent markdown for a small screen — the digest (issue 2, DESIGN §3.4).
+
+The-loop's own API, so the two can be measured side by side:
+
+* :func:`fit` — the one entry point: a text section ready for Slack.
+* :func:`to_mrkdwn` — markdown drawn as Slack mrkdwn, every word kept (R3.4).
+* :func:`condense` — the digest: the ask first, lists numbered, code and tables
+  as pointers, cut at a sentence, a footer linking the full text (R1–R3).
+* :func:`truncate` — 13.10.0's cut (R1.4), never over the limit.
+
+Built on markdown-it-py's tokens (``_parser``), read lazily (``_lazy``), drawn
+by small single-job modules. Preview from a shell::
+
+    PYTHONPATH=plugins/theloop python -m looproom.digest --limit 900 FILE
+"""
+
+from __future__ import annotations
+
+from ._condense import condense
+from ._mrkdwn import to_mrkdwn
+from ._truncate import truncate
+
+__all__ = [
+    "DEFAULT_DIGEST_MODE",
+    "DIGEST_MODES",
+    "condense",
+    "fit",
+    "to_mrkdwn",
+    "truncate",
+]
+
+#: What happens to a text section longer than the limit (R1.4).
+DIGEST_MODES: tuple[str, ...] = ("digest", "truncate")
+DEFAULT_DIGEST_MODE = "digest"
+
+
+def fit(text: str, limit: int, mode: str = DEFAULT_DIGEST_MODE, url: str = "") -> str:
+    """One text section for Slack, never longer than ``limit`` (R1.1, R1.4, R4.1).
+
+    A text of at most ``limit`` characters is drawn whole (R4.1) — unless the
+    drawing grows past the limit (``&`` → ``&amp;``), when it is treated as a
+    long text. A long text is 13.10.0's cut under ``truncate`` and the digest
+    otherwise (any other mode is the default, as the-loop does). A limit below
+    Slack's 200 is honoured, not clamped: the result still never exceeds it.
+    """
+    text = text.strip()
+    if not text or limit <= 0:
+        return ""
+    if len(text) <= limit:
+        drawn = to_mrkdwn(text)
+        if len(drawn) <= limit:
+            return drawn
+        if mode == "truncate":
+            return truncate(drawn, limit)
+    elif mode == "truncate":
+        return truncate(to_mrkdwn(text), limit)
+    return condense(text, limit, url)

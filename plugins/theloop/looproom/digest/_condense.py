@@ -1,0 +1,157 @@
+"""The digest: the ask first, then the author's blocks until the budget is spent
+(R1.1–R1.3, R2, R3).
+
+The ask leads, bold; its sentence leaves its paragraph. Then every unit in the
+author's order while it fits; the first that does not fit is cut — line by line,
+the last line at a sentence, a clause or a space — and nothing after it is
+drawn. When anything was cut, left out or stood for by a pointer or a shortened
+path, the footer closes the digest and is always kept within the limit.
+
+What is drawn comes from a ``Reader`` (``_reader``), which reads the document
+only as far as the budget and the search for the ask need.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ._parser import normalise
+from ._reader import SEP, Ask, Reader, ReadEverything
+from ._run import Run
+from ._slack import footer as footer_line
+from ._text import cut
+from ._units import Line, Unit
+
+__all__ = ["condense"]
+
+#: A line cut shorter than this says too little to be worth its room.
+MIN_CUT = 12
+TICKET = "_… the full text is on the ticket_"
+
+
+def condense(text: str, limit: int, url: str = "", *, eager: bool = False) -> str:
+    """The digest of ``text`` within ``limit`` characters (R1–R3). ``eager``
+    reads the whole document first — the reference the lazy reading must equal."""
+    src = normalise(text).strip()
+    if not src or limit <= 0:
+        return ""
+    footer = _footer_within(url, limit)
+    try:
+        return _draw(Reader(src, limit, eager), footer)
+    except ReadEverything:
+        return _draw(Reader(src, limit, eager=True), footer)
+
+
+def _footer_within(url: str, limit: int) -> str:
+    """The footer that fits: with the link, else without, else a bare ``…``."""
+    for candidate in (footer_line(url), TICKET, "…"):
+        if len(candidate) <= limit:
+            return candidate
+    return ""
+
+
+def _draw(reader: Reader, footer: str) -> str:
+    """The digest: whole when everything fits and nothing was stood for, else
+    what fits beside the footer (R1.3)."""
+    threshold = reader.limit
+    while True:
+        reader.read(threshold)
+        reader.resolve_links()
+        if not reader.surely_over():
+            whole = _assemble(reader, reader.limit)
+            if whole.complete and reader.exhausted() and not whole.replaced:
+                return SEP.join(whole.pieces)
+            if whole.complete and not reader.exhausted():
+                threshold = reader.more(threshold)
+                continue
+        drawn = _assemble(reader, reader.limit - len(footer) - len(SEP))
+        if drawn.complete and not reader.exhausted():
+            threshold = reader.more(threshold)
+            continue
+        return SEP.join([*drawn.pieces, footer]) if drawn.pieces else footer
+
+
+@dataclass(slots=True)
+class _Drawn:
+    """A digest being laid out: its pieces (blocks' lines) and the room they use."""
+
+    pieces: list[str] = field(default_factory=list)
+    used: int = 0
+    complete: bool = True  # every unit read so far was drawn whole
+    replaced: bool = False
+
+
+def _assemble(reader: Reader, budget: int) -> _Drawn:
+    """The ask, then every unit in order while it fits ``budget`` (R2.3)."""
+    drawn = _Drawn()
+    ask = reader.ask
+    if ask is not None and not _add_ask(reader, drawn, ask, budget):
+        drawn.complete = False
+        return drawn
+    for index in range(min(len(reader.entries), reader.drawable)):
+        for number, unit in enumerate(reader.units(index)):
+            if ask is not None and (ask.entry, ask.unit) == (index, number):
+                unit = _without_ask(unit, ask)
+            if not _add(drawn, unit, budget):
+                drawn.complete = False
+                return drawn
+    return drawn
+
+
+def _add_ask(reader: Reader, drawn: _Drawn, ask: Ask, budget: int) -> bool:
+    """The ask's sentence, first and bold as a whole (R2.1): its own bold marks
+    go, Slack cannot nest them; code spans keep every character."""
+    line = reader.units(ask.entry)[ask.unit].line(0)
+    assert line is not None
+    run = line.run.slice(*ask.span, drop_marks="*").strip()
+    return _add(drawn, Unit([Line(run, wrap="*")]), budget)
+
+
+def _without_ask(unit: Unit, ask: Ask) -> Unit:
+    """The ask's unit without its sentence; the sentences around it meet
+    with a space — or on a new line where the author broke the line there."""
+    line = unit.line(0)
+    assert line is not None
+    start, end = ask.span
+    before, after = line.run.slice(0, start), line.run.slice(end, len(line.run))
+    broken = before.text.rstrip(" ").endswith("\n") or after.text.lstrip(" ").startswith("\n")
+    rest = Run.join([before.strip(), after.strip()], "\n" if broken else " ")
+    return Unit([Line(rest, line.prefix, line.wrap)], unit.candidate)
+
+
+def _add(drawn: _Drawn, unit: Unit, budget: int) -> bool:
+    """Append the lines of ``unit`` that fit, the first that does not cut at a
+    boundary (R1.2, R2.2); ``False`` when not all of it fitted."""
+    kept: list[str] = []
+    used = drawn.used + (len(SEP) if drawn.pieces else 0)
+    whole = True
+    for line in unit:
+        text = line.draw()
+        if not text:
+            continue
+        gap = 1 if kept else 0
+        if used + gap + len(text) > budget:
+            # A short fragment is worth its room only as the digest's first words.
+            least = MIN_CUT if drawn.pieces or kept else 1
+            text = _cut_line(line, budget - used - gap, least)
+            whole = False
+        if text:
+            kept.append(text)
+            used += gap + len(text)
+            drawn.replaced |= line.run.replaced
+        if not whole:
+            break
+    if kept:
+        drawn.pieces.append("\n".join(kept))
+        drawn.used = used
+    return whole
+
+
+def _cut_line(line: Line, room: int, least: int) -> str:
+    """What fits of ``line`` in ``room``, or nothing when fewer than ``least``
+    characters of it would."""
+    frame = len(line.prefix) + 2 * len(line.wrap)
+    part = cut(line.run, room - frame)
+    if part is None or len(part.text) < min(least, len(line.run.text)):
+        return ""
+    return Line(part, line.prefix, line.wrap).draw()

@@ -1,0 +1,309 @@
+"""The one configured markdown-it parser, and what makes it run faster.
+
+Markdown is parsed with markdown-it-py — CommonMark plus GFM tables, strikethrough
+and task lists (the option mdit-py-plugins' ``gfm_plugin`` turns on), and the
+front-matter plugin — created once at import (§3.4).
+
+What changes is how it *runs*, never what it produces — each pinned token for
+token against stock markdown-it by ``test_digest_parser.py``; together they take
+about a third off the block parse, the digest's main cost:
+
+* **Dispatch by first character.** markdown-it tries every block rule on every
+  line, in order, and most give up on the line's first character (a fence needs
+  a backtick or a tilde, a heading a ``#`` …). The dispatcher calls only the rules
+  that character can start — the same rules, in the same order — and the setext
+  rule only where an underline may follow.
+* **Line markers by string methods**, not a loop over every indentation character.
+* **Table cells split by a pattern**: the table rule is markdown-it's own function,
+  given a regex splitter equal to its character loop.
+* **Plain inline content is one text token**, without a parser call.
+
+And one deliberate difference: **too deep is text, not nothing.** Past
+``maxNesting`` markdown-it drops the rest of the container silently; here the rest
+is kept as one ``deep_text`` token, drawn as escaped text, so a 500-deep quote
+loses no word (R4.1, A1).
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+import types
+from collections.abc import Callable
+from itertools import accumulate
+
+from markdown_it import MarkdownIt
+from markdown_it.parser_block import ParserBlock
+from markdown_it.ruler import Ruler
+from markdown_it.rules_block import StateBlock
+from markdown_it.token import Token
+from mdit_py_plugins.front_matter import front_matter_plugin
+
+__all__ = ["MD", "new_state", "normalise", "parse_blocks", "parse_inline", "top_rule"]
+
+BlockRule = Callable[[StateBlock, int, int, bool], bool]
+
+#: The characters a rule's first check accepts at the line's first non-space
+#: position. Rules not named here are tried on every line.
+_STARTS = {
+    "fence": "`~",
+    "blockquote": ">",
+    "hr": "*-_",
+    "list": "*-+0123456789",
+    "reference": "[",
+    "html_block": "<",
+    "heading": "#",
+}
+#: Rules whose first check looks somewhere else than the line's first character.
+_SPECIAL = ("front_matter", "table", "code")
+_TABLE_RULE_CHARS = "|-:"
+#: How many lines the setext check reads before it lets the rule decide.
+_SETEXT_LOOK = 16
+#: The characters the enabled inline rules start at (newline, escape, backticks,
+#: strikethrough, emphasis, link, image, autolink and HTML, entity).
+_INLINE_MARKUP = re.compile(r"[\n\\`~*_\[!<&]")
+
+
+def _starting(rules: list[tuple[str, BlockRule]], first: str, setext: bool) -> list[BlockRule]:
+    """The rules, in order, whose first check a line opening with ``first`` passes."""
+    return [
+        fn
+        for name, fn in rules
+        if (name != "lheading" or setext)
+        and (name not in _STARTS or (first and first in _STARTS[name]))
+    ]
+
+
+class _Chain:
+    """One rule chain (the block chain or a terminator chain), callable as one rule.
+
+    Each branch below mirrors the first check of the rule it guards, so a rule
+    is skipped only where it would have returned ``False`` at once.
+    """
+
+    def __init__(self, rules: list[tuple[str, BlockRule]]) -> None:
+        named = dict(rules)
+        self.front = named.get("front_matter")
+        self.table = named.get("table")
+        self.code = named.get("code")
+        self.setext = "lheading" in named
+        rest = [(name, fn) for name, fn in rules if name not in _SPECIAL]
+        chars = [*{c for starts in _STARTS.values() for c in starts}, ""]
+        # Per first character, the rules it can start: without the setext rule,
+        # and with it (where the setext rule's own condition holds).
+        self.plain = {c: _starting(rest, c, setext=False) for c in chars}
+        self.setext_too = {c: _starting(rest, c, setext=True) for c in chars}
+
+    def __call__(self, state: StateBlock, line: int, end: int, silent: bool) -> bool:
+        if self.front and line == 0 and self._try_front(state, line, end, silent):
+            return True
+        table, code = self.table, self.code
+        if table and self._table_may_start(state, line, end) and table(state, line, end, silent):
+            return True
+        if code and state.is_code_block(line) and code(state, line, end, silent):
+            return True
+        pos = state.bMarks[line] + state.tShift[line]
+        first = state.src[pos] if pos < len(state.src) else ""
+        if first not in self.plain:
+            first = ""
+        setext = self.setext and _underline_may_follow(state, line, end)
+        for rule in (self.setext_too if setext else self.plain)[first]:
+            if rule(state, line, end, silent):
+                return True
+        return False
+
+    def _try_front(self, state: StateBlock, line: int, end: int, silent: bool) -> bool:
+        # Front matter belongs to the document's first line only; a later window
+        # of the lazy parser starts at its own line 0 and says so.
+        if not getattr(state, "doc_start", True):
+            return False
+        assert self.front is not None
+        return self.front(state, line, end, silent)
+
+    @staticmethod
+    def _table_may_start(state: StateBlock, line: int, end: int) -> bool:
+        # The table rule's own first checks: a second line, whose first character
+        # is one of `|-:`.
+        if line + 2 > end:
+            return False
+        pos = state.bMarks[line + 1] + state.tShift[line + 1]
+        return pos < state.eMarks[line + 1] and state.src[pos] in _TABLE_RULE_CHARS
+
+
+def _underline_may_follow(state: StateBlock, line: int, end: int) -> bool:
+    """The setext rule's own condition: a line of its stretch (up to a blank line)
+    opening with ``=`` or ``-``. Without one it returns ``False`` — after asking
+    every terminator rule of every line, which is what this spares. Past
+    ``_SETEXT_LOOK`` lines it answers "maybe": the check stays constant-time, so
+    a document of a million unbroken lines costs what markdown-it makes it cost
+    (A1)."""
+    src, begins, shifts, ends = state.src, state.bMarks, state.tShift, state.eMarks
+    for number in range(line + 1, min(end, line + 1 + _SETEXT_LOOK)):
+        pos = begins[number] + shifts[number]
+        if pos >= ends[number]:
+            return False
+        if src[pos] in "=-":
+            return True
+    return line + 1 + _SETEXT_LOOK < end
+
+
+class _DispatchRuler(Ruler[BlockRule]):
+    """markdown-it's block ruler, answering each chain with one dispatcher."""
+
+    def __init__(self, base: Ruler[BlockRule]) -> None:
+        super().__init__()
+        self.__rules__ = base.__rules__
+        self._chains: dict[str, list[BlockRule]] = {}
+
+    def getRules(self, chainName: str = "") -> list[BlockRule]:
+        chain = self._chains.get(chainName)
+        if chain is None:
+            rules = [
+                (rule.name, rule.fn)
+                for rule in self.__rules__
+                if rule.enabled and (not chainName or chainName in rule.alt)
+            ]
+            chain = self._chains[chainName] = [_Chain(rules)] if rules else []
+        return chain
+
+
+class _DispatchBlock(ParserBlock):
+    """markdown-it's block tokenizer loop, calling the dispatcher."""
+
+    def __init__(self, base: ParserBlock) -> None:
+        self.ruler = _DispatchRuler(base.ruler)
+
+    def tokenize(self, state: StateBlock, startLine: int, endLine: int) -> None:
+        rule = self.ruler.getRules("")[0]
+        line = startLine
+        has_empty_lines = False
+        while line < endLine:
+            state.line = line = state.skipEmptyLines(line)
+            if line >= endLine or state.sCount[line] < state.blkIndent:
+                break
+            if state.level >= state.md.options.maxNesting:
+                _keep_deep_text(state, line, endLine)
+                break
+            if not rule(state, line, endLine, False) or state.line <= line:
+                raise RuntimeError("no block rule advanced the line")
+            state.tight = not has_empty_lines
+            line = state.line
+            if (line - 1) < endLine and state.isEmpty(line - 1):
+                has_empty_lines = True
+            if line < endLine and state.isEmpty(line):
+                has_empty_lines = True
+                line += 1
+                state.line = line
+
+
+def _keep_deep_text(state: StateBlock, line: int, end: int) -> None:
+    """The lines past the nesting limit, kept as text (markdown-it drops them)."""
+    token = state.push("deep_text", "", 0)
+    token.content = state.getLines(line, end, state.blkIndent, False)
+    token.map = [line, end]
+    state.line = end
+
+
+_UNESCAPED_PIPE = re.compile(r"(?<!\\)\|")
+
+
+def _split_cells(row: str) -> list[str]:
+    """markdown-it's ``escapedSplit``: cells at each ``|`` not after a backslash,
+    ``\\|`` left as ``|``."""
+    cells = _UNESCAPED_PIPE.split(row)
+    return [cell.replace("\\|", "|") for cell in cells] if "\\|" in row else cells
+
+
+def _table_rule() -> BlockRule:
+    """markdown-it's table rule, its globals but the splitter its own."""
+    module = importlib.import_module("markdown_it.rules_block.table")
+    scope = {**vars(module), "escapedSplit": _split_cells}
+    return types.FunctionType(module.table.__code__, scope, "table")
+
+
+def _make_parser() -> MarkdownIt:
+    md = MarkdownIt("commonmark", {"tasklists": True})
+    md.enable(["table", "strikethrough"])
+    md.use(front_matter_plugin)
+    for rule in md.block.ruler.__rules__:
+        if rule.name == "table":
+            rule.fn = _table_rule()
+    md.block = _DispatchBlock(md.block)
+    return md
+
+
+#: The parser every function of the digest uses; configured once (performance).
+MD = _make_parser()
+
+
+def top_rule() -> BlockRule:
+    """The dispatcher of the block chain, for a caller that drives the top level."""
+    return MD.block.ruler.getRules("")[0]
+
+
+def parse_blocks(src: str, env: dict) -> list[Token]:
+    """Every block token of ``src`` (already normalised), definitions into ``env``."""
+    if not src:
+        return []
+    state = new_state(src, env)
+    MD.block.tokenize(state, state.line, state.lineMax)
+    return state.tokens
+
+
+def new_state(src: str, env: dict) -> StateBlock:
+    """markdown-it's block state over ``src``, its line markers found with string
+    methods — the markers markdown-it's per-character loop records (pinned by
+    ``test_digest_parser.py``), at a fraction of the cost."""
+    state = StateBlock("", MD, env, [])
+    state.src = src
+    lines = src.split("\n")
+    bodies = [line.lstrip(" \t") for line in lines]
+    if not bodies[-1]:  # a last line of blanks only (or nothing): markdown-it records none
+        lines.pop()
+        bodies.pop()
+    shifts = [len(line) - len(body) for line, body in zip(lines, bodies, strict=True)]
+    begins = list(accumulate((len(line) + 1 for line in lines[:-1]), initial=0))[: len(lines)]
+    counts = shifts
+    if "\t" in src:
+        counts = [
+            _columns(line, shift) if "\t" in line[:shift] else shift
+            for line, shift in zip(lines, shifts, strict=True)
+        ]
+    length = len(src)
+    state.bMarks = [*begins, length]
+    state.eMarks = [*(b + len(line) for b, line in zip(begins, lines, strict=True)), length]
+    state.tShift = [*shifts, 0]
+    state.sCount = [*counts, 0]
+    state.bsCount = [0] * (len(lines) + 1)
+    state.lineMax = len(lines)
+    return state
+
+
+def _columns(line: str, indent: int) -> int:
+    """The width of ``line``'s indentation, tabs to the next multiple of four."""
+    offset = 0
+    for char in line[:indent]:
+        offset += 4 - offset % 4 if char == "\t" else 1
+    return offset
+
+
+def parse_inline(content: str, env: dict) -> list[Token]:
+    """The inline tokens of one block's content, links resolved against ``env``.
+
+    Content with no character an inline rule starts at is one text token — what
+    markdown-it makes of it too, without its per-call set-up (list items such as
+    ``brainstorm-approval`` are most of the calls)."""
+    if _INLINE_MARKUP.search(content) is None:
+        if not content:
+            return []
+        token = Token("text", "", 0)
+        token.content = content
+        return [token]
+    return MD.inline.parse(content, MD, env, [])
+
+
+def normalise(text: str) -> str:
+    """markdown-it's own normalisation: line ends to ``\\n``, NUL to U+FFFD."""
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text.replace("\0", "\ufffd") if "\0" in text else text

@@ -1,0 +1,19 @@
+"""Shared fixtures for the unit tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+#: The shared corpus sits beside the repository checkout: ``../shared/corpus``.
+CORPUS_DIR = Path(__file__).resolve().parents[2] / ".." / "shared" / "corpus"
+
+
+@pytest.fixture(scope="session")
+def corpus_dir() -> Path:
+    """``../shared/corpus`` (real agent-written docs and real messages); the test
+    is skipped, saying why, when the checkout has no corpus beside it."""
+    if not CORPUS_DIR.is_dir():
+        pytest.skip(f"no corpus beside the checkout ({CORPUS_DIR} is absent)")
+    return CORPUS_DIR

@@ -1,0 +1,125 @@
+"""The parser the digest runs is markdown-it's: what the dispatcher, the string-
+method line markers, the inline fast path, the table splitter and the lazy windows
+change is how fast it runs, never what it produces."""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from markdown_it import MarkdownIt
+from markdown_it.rules_block import StateBlock
+from mdit_py_plugins.front_matter import front_matter_plugin
+from test_digest_properties import markdown_texts
+
+from looproom.digest._lazy import LazyBlocks
+from looproom.digest._parser import MD, new_state, normalise, parse_blocks, parse_inline
+
+_STOCK = (
+    MarkdownIt("commonmark", {"tasklists": True})
+    .enable(["table", "strikethrough"])
+    .use(front_matter_plugin)
+)
+_SPLIT = importlib.import_module("markdown_it.rules_block.table").escapedSplit
+_MARKERS = ("bMarks", "eMarks", "tShift", "sCount", "bsCount", "lineMax")
+
+
+def _shape(tokens: list) -> list[tuple]:
+    return [
+        (t.type, t.tag, t.nesting, t.level, t.content, t.markup, t.info, t.meta, t.hidden, t.map,
+         t.attrs)
+        for t in tokens
+    ]  # fmt: skip
+
+
+def _stock_blocks(src: str) -> list:
+    tokens: list = []
+    _STOCK.block.parse(src, _STOCK, {}, tokens)
+    return tokens
+
+
+def _lazy_blocks(src: str, window: int) -> list:
+    blocks = LazyBlocks(src, window)
+    blocks.finish()
+    return [token for block in blocks.blocks for token in block.tokens]
+
+
+def _same_blocks(src: str) -> None:
+    src = normalise(src)
+    assert _shape(parse_blocks(src, {})) == _shape(_stock_blocks(src))
+
+
+@settings(max_examples=120, deadline=None)
+@given(text=markdown_texts())
+def test_the_dispatcher_makes_markdown_its_block_tokens(text: str) -> None:
+    _same_blocks(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(alphabet=" \t\n-=#>*+_`~|:1.)[]x<!", max_size=60))
+def test_the_dispatcher_on_markup_soup(text: str) -> None:
+    _same_blocks(text)
+
+
+def test_the_dispatcher_over_the_corpus(corpus_dir: Path) -> None:
+    for path in sorted((corpus_dir / "the-loop-docs").glob("*.md"))[::2]:
+        _same_blocks(path.read_text(encoding="utf-8"))
+
+
+@settings(max_examples=500, deadline=None)
+@given(text=st.text(alphabet=" \t\na-#", max_size=40))
+def test_line_markers_are_markdown_its(text: str) -> None:
+    stock, ours = StateBlock(text, MD, {}, []), new_state(text, {})
+    for name in _MARKERS:
+        assert getattr(ours, name) == getattr(stock, name), name
+
+
+@settings(max_examples=500, deadline=None)
+@given(text=st.text(max_size=40) | st.text(alphabet="ab-:@#$%^{}()=+.,", max_size=40))
+def test_the_inline_fast_path_is_markdown_its(text: str) -> None:
+    ours = [(t.type, t.content) for t in parse_inline(text, {})]
+    stock = [(t.type, t.content) for t in _STOCK.inline.parse(text, _STOCK, {}, [])]
+    assert ours == stock
+
+
+@settings(max_examples=500, deadline=None)
+@given(row=st.text(alphabet="ab|\\ ", max_size=16))
+def test_the_table_splitter_is_markdown_its(row: str) -> None:
+    table = importlib.import_module("looproom.digest._parser")._split_cells
+    assert table(row) == _SPLIT(row)
+
+
+@settings(max_examples=100, deadline=None)
+@given(text=markdown_texts(), window=st.sampled_from([1, 40, 300]))
+def test_lazy_windows_make_the_same_blocks(text: str, window: int) -> None:
+    src = normalise(text)
+    lazy = [s[:9] for s in _shape(_lazy_blocks(src, window))]  # maps are per window
+    whole = [s[:9] for s in _shape(parse_blocks(src, {}))]
+    assert lazy == whole
+
+
+@pytest.mark.parametrize("window", [300])
+def test_lazy_windows_over_the_corpus(corpus_dir: Path, window: int) -> None:
+    for path in sorted((corpus_dir / "the-loop-docs").glob("*.md"))[::3]:
+        src = normalise(path.read_text(encoding="utf-8"))
+        lazy = [s[:9] for s in _shape(_lazy_blocks(src, window))]
+        assert lazy == [s[:9] for s in _shape(parse_blocks(src, {}))], path.name
+
+
+def test_a_partial_list_holds_the_items_of_the_whole_list() -> None:
+    src = "".join(f"- item {n}\n  continued\n\n" for n in range(400))
+    blocks = LazyBlocks(src, 300)
+    partial = blocks.get(0, partial=True)
+    assert partial is not None and partial.partial
+    whole = [s[:9] for s in _shape(parse_blocks(src, {}))]
+    assert [s[:9] for s in _shape(partial.tokens)] == whole[: len(partial.tokens)]
+    assert blocks.get(0) is not None and not blocks.get(0).partial
+
+
+def test_the_one_deliberate_difference_text_past_the_nesting_limit_is_kept() -> None:
+    src = "> " * 40 + "deep words"
+    assert "deep words" not in str(_shape(_stock_blocks(src)))
+    assert any(t.type == "deep_text" and "deep words" in t.content for t in parse_blocks(src, {}))
