@@ -1,0 +1,99 @@
+"""The webhook ``POST /theloop/events`` as a pure function of the request (DESIGN §3.2).
+
+Checks run cheapest-and-safest first, so an unauthenticated caller learns nothing and
+costs little: 503 no secret (fail closed) → 413 too large (before reading, when the length
+is declared) → 401 signature/timestamp → 400 not JSON → 422 schema → store → 202, or 200 for
+an id already stored (a retried delivery posts nothing new). The event is stored durably
+before the 202 is returned.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from looproom.events import Event, SchemaError
+from looproom.signing import SignatureError, verify
+
+log = logging.getLogger(__name__)
+
+#: The body limit (issue 3): a the-loop event with a 4,000-character excerpt is ~6 KB.
+MAX_BODY_BYTES = 256 * 1024
+SECRET_ENV = "THELOOP_WEBHOOK_SECRET"
+
+
+class Inbox(Protocol):
+    """Where accepted events go: ``put`` stores durably, False for a known key."""
+
+    def put(self, key: str, payload: str) -> bool: ...
+
+
+@dataclass(frozen=True)
+class Request:
+    """What the webhook needs of an HTTP request; ``body`` is at most limit + 1 bytes."""
+
+    method: str
+    headers: Mapping[str, str]
+    body: bytes
+    content_length: int | None = None
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The HTTP answer: a status and a JSON body."""
+
+    status: int
+    body: dict[str, Any] = field(default_factory=dict)
+
+    def json(self) -> str:
+        return json.dumps(self.body, ensure_ascii=False)
+
+
+def body_too_large(content_length: int | None) -> bool:
+    """Whether a declared length is over the limit, so the body need not be read at all."""
+    return content_length is not None and content_length > MAX_BODY_BYTES
+
+
+def handle(request: Request, *, secret: str, inbox: Inbox, now: float | None = None) -> Answer:
+    """Answer one webhook request (§3.2); stores the event before answering 202."""
+    if request.method.upper() != "POST":
+        return Answer(405, {"error": "method not allowed: POST only"})
+    if not secret:
+        log.error("webhook refused: no secret configured — set %s (fail closed)", SECRET_ENV)
+        return Answer(503, {"error": "webhook not configured"})
+    if body_too_large(request.content_length) or len(request.body) > MAX_BODY_BYTES:
+        return Answer(413, {"error": f"body over {MAX_BODY_BYTES} bytes"})
+    try:
+        verify(secret, request.headers, request.body, time.time() if now is None else now)
+    except SignatureError as exc:
+        log.warning("webhook refused: %s", exc.reason)
+        return Answer(401, {"error": exc.reason})
+    return _accept(request.body, inbox)
+
+
+def _accept(body: bytes, inbox: Inbox) -> Answer:
+    try:
+        wire = json.loads(body)
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):  # deep nesting too
+        return Answer(400, {"error": "body is not JSON"})
+    try:
+        event = Event.from_wire(wire)
+    except SchemaError as exc:
+        return Answer(422, {"error": "not an event", "errors": exc.errors})
+    warnings = [] if event.known else [_unknown_type(event.event_type)]
+    if warnings:
+        log.warning("webhook: %s", warnings[0])
+    key = event.delivery_key
+    if not inbox.put(key, event.to_json()):
+        return Answer(200, {"status": "duplicate", "id": key})
+    return Answer(
+        202, {"status": "accepted", "id": key, **({"warnings": warnings} if warnings else {})}
+    )
+
+
+def _unknown_type(event_type: str) -> str:
+    return f"eventType {event_type!r} is not in the-loop's catalog; accepted as a custom event"

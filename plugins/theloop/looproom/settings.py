@@ -1,0 +1,425 @@
+"""The bot's settings: the YAML file and the environment, validated (DESIGN §3.5).
+
+A bad value is a :class:`ConfigError` naming the key — never a silent default — except where
+the-loop's own specs say "unknown → default with a warning": ``slack.verbosity`` (seed 004
+D2), ``slack.longMessages`` (seed 001 R1.4) and unknown ``slack.subscribe`` types (kept:
+custom graphs fire custom events). Secrets come only from the environment and are never
+part of a ``repr``, a message or :meth:`Environment.describe` (D9: presence only).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+from urllib.parse import urlsplit
+
+import yaml
+
+from looproom.digest import DEFAULT_DIGEST_MODE, DIGEST_MODES
+from looproom.events import ASK, KNOWN_EVENTS
+
+DEFAULT_SUBSCRIBE = (ASK,)
+VERBOSITIES = ("quiet", "normal", "verbose")
+DEFAULT_VERBOSITY = "normal"
+ROOM_STYLES = ("agentic", "classic")
+MIN_CHARS, MAX_CHARS, DEFAULT_MAX_CHARS = 200, 3000, 1500
+BACKENDS = ("Text", "SlackV3", "Null", "Test")
+DEFAULT_CONFIG_PATH = "theloop.yaml"
+
+_TOP_KEYS = ("slack", "rooms", "people", "relay")
+_SLACK_KEYS = (
+    "channel",
+    "subscribe",
+    "verbosity",
+    "maxChars",
+    "longMessages",
+    "authorizedUsers",
+    "room",
+)
+#: Keys of the-loop's ``channels.slack`` that mean nothing here: a section copied from
+#: the-loop's config still loads, and the operator is told what is ignored.
+_THE_LOOP_ONLY_KEYS = (
+    "enabled",
+    "botTokenEnv",
+    "appTokenEnv",
+    "publish",
+    "read",
+    "kickoff",
+    "reactions",
+    "events",
+)
+_CHANNEL = re.compile(r"#?[A-Za-z0-9._-]{1,80}")
+_MEMBER_ID = re.compile(r"[UW][A-Z0-9]{2,}")
+_GITHUB_LOGIN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?")
+_REPO = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
+_REPO_PATTERN = re.compile(r"[A-Za-z0-9_.*?\[\]-]+(?:/[A-Za-z0-9_.*?\[\]-]+)?")
+
+
+class ConfigError(ValueError):
+    """The configuration is wrong; ``errors`` names each key and what is wrong with it."""
+
+    def __init__(self, errors: list[str], source: str = "") -> None:
+        where = f" (in {source})" if source else ""
+        super().__init__("; ".join(errors) + where)
+        self.errors = errors
+        self.source = source
+
+
+def _frozen(mapping: Mapping[str, str] | None = None) -> Mapping[str, str]:
+    return MappingProxyType(dict(mapping or {}))
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The YAML file's values, validated; defaults are the-loop's (§3.5)."""
+
+    channel: str = ""
+    subscribe: tuple[str, ...] = DEFAULT_SUBSCRIBE
+    verbosity: str = DEFAULT_VERBOSITY
+    max_chars: int = DEFAULT_MAX_CHARS
+    long_messages: str = DEFAULT_DIGEST_MODE
+    authorized_users: frozenset[str] = frozenset()
+    room_style: str = "agentic"
+    rooms: tuple[tuple[str, str], ...] = ()
+    people: Mapping[str, str] = field(default_factory=_frozen, hash=False)
+    relay_repos: Mapping[str, str] = field(default_factory=_frozen, hash=False)
+    warnings: tuple[str, ...] = ()
+    #: The file these came from; "" when built from a mapping or when no file exists.
+    source: str = ""
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> Settings:
+        """Read the YAML file at ``path``; an absent file means every default."""
+        file = Path(path)
+        try:
+            text = file.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return cls()
+        except OSError as exc:
+            raise ConfigError([f"cannot read the file: {exc.strerror}"], str(file)) from exc
+        try:
+            raw = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            line = f" at line {mark.line + 1}" if mark is not None else ""
+            raise ConfigError([f"not valid YAML{line}"], str(file)) from exc
+        return cls.from_mapping(raw, source=str(file))
+
+    @classmethod
+    def from_mapping(cls, raw: Any, *, source: str = "") -> Settings:
+        """Validate an already-parsed document; every bad key is named in one error."""
+        if raw is None:
+            raw = {}
+        if not isinstance(raw, Mapping):
+            raise ConfigError([f"the file must be a mapping of keys, got {_kind(raw)}"], source)
+        parser = _Parser()
+        values = parser.document(raw)
+        if parser.errors:
+            raise ConfigError(parser.errors, source)
+        return cls(**values, warnings=tuple(parser.warnings), source=source)
+
+
+class _Parser:
+    """Collects every error and warning of one document, so one run names them all."""
+
+    def __init__(self) -> None:
+        self.errors: list[str] = []
+        self.warnings: list[str] = []
+
+    def document(self, raw: Mapping[str, Any]) -> dict[str, Any]:
+        self._unknown(raw, _TOP_KEYS, "")
+        slack = self._mapping(raw.get("slack"), "slack")
+        for key in _THE_LOOP_ONLY_KEYS:
+            if key in slack:
+                self.warnings.append(f"slack.{key}: the-loop's key, not used by the bot (ignored)")
+        self._unknown(slack, (*_SLACK_KEYS, *_THE_LOOP_ONLY_KEYS), "slack.")
+        room = self._mapping(slack.get("room"), "slack.room")
+        self._unknown(room, ("style",), "slack.room.")
+        relay = self._mapping(raw.get("relay"), "relay")
+        self._unknown(relay, ("repos",), "relay.")
+        return {
+            "channel": self._channel(slack.get("channel"), "slack.channel"),
+            "subscribe": self._subscribe(slack.get("subscribe")),
+            "verbosity": self._lenient(
+                slack.get("verbosity"), "slack.verbosity", VERBOSITIES, DEFAULT_VERBOSITY
+            ),
+            "max_chars": self._max_chars(slack.get("maxChars")),
+            "long_messages": self._lenient(
+                slack.get("longMessages"), "slack.longMessages", DIGEST_MODES, DEFAULT_DIGEST_MODE
+            ),
+            "authorized_users": self._members(slack.get("authorizedUsers")),
+            "room_style": self._choice(room.get("style"), "slack.room.style", ROOM_STYLES),
+            "rooms": self._rooms(raw.get("rooms")),
+            "people": _frozen(self._people(raw.get("people"))),
+            "relay_repos": _frozen(self._relay_repos(relay.get("repos"))),
+        }
+
+    def _unknown(self, raw: Mapping[str, Any], known: Iterable[str], prefix: str) -> None:
+        allowed = tuple(known)
+        for key in raw:
+            if key not in allowed:
+                self.errors.append(
+                    f"{prefix}{key}: unknown key (known: {', '.join(sorted(allowed))})"
+                )
+
+    def _mapping(self, value: Any, key: str) -> Mapping[str, Any]:
+        if value is None:
+            return {}
+        if not isinstance(value, Mapping):
+            self.errors.append(f"{key}: expected a mapping, got {_kind(value)}")
+            return {}
+        return value
+
+    def _channel(self, value: Any, key: str) -> str:
+        if value is None or value == "":
+            return ""
+        if not isinstance(value, str) or not _CHANNEL.fullmatch(value.strip()):
+            self.errors.append(
+                f"{key}: expected a channel name (#the-loop) or id (C…), got {_shown(value)}"
+            )
+            return ""
+        return value.strip()
+
+    def _subscribe(self, value: Any) -> tuple[str, ...]:
+        if value is None:
+            return DEFAULT_SUBSCRIBE
+        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+            self.errors.append(
+                f"slack.subscribe: expected a list of event types, got {_shown(value)}"
+            )
+            return DEFAULT_SUBSCRIBE
+        types = tuple(dict.fromkeys(v.strip() for v in value))
+        unknown = [t for t in types if t not in KNOWN_EVENTS]
+        if unknown:
+            self.warnings.append(
+                f"slack.subscribe: {', '.join(unknown)} not in the-loop's catalog — kept "
+                "(a custom graph may fire it), but check the spelling"
+            )
+        if not types:
+            self.warnings.append("slack.subscribe: empty — no event will be posted")
+        return types
+
+    def _lenient(self, value: Any, key: str, choices: tuple[str, ...], default: str) -> str:
+        """Unknown → the default with a warning, as the-loop resolves these keys."""
+        if value is None:
+            return default
+        if value in choices:
+            return value
+        self.warnings.append(
+            f"{key}: {_shown(value)} is not one of {' | '.join(choices)} — using {default!r}"
+        )
+        return default
+
+    def _choice(self, value: Any, key: str, choices: tuple[str, ...]) -> str:
+        if value is None:
+            return choices[0]
+        if value not in choices:
+            self.errors.append(f"{key}: must be one of {' | '.join(choices)}, got {_shown(value)}")
+            return choices[0]
+        return value
+
+    def _max_chars(self, value: Any) -> int:
+        if value is None:
+            return DEFAULT_MAX_CHARS
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int)
+            or not (MIN_CHARS <= value <= MAX_CHARS)
+        ):
+            self.errors.append(
+                f"slack.maxChars: must be an integer from {MIN_CHARS} to {MAX_CHARS}, "
+                f"got {_shown(value)}"
+            )
+            return DEFAULT_MAX_CHARS
+        return value
+
+    def _members(self, value: Any) -> frozenset[str]:
+        """Slack member ids; an empty list authorizes nobody (fail closed, R5.1)."""
+        if value is None:
+            return frozenset()
+        if not isinstance(value, list):
+            self.errors.append(
+                f"slack.authorizedUsers: expected a list of Slack member ids, got {_shown(value)}"
+            )
+            return frozenset()
+        members = set()
+        for index, item in enumerate(value):
+            key = f"slack.authorizedUsers[{index}]"
+            if not isinstance(item, str) or not item.strip() or len(item.split()) != 1:
+                self.errors.append(f"{key}: expected a Slack member id (U…), got {_shown(item)}")
+                continue
+            if not _MEMBER_ID.fullmatch(item.strip()):
+                self.warnings.append(
+                    f"{key}: {item.strip()!r} is not a Slack member id (U…/W…); "
+                    "it can only match on a non-Slack backend"
+                )
+            members.add(item.strip())
+        return frozenset(members)
+
+    def _rooms(self, value: Any) -> tuple[tuple[str, str], ...]:
+        rooms = []
+        for pattern, room in self._mapping(value, "rooms").items():
+            key = f"rooms[{pattern!r}]"
+            if not isinstance(pattern, str) or not _REPO_PATTERN.fullmatch(pattern):
+                self.errors.append(f"{key}: expected a repository pattern like acme/api or acme/*")
+                continue
+            channel = self._channel(room, key)
+            if channel:
+                rooms.append((pattern, channel))
+            elif room in (None, ""):
+                self.errors.append(f"{key}: expected a room name or id, got nothing")
+        return tuple(rooms)
+
+    def _people(self, value: Any) -> dict[str, str]:
+        people = {}
+        for member, login in self._mapping(value, "people").items():
+            key = f"people[{member!r}]"
+            if not isinstance(member, str) or not _MEMBER_ID.fullmatch(member):
+                self.errors.append(f"{key}: expected a Slack member id (U…) as the key")
+            elif not isinstance(login, str) or not _GITHUB_LOGIN.fullmatch(login):
+                self.errors.append(f"{key}: expected a GitHub login, got {_shown(login)}")
+            else:
+                people[member] = login
+        return people
+
+    def _relay_repos(self, value: Any) -> dict[str, str]:
+        repos = {}
+        for repo, path in self._mapping(value, "relay.repos").items():
+            key = f"relay.repos[{repo!r}]"
+            if not isinstance(repo, str) or not _REPO.fullmatch(repo):
+                self.errors.append(f"{key}: expected a repository like acme/api as the key")
+            elif not isinstance(path, str) or not os.path.isabs(os.path.expanduser(path)):
+                self.errors.append(
+                    f"{key}: expected the absolute path of the-loop's checkout, got {_shown(path)}"
+                )
+            else:
+                repos[repo] = os.path.expanduser(path)
+        return repos
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "nothing"
+    return {bool: "a boolean", int: "a number", float: "a number", str: "a string"}.get(
+        type(value), "a list" if isinstance(value, list) else "a mapping"
+    )
+
+
+def _shown(value: Any) -> str:
+    """A value for an error message: its repr, short (the file holds no secrets)."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "…"
+
+
+_SECRETS = {
+    "webhook_secret": "THELOOP_WEBHOOK_SECRET",
+    "slack_bot_token": "THELOOP_SLACK_BOT_TOKEN",
+    "slack_app_token": "THELOOP_SLACK_APP_TOKEN",
+    "slack_signing_secret": "THELOOP_SLACK_SIGNING_SECRET",
+    "github_token": "THELOOP_GITHUB_TOKEN",
+}
+_PLAIN = {
+    "backend": "THELOOP_BACKEND",
+    "data_dir": "THELOOP_DATA_DIR",
+    "http_host": "THELOOP_HTTP_HOST",
+    "http_port": "THELOOP_HTTP_PORT",
+    "config_path": "THELOOP_CONFIG",
+    "admins": "THELOOP_ADMINS",
+    "github_api": "THELOOP_GITHUB_API",
+    "loop_api": "THELOOP_LOOP_API",
+    "loop_stream": "THELOOP_LOOP_STREAM",
+}
+
+
+@dataclass(frozen=True)
+class Environment:
+    """The environment variables of §3.5, with their fallbacks and defaults.
+
+    Secret fields are left out of ``repr`` so a stray log line cannot carry them.
+    """
+
+    webhook_secret: str = field(default="", repr=False)
+    slack_bot_token: str = field(default="", repr=False)
+    slack_app_token: str = field(default="", repr=False)
+    slack_signing_secret: str = field(default="", repr=False)
+    github_token: str = field(default="", repr=False)
+    github_api: str = "https://api.github.com"
+    loop_api: str = ""
+    loop_stream: str = ""
+    data_dir: str = "./data"
+    http_host: str = "127.0.0.1"
+    http_port: int = 3141
+    config_path: str = DEFAULT_CONFIG_PATH
+    backend: str = "Text"
+    admins: tuple[str, ...] = ()
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> Environment:
+        """Read ``env`` (``os.environ``); raise :class:`ConfigError` naming each bad variable."""
+
+        def get(*names: str, default: str = "") -> str:
+            values = (env.get(name, "").strip() for name in names)
+            return next((value for value in values if value), default)
+
+        errors: list[str] = []
+        bot_token = get("THELOOP_SLACK_BOT_TOKEN", "THE_LOOP_SLACK_BOT_TOKEN")
+        backend = get("THELOOP_BACKEND", default="SlackV3" if bot_token else "Text")
+        if backend not in BACKENDS:
+            errors.append(f"THELOOP_BACKEND: must be one of {', '.join(BACKENDS)}, got {backend!r}")
+        port = _port(get("THELOOP_HTTP_PORT", default="3141"), errors)
+        urls = {
+            name: _url(get(*names, default=default), names[0], errors)
+            for name, names, default in (
+                ("github_api", ("THELOOP_GITHUB_API",), "https://api.github.com"),
+                ("loop_api", ("THELOOP_LOOP_API",), ""),
+                ("loop_stream", ("THELOOP_LOOP_STREAM",), ""),
+            )
+        }
+        if errors:
+            raise ConfigError(errors, "the environment")
+        return cls(
+            webhook_secret=get("THELOOP_WEBHOOK_SECRET"),
+            slack_bot_token=bot_token,
+            slack_app_token=get("THELOOP_SLACK_APP_TOKEN", "THE_LOOP_SLACK_APP_TOKEN"),
+            slack_signing_secret=get("THELOOP_SLACK_SIGNING_SECRET"),
+            github_token=get("THELOOP_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN"),
+            data_dir=get("THELOOP_DATA_DIR", default="./data"),
+            http_host=get("THELOOP_HTTP_HOST", default="127.0.0.1"),
+            http_port=port,
+            config_path=get("THELOOP_CONFIG", default=DEFAULT_CONFIG_PATH),
+            backend=backend,
+            admins=tuple(a.strip() for a in get("THELOOP_ADMINS").split(",") if a.strip()),
+            **urls,
+        )
+
+    def describe(self) -> dict[str, str]:
+        """The resolved values by variable name, secrets shown only as set/unset (D9)."""
+        shown = {var: "set" if getattr(self, name) else "unset" for name, var in _SECRETS.items()}
+        for name, var in _PLAIN.items():
+            value = getattr(self, name)
+            shown[var] = ", ".join(value) if isinstance(value, tuple) else str(value)
+        return dict(sorted(shown.items()))
+
+
+def _port(raw: str, errors: list[str]) -> int:
+    if raw.isascii() and raw.isdigit() and 1 <= int(raw) <= 65535:
+        return int(raw)
+    errors.append(f"THELOOP_HTTP_PORT: must be an integer from 1 to 65535, got {_shown(raw)}")
+    return 0
+
+
+def _url(raw: str, name: str, errors: list[str]) -> str:
+    """An http(s) base URL, without a trailing slash; "" stays "" (the sink is off)."""
+    if not raw:
+        return ""
+    parts = urlsplit(raw)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        # Only the scheme is echoed: a URL may carry credentials in its userinfo.
+        errors.append(f"{name}: must be an http(s) URL, got scheme {parts.scheme or 'none'!r}")
+        return ""
+    return raw.rstrip("/")

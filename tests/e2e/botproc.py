@@ -1,0 +1,206 @@
+"""Run a real ``errbot -c config.py`` process for end-to-end tests.
+
+What ``make run`` does, in a temp data dir on a free loopback port: provision Errbot's
+Webserver with Errbot's own ``--storage-merge`` (``python config.py --webserver``), start
+errbot with the repo's ``config.py``, capture its output to a file, wait until the plugins
+are active and the port answers, then stop it gracefully (SIGINT: Errbot deactivates its
+plugins), kill it (SIGKILL: the crash case) or restart it on the same data dir and port.
+
+General on purpose: any backend (``Null``, ``Text``, ``SlackV3`` against a loopback fake),
+any extra environment (tokens, API base URLs) and extra ``PYTHONPATH`` entries.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from types import TracebackType
+
+REPO = Path(__file__).resolve().parents[2]
+CONFIG = REPO / "config.py"
+ERRBOT = Path(sys.executable).with_name("errbot")
+#: Errbot logs this once every plugin's activation was attempted (errbot/core.py).
+ACTIVATION_DONE = "Plugin activation done."
+#: Variables of an operator's shell that would leak into a test bot's configuration.
+_SCRUBBED_PREFIXES = ("THELOOP_", "THE_LOOP_")
+_SCRUBBED = ("GH_TOKEN", "GITHUB_TOKEN")
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A port nothing listens on right now (the OS picks it)."""
+    with socket.socket() as sock:
+        sock.bind((host, 0))
+        return sock.getsockname()[1]
+
+
+def wait_for(condition: Callable[[], bool], timeout: float = 30.0, interval: float = 0.05) -> bool:
+    """Poll ``condition`` until it holds or ``timeout`` passes; its last value."""
+    pause = threading.Event()
+    for _ in range(max(1, int(timeout / interval))):
+        if condition():
+            return True
+        pause.wait(interval)
+    return condition()
+
+
+class BotProcess:
+    """One errbot process with its data dir, port, environment and log file."""
+
+    def __init__(
+        self,
+        data_dir: Path,
+        *,
+        backend: str = "Null",
+        env: Mapping[str, str] | None = None,
+        port: int | None = None,
+        host: str = "127.0.0.1",
+        extra_pythonpath: Sequence[str | Path] = (),
+    ) -> None:
+        self.data_dir = Path(data_dir)
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.backend = backend
+        self.host = host
+        self.port = port or free_port(host)
+        self.extra_env = dict(env or {})
+        self.extra_pythonpath = [str(p) for p in extra_pythonpath]
+        self.log_path = self.data_dir / "process.log"
+        self.process: subprocess.Popen[bytes] | None = None
+        self._log_offset = 0
+
+    def environment(self) -> dict[str, str]:
+        """The process environment: this machine's, minus theloop's, plus the test's."""
+        env = {
+            name: value
+            for name, value in os.environ.items()
+            if not name.startswith(_SCRUBBED_PREFIXES) and name not in _SCRUBBED
+        }
+        env.update(
+            THELOOP_BACKEND=self.backend,
+            THELOOP_DATA_DIR=str(self.data_dir),
+            THELOOP_HTTP_HOST=self.host,
+            THELOOP_HTTP_PORT=str(self.port),
+            # Never the checkout's own theloop.yaml: the test says what it wants.
+            THELOOP_CONFIG=str(self.data_dir / "theloop.yaml"),
+            PYTHONUNBUFFERED="1",
+        )
+        if self.extra_pythonpath:
+            paths = [*self.extra_pythonpath, env.get("PYTHONPATH", "")]
+            env["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
+        env.update(self.extra_env)
+        return env
+
+    def url(self, path: str = "/") -> str:
+        return f"http://{self.host}:{self.port}{path}"
+
+    def provision(self) -> None:
+        """Configure Errbot's Webserver exactly as ``make run`` does."""
+        env = self.environment()
+        settings = subprocess.run(
+            [sys.executable, str(CONFIG), "--webserver"],
+            cwd=REPO,
+            env=env,
+            capture_output=True,
+            check=True,
+        ).stdout
+        merged = subprocess.run(
+            [str(ERRBOT), "-c", str(CONFIG), "--storage-merge", "core"],
+            cwd=REPO,
+            env=env,
+            input=settings,
+            capture_output=True,
+        )
+        if merged.returncode != 0:
+            raise RuntimeError(f"provisioning failed: {merged.stderr.decode(errors='replace')}")
+
+    def start(self, *, wait: bool = True, timeout: float = 60.0) -> BotProcess:
+        """Provision, start, and (by default) wait until ready."""
+        if self.process is not None and self.process.poll() is None:
+            raise RuntimeError("already running")
+        self.provision()
+        with self.log_path.open("ab") as log:
+            self._log_offset = log.tell()
+            self.process = subprocess.Popen(
+                [str(ERRBOT), "-c", str(CONFIG)],
+                cwd=REPO,
+                env=self.environment(),
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,  # a signal to the test runner is not one to the bot
+            )
+        if wait:
+            try:
+                self.wait_ready(timeout)
+            except BaseException:
+                self.kill()  # never leave a half-started bot behind
+                raise
+        return self
+
+    def log_text(self, *, since_start: bool = True) -> str:
+        """What the process printed (this run only, by default)."""
+        data = self.log_path.read_bytes()
+        offset = self._log_offset if since_start else 0
+        return data[offset:].decode("utf-8", errors="replace")
+
+    def wait_ready(self, timeout: float = 60.0) -> None:
+        """Until Errbot activated its plugins and the webserver accepts connections."""
+
+        def ready() -> bool:
+            self._check_alive()
+            return ACTIVATION_DONE in self.log_text() and self._port_open()
+
+        if not wait_for(ready, timeout):
+            raise TimeoutError(f"errbot not ready in {timeout} s:\n{self.log_text()[-4000:]}")
+
+    def _port_open(self) -> bool:
+        try:
+            with socket.create_connection((self.host, self.port), timeout=0.5):
+                return True
+        except OSError:
+            return False
+
+    def _check_alive(self) -> None:
+        if self.process is None or self.process.poll() is not None:
+            code = None if self.process is None else self.process.returncode
+            raise RuntimeError(f"errbot exited ({code}):\n{self.log_text()[-4000:]}")
+
+    def stop(self, timeout: float = 20.0) -> int | None:
+        """Graceful: SIGINT (Errbot deactivates its plugins), SIGKILL if it hangs."""
+        return self._signal(signal.SIGINT, timeout)
+
+    def kill(self) -> int | None:
+        """The crash: SIGKILL, no cleanup of any kind."""
+        return self._signal(signal.SIGKILL, 10.0)
+
+    def _signal(self, sig: int, timeout: float) -> int | None:
+        process = self.process
+        if process is None or process.poll() is not None:
+            return None if process is None else process.returncode
+        os.killpg(process.pid, sig)
+        try:
+            return process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            return process.wait(10.0)
+
+    def restart(self, *, crash: bool = False, timeout: float = 60.0) -> BotProcess:
+        """Stop (or kill, ``crash=True``) and start again on the same data dir and port."""
+        self.kill() if crash else self.stop()
+        return self.start(timeout=timeout)
+
+    def __enter__(self) -> BotProcess:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()

@@ -1,0 +1,1 @@
+"""Helpers several test suites share (not fakes of a network service: see ``tests.fakes``)."""

@@ -1,0 +1,303 @@
+"""Settings: the YAML file and the environment, each bad value named (DESIGN §3.5)."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from looproom.settings import ConfigError, Environment, Settings
+
+EXAMPLE = """
+slack:
+  channel: "#the-loop"
+  subscribe: [session.awaiting_input, phase-approval-pending, pr-review-pending]
+  verbosity: verbose
+  maxChars: 900
+  longMessages: truncate
+  authorizedUsers: [U0123ABC, W0456DEF]
+  room: {style: classic}
+rooms: {"acme/api": "#api-loop", "acme/*": "#acme-loop"}
+people: {U0123ABC: octocat}
+relay: {repos: {"acme/api": /srv/checkouts/api}}
+"""
+
+
+def _load(tmp_path: Path, text: str) -> Settings:
+    path = tmp_path / "theloop.yaml"
+    path.write_text(textwrap.dedent(text), encoding="utf-8")
+    return Settings.load(path)
+
+
+def _errors(raw: object) -> list[str]:
+    with pytest.raises(ConfigError) as caught:
+        Settings.from_mapping(raw)
+    return caught.value.errors
+
+
+def test_an_absent_file_means_the_loops_defaults(tmp_path: Path) -> None:
+    settings = Settings.load(tmp_path / "nowhere.yaml")
+    assert settings == Settings()
+    assert (
+        settings.channel,
+        settings.subscribe,
+        settings.verbosity,
+        settings.max_chars,
+        settings.long_messages,
+        settings.authorized_users,
+        settings.room_style,
+        settings.rooms,
+        dict(settings.people),
+        dict(settings.relay_repos),
+        settings.warnings,
+    ) == (
+        "",
+        ("session.awaiting_input",),
+        "normal",
+        1500,
+        "digest",
+        frozenset(),
+        "agentic",
+        (),
+        {},
+        {},
+        (),
+    )
+
+
+def test_the_documented_example_loads_as_written(tmp_path: Path) -> None:
+    settings = _load(tmp_path, EXAMPLE)
+    assert settings.channel == "#the-loop"
+    assert settings.subscribe == (
+        "session.awaiting_input",
+        "phase-approval-pending",
+        "pr-review-pending",
+    )
+    assert (settings.verbosity, settings.max_chars, settings.long_messages) == (
+        "verbose",
+        900,
+        "truncate",
+    )
+    assert settings.authorized_users == {"U0123ABC", "W0456DEF"}
+    assert settings.room_style == "classic"
+    assert settings.rooms == (("acme/api", "#api-loop"), ("acme/*", "#acme-loop"))  # file order
+    assert dict(settings.people) == {"U0123ABC": "octocat"}
+    assert dict(settings.relay_repos) == {"acme/api": "/srv/checkouts/api"}
+    assert settings.warnings == ()
+    assert settings.source.endswith("theloop.yaml")
+
+
+def test_an_empty_file_is_the_defaults(tmp_path: Path) -> None:
+    assert _load(tmp_path, "") == Settings(source=str(tmp_path / "theloop.yaml"))
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        (
+            {"slack": {"maxChars": "x"}},
+            "slack.maxChars: must be an integer from 200 to 3000, got 'x'",
+        ),
+        ({"slack": {"maxChars": 199}}, "slack.maxChars: must be an integer from 200 to 3000"),
+        ({"slack": {"maxChars": 3001}}, "slack.maxChars: must be an integer from 200 to 3000"),
+        ({"slack": {"maxChars": True}}, "slack.maxChars: must be an integer"),
+        ({"slack": {"channel": "the loop"}}, "slack.channel: expected a channel name"),
+        ({"slack": {"subscribe": "session.awaiting_input"}}, "slack.subscribe: expected a list"),
+        ({"slack": {"authorizedUsers": "U0123ABC"}}, "slack.authorizedUsers: expected a list"),
+        ({"slack": {"authorizedUsers": ["U1 U2"]}}, "slack.authorizedUsers[0]: expected"),
+        ({"slack": {"room": {"style": "fancy"}}}, "slack.room.style: must be one of agentic"),
+        ({"slack": {"room": {"colour": "red"}}}, "slack.room.colour: unknown key"),
+        ({"slack": {"chanel": "#x"}}, "slack.chanel: unknown key"),
+        ({"slack": "#the-loop"}, "slack: expected a mapping, got a string"),
+        ({"romos": {}}, "romos: unknown key"),
+        ({"rooms": {"acme api": "#x"}}, "rooms['acme api']: expected a repository pattern"),
+        ({"rooms": {"acme/api": ""}}, "rooms['acme/api']: expected a room name or id"),
+        ({"people": {"U0123ABC": "not a login"}}, "people['U0123ABC']: expected a GitHub login"),
+        ({"people": {"alice": "octocat"}}, "people['alice']: expected a Slack member id"),
+        (
+            {"relay": {"repos": {"acme/api": "checkouts/api"}}},
+            "relay.repos['acme/api']: expected the absolute path",
+        ),
+        ({"relay": {"repo": {}}}, "relay.repo: unknown key"),
+    ],
+)
+def test_a_bad_value_is_an_error_naming_its_key(raw: dict, message: str) -> None:
+    errors = _errors(raw)
+    assert any(error.startswith(message) for error in errors), errors
+
+
+def test_every_bad_key_is_named_in_one_error() -> None:
+    errors = _errors({"slack": {"maxChars": 10, "room": {"style": "x"}}, "extra": 1})
+    assert [e.split(":")[0] for e in errors] == ["extra", "slack.maxChars", "slack.room.style"]
+
+
+def test_a_file_that_is_not_a_mapping_or_not_yaml_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="must be a mapping"):
+        _load(tmp_path, "- just\n- a list\n")
+    with pytest.raises(ConfigError, match="not valid YAML at line 2") as caught:
+        _load(tmp_path, "slack:\n  channel: a: b\n")
+    assert "theloop.yaml" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("slack", "field", "resolved"),
+    [
+        ({"verbosity": "chatty"}, "verbosity", "normal"),
+        ({"verbosity": 3}, "verbosity", "normal"),
+        ({"longMessages": "summarize"}, "long_messages", "digest"),
+    ],
+)
+def test_an_unknown_verbosity_or_long_messages_is_the_default_with_a_warning(
+    slack: dict, field: str, resolved: str
+) -> None:
+    settings = Settings.from_mapping({"slack": slack})
+    assert getattr(settings, field) == resolved
+    [warning] = settings.warnings
+    assert warning.startswith(f"slack.{next(iter(slack))}:")
+
+
+def test_an_unknown_subscribed_type_is_kept_with_a_warning() -> None:
+    settings = Settings.from_mapping({"slack": {"subscribe": ["decision-pending", "my.custom"]}})
+    assert settings.subscribe == ("decision-pending", "my.custom")
+    [warning] = settings.warnings
+    assert "my.custom" in warning
+    assert "decision-pending" not in warning
+
+
+def test_subscribing_to_nothing_is_allowed_but_warned() -> None:
+    settings = Settings.from_mapping({"slack": {"subscribe": []}})
+    assert settings.subscribe == ()
+    assert "no event will be posted" in settings.warnings[0]
+
+
+def test_a_section_copied_from_the_loops_config_loads_with_what_is_ignored_named() -> None:
+    settings = Settings.from_mapping(
+        {
+            "slack": {
+                "enabled": True,
+                "botTokenEnv": "X",
+                "read": {"mode": "socket"},
+                "channel": "C1",
+            }
+        }
+    )
+    assert settings.channel == "C1"
+    assert sorted(w.split(":")[0] for w in settings.warnings) == [
+        "slack.botTokenEnv",
+        "slack.enabled",
+        "slack.read",
+    ]
+
+
+def test_an_authorized_user_that_is_not_a_member_id_is_kept_with_a_warning() -> None:
+    settings = Settings.from_mapping({"slack": {"authorizedUsers": ["@localhost"]}})
+    assert settings.authorized_users == {"@localhost"}
+    assert settings.warnings[0].startswith("slack.authorizedUsers[0]:")
+
+
+def test_settings_cannot_be_changed_after_loading() -> None:
+    settings = Settings.from_mapping({"people": {"U0123ABC": "octocat"}})
+    with pytest.raises(TypeError):
+        settings.people["U0123ABC"] = "mallory"  # type: ignore[index]
+
+
+# --- the environment -------------------------------------------------------------------
+
+
+def test_the_environments_defaults() -> None:
+    env = Environment.from_env({})
+    assert (env.backend, env.http_host, env.http_port, env.data_dir, env.config_path) == (
+        "Text",
+        "127.0.0.1",
+        3141,
+        "./data",
+        "theloop.yaml",
+    )
+    assert (env.webhook_secret, env.github_api, env.loop_api, env.loop_stream) == (
+        "",
+        "https://api.github.com",
+        "",
+        "",
+    )
+
+
+def test_the_loops_variable_names_are_the_fallback() -> None:
+    env = Environment.from_env(
+        {
+            "THE_LOOP_SLACK_BOT_TOKEN": "xoxb-theirs",
+            "THE_LOOP_SLACK_APP_TOKEN": "xapp-theirs",
+            "GITHUB_TOKEN": "ghp-second",
+            "GH_TOKEN": "ghp-first",
+        }
+    )
+    assert (env.slack_bot_token, env.slack_app_token, env.github_token) == (
+        "xoxb-theirs",
+        "xapp-theirs",
+        "ghp-first",
+    )
+    assert env.backend == "SlackV3"  # a bot token means Slack unless said otherwise
+    ours = Environment.from_env(
+        {"THELOOP_SLACK_BOT_TOKEN": "xoxb-ours", "THE_LOOP_SLACK_BOT_TOKEN": "x"}
+    )
+    assert ours.slack_bot_token == "xoxb-ours"
+
+
+def test_the_environment_is_read_as_set() -> None:
+    env = Environment.from_env(
+        {
+            "THELOOP_HTTP_HOST": "0.0.0.0",
+            "THELOOP_HTTP_PORT": "8080",
+            "THELOOP_LOOP_API": "http://127.0.0.1:7000/",
+            "THELOOP_ADMINS": "U1, U2,",
+            "THELOOP_BACKEND": "Null",
+        }
+    )
+    assert (env.http_host, env.http_port, env.loop_api, env.admins, env.backend) == (
+        "0.0.0.0",
+        8080,
+        "http://127.0.0.1:7000",
+        ("U1", "U2"),
+        "Null",
+    )
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"THELOOP_HTTP_PORT": "http"}, "THELOOP_HTTP_PORT: must be an integer from 1 to 65535"),
+        ({"THELOOP_HTTP_PORT": "70000"}, "THELOOP_HTTP_PORT: must be an integer from 1 to 65535"),
+        ({"THELOOP_BACKEND": "IRC"}, "THELOOP_BACKEND: must be one of Text, SlackV3, Null, Test"),
+        ({"THELOOP_LOOP_API": "localhost:7000"}, "THELOOP_LOOP_API: must be an http(s) URL"),
+        ({"THELOOP_GITHUB_API": "ftp://x"}, "THELOOP_GITHUB_API: must be an http(s) URL"),
+    ],
+)
+def test_a_bad_variable_is_an_error_naming_it(env: dict[str, str], message: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        Environment.from_env(env)
+    assert caught.value.errors[0].startswith(message)
+
+
+def test_a_url_with_credentials_is_refused_without_echoing_them() -> None:
+    with pytest.raises(ConfigError) as caught:
+        Environment.from_env({"THELOOP_LOOP_API": "user:hunter2@host"})
+    assert "hunter2" not in str(caught.value)
+
+
+SECRETS = {
+    "THELOOP_WEBHOOK_SECRET": "whsec-value-1",
+    "THELOOP_SLACK_BOT_TOKEN": "xoxb-value-2",
+    "THELOOP_SLACK_SIGNING_SECRET": "signing-value-3",
+    "THELOOP_GITHUB_TOKEN": "ghp-value-4",
+}
+
+
+def test_describe_shows_secrets_only_as_set_or_unset() -> None:
+    env = Environment.from_env(SECRETS)
+    shown = env.describe()
+    for name in SECRETS:
+        assert shown[name] == "set"
+    assert shown["THELOOP_SLACK_APP_TOKEN"] == "unset"
+    assert shown["THELOOP_HTTP_PORT"] == "3141"
+    text = f"{shown} {env!r} {env}"
+    assert not any(value in text for value in SECRETS.values())
