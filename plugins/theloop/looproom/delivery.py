@@ -1,0 +1,437 @@
+"""The outlets: post one event to its room and thread, and say what happened (R10, §3.2, §4).
+
+:class:`SlackOutlet` — subscribe filter → room → the work item's parent (reused, or posted
+and bound) → the event in the parent's thread → the parent edited to show the latest state.
+A failed edit never makes later events new parents (a defect of the-loop's own channel, §5):
+only a parent Slack says is gone is replaced. Every post carries its delivery key in Slack
+message metadata, so a post that may have landed (in flight at a crash, or answered by a
+5xx) is looked for before it is posted again. Slack refusing a payload (``ok:false``) is
+logged and retried once as plain text; what still fails is :class:`Failed` (parked, shown
+to admins). A 429, an outage or pacing is :class:`RetryLater` — the queue waits, no sleep.
+The event message carries the decision controls when the room can receive presses.
+
+Both outlets tell an optional :class:`Observer` (the room's memory, issue 4) every event
+they consumed, and for a Slack post where its message is — the moment it lands, or where
+reconciliation found it — so a decision is checked against what the room was shown.
+
+:class:`PlainOutlet` — the same events as plain text through Errbot's ``send`` on a
+non-Slack backend (Text, Test), threaded by work item where the backend can.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, Protocol
+
+from looproom.events import Event
+from looproom.outlet import Delivered, Failed, Outcome, RetryLater
+from looproom.render import (
+    Rendering,
+    RenderSettings,
+    render,
+    render_parent,
+    render_plain,
+    state_after,
+)
+from looproom.rooms import RoomBook, Thread
+from looproom.transport import (
+    AUTH,
+    GONE,
+    OK,
+    RATE_LIMITED,
+    REJECTED,
+    ROOM,
+    Reply,
+    SlackTransport,
+    is_channel_id,
+    next_cursor,
+)
+
+log = logging.getLogger(__name__)
+
+METADATA_TYPE = "theloop_event"
+#: An operator must fix a token or scope; check again this often meanwhile.
+AUTH_RETRY_SECONDS = 60.0
+#: How far reconciliation reads (pages of 200): a crash's in-flight post is recent.
+PAGES = 10
+
+
+class Observer(Protocol):
+    """Told of each event an outlet consumed (``looproom.memory.Memory`` is one): posted as
+    ``ts`` in ``channel`` under the parent ``thread_ts``, or — not posted (a plain backend,
+    an unsubscribed type) — without them."""
+
+    def observe(
+        self, event: Event, channel: str = "", ts: str = "", thread_ts: str = ""
+    ) -> object: ...
+
+
+class _Nobody:
+    """The observer when there is none (delivery without decisions)."""
+
+    def observe(self, event: Event, channel: str = "", ts: str = "", thread_ts: str = "") -> None:
+        del event, channel, ts, thread_ts
+
+
+class OutletSettings(RenderSettings, Protocol):
+    """What the outlets read from ``looproom.settings.Settings``."""
+
+    channel: str
+    subscribe: tuple[str, ...]
+    rooms: tuple[tuple[str, str], ...]
+
+
+def metadata(kind: str, key: str, work_item: str) -> dict[str, Any]:
+    """The Slack message metadata that lets a restart find a post it is unsure about."""
+    payload = {"key": key, "workItem": work_item, "kind": kind}
+    return {"event_type": METADATA_TYPE, "event_payload": payload}
+
+
+def parent_key(work_item: str) -> str:
+    return f"parent:{work_item}"
+
+
+class SlackOutlet:
+    """Posts events into Slack rooms, one thread per work item per room."""
+
+    def __init__(
+        self,
+        transport: SlackTransport,
+        rooms: RoomBook,
+        settings: OutletSettings,
+        *,
+        observer: Observer | None = None,
+        interactive: bool = False,
+    ) -> None:
+        """``interactive``: the room's presses reach the bot, so messages get buttons."""
+        self._slack, self._book, self._settings = transport, rooms, settings
+        self._observer = observer if observer is not None else _Nobody()
+        self._interactive = interactive
+        self._order = InOrder()
+
+    def deliver(self, event: Event, *, maybe_delivered: bool) -> Outcome:
+        """Post ``event``; ``maybe_delivered``: look for it in Slack before posting again."""
+        if event.event_type not in self._settings.subscribe:
+            self._observer.observe(event)  # the bot saw it, though the room did not
+            return Delivered("not subscribed")
+        return self._order.wait(event) or self._order.settle(
+            event, self._deliver(event, maybe_delivered)
+        )
+
+    def _deliver(self, event: Event, maybe_delivered: bool) -> Outcome:
+        room = self._book.room_for(event.work_item, self._settings.channel, self._settings.rooms)
+        if not room:
+            return Failed(f"no room for {event.work_item}: set slack.channel or a rooms entry")
+        channel = self._channel_id(room)
+        wait = self._slack.post_wait(channel or room)
+        if wait > 0:
+            return RetryLater(f"pacing posts to {room}", after=wait)
+        try:
+            thread = self._book.thread(event.work_item, channel) if channel else None
+            if maybe_delivered or self._book.is_uncertain(event.delivery_key):
+                thread = self._reconcile(event, channel, thread) if channel else thread
+            if thread is None:
+                thread = self._open(event, room, channel)
+            self._post(event, thread)
+        except _StopDelivery as stop:
+            return stop.outcome
+        self._redraw(event, thread)
+        return Delivered(f"posted in {thread.channel} under {thread.ts}")
+
+    # -- the room -----------------------------------------------------------------------
+
+    def _channel_id(self, room: str) -> str:
+        """The room's id: as configured, learnt earlier, or looked up; ``""`` if unknown yet."""
+        if is_channel_id(room):
+            return room
+        known = self._book.channel_id(room)
+        if known:
+            return known
+        found, reply = self._slack.find_channel(room)
+        if found:
+            self._book.learn_channel_id(room, found)
+        elif not reply.ok:
+            # e.g. missing channels:read — posting by name still works and teaches the id.
+            log.info("room %s: cannot list channels (%s); posting by name", room, reply.error)
+        return found
+
+    # -- reconciliation -------------------------------------------------------------------
+
+    def _reconcile(self, event: Event, channel: str, thread: Thread | None) -> Thread | None:
+        """Find what a lost attempt may have posted: the parent, and this event under it."""
+        key = event.delivery_key
+        if thread is None:
+            thread = self._find_parent(event.work_item, channel)
+        found = self._find_in_thread(thread, key) if thread is not None else None
+        if thread is not None and found is not None:
+            self._book.settle(key)
+            # The memory learns where it is, so a press on it is taken after a restart.
+            self._observer.observe(event, thread.channel, str(found.get("ts") or ""), thread.ts)
+            self._redraw(event, thread)
+            raise _StopDelivery(Delivered(f"already in {thread.channel} under {thread.ts}"))
+        self._book.settle(key)  # looked: not there, so posting it now posts it once
+        return self._book.thread(event.work_item, channel)
+
+    def _find_parent(self, work_item: str, channel: str) -> Thread | None:
+        wanted = parent_key(work_item)
+        pages = self._messages(lambda cursor: self._slack.history(channel, cursor=cursor))
+        for message in pages:
+            if _metadata_key(message) == wanted:
+                thread = Thread(work_item, channel, str(message["ts"]))
+                self._book.remember(thread)
+                log.info(
+                    "found the parent of %s in %s: a lost attempt had posted it", work_item, channel
+                )
+                return thread
+        return None
+
+    def _find_in_thread(self, thread: Thread, key: str) -> Mapping[str, Any] | None:
+        """The message in ``thread`` that carries ``key``, if a lost attempt posted it."""
+
+        def page(cursor: str) -> Reply:
+            return self._slack.replies(thread.channel, thread.ts, cursor=cursor)
+
+        try:
+            return next((m for m in self._messages(page) if _metadata_key(m) == key), None)
+        except _ThreadGone:
+            self._book.forget(thread.work_item, thread.channel)
+            return None
+
+    def _messages(self, fetch: Callable[[str], Reply]) -> Iterator[Mapping[str, Any]]:
+        """Messages page by page (bounded); a failed read stops the delivery: never guess."""
+        cursor = ""
+        for _ in range(PAGES):
+            reply = fetch(cursor)
+            if reply.kind == GONE:
+                raise _ThreadGone(reply.error)
+            if not reply.ok:
+                raise _StopDelivery(self._not_now(reply, "looking for an earlier post"))
+            yield from reply.data.get("messages") or []
+            cursor = next_cursor(reply)
+            if not cursor:
+                return
+
+    # -- posting --------------------------------------------------------------------------
+
+    def _open(self, event: Event, room: str, channel: str) -> Thread:
+        """Post the work item's parent (title, link, state) and bind it."""
+        state = state_after(event, "")
+        drawing = render_parent(event.work_item, state, event.url)
+        meta = metadata("parent", parent_key(event.work_item), event.work_item)
+        reply = self._send(event, channel or room, drawing, None, meta, what="parent")
+        channel = reply.channel or channel
+        if not is_channel_id(room):
+            self._book.learn_channel_id(room, channel)
+        thread = Thread(event.work_item, channel, reply.ts, state, _fingerprint(drawing))
+        self._book.remember(thread)
+        return thread
+
+    def _post(self, event: Event, thread: Thread) -> None:
+        meta = metadata("event", event.delivery_key, event.work_item)
+        drawing = render(event, self._settings, interactive=self._interactive)
+        reply = self._send(event, thread.channel, drawing, thread.ts, meta, what="event")
+        # Told at once, not when the delivery returns: a press on it may come first.
+        self._observer.observe(event, reply.channel or thread.channel, reply.ts, thread.ts)
+
+    def _send(
+        self,
+        event: Event,
+        channel: str,
+        drawing: Rendering,
+        thread_ts: str | None,
+        meta: dict[str, Any],
+        *,
+        what: str,
+    ) -> Reply:
+        """Post as Block Kit; on a refused payload once more as plain text; else stop."""
+        post = self._slack.post_message
+        reply = post(
+            channel, text=drawing.text, blocks=drawing.blocks, thread_ts=thread_ts, metadata=meta
+        )
+        if reply.kind == REJECTED:
+            log.warning(
+                "Slack refused the %s for %s (%s %s); posting it as plain text",
+                what,
+                event.delivery_key,
+                reply.error,
+                _slack_says(reply),
+            )
+            first = reply
+            reply = post(channel, text=drawing.text, thread_ts=thread_ts, metadata=meta)
+            if reply.kind == REJECTED:
+                raise _StopDelivery(
+                    Failed(f"Slack refused the {what}: {first.error}; as plain text: {reply.error}")
+                )
+        if reply.kind != OK:
+            if reply.kind not in (RATE_LIMITED, AUTH, ROOM):
+                self._book.mark_uncertain(event.delivery_key)  # a 5xx post may have landed
+            raise _StopDelivery(self._not_now(reply, f"posting the {what}"))
+        self._book.settle(event.delivery_key)
+        return reply
+
+    def _not_now(self, reply: Reply, doing: str) -> Outcome:
+        """A failed call as the worker's outcome: wait, back off, or park."""
+        reason = f"{doing}: {reply.method} {reply.error}"
+        if reply.kind == RATE_LIMITED:
+            return RetryLater(reason, after=reply.retry_after)
+        if reply.kind == AUTH:
+            log.error(
+                "Slack refuses the bot's token (%s): fix the token or its scopes", reply.error
+            )
+            return RetryLater(reason, after=AUTH_RETRY_SECONDS)
+        if reply.kind == ROOM:
+            return Failed(f"{reason} — invite the bot to the room or fix the room's name")
+        return RetryLater(reason)
+
+    # -- the parent's state ---------------------------------------------------------------
+
+    def _redraw(self, event: Event, thread: Thread) -> None:
+        """Edit the parent to show the state after ``event``; a failure keeps the binding."""
+        state = state_after(event, thread.state)
+        drawing = render_parent(thread.work_item, state, event.url)
+        drawn = _fingerprint(drawing)
+        if drawn == thread.drawn:
+            return
+        meta = metadata("parent", parent_key(thread.work_item), thread.work_item)
+        reply = self._slack.update_message(
+            thread.channel, thread.ts, text=drawing.text, blocks=drawing.blocks, metadata=meta
+        )
+        if reply.ok:
+            self._book.redrawn(thread, state, drawn)
+        elif reply.kind == GONE:
+            log.warning(
+                "the parent of %s is gone (%s): the next event opens a new one",
+                thread.work_item,
+                reply.error,
+            )
+            self._book.forget(thread.work_item, thread.channel)
+        else:
+            # The next event tries again (its fingerprint still differs); never a new parent.
+            log.warning("could not update the parent of %s: %s", thread.work_item, reply.error)
+
+
+class InOrder:
+    """Keeps a work item's events in order while one of them waits to be retried.
+
+    The queue retries an item after a delay while later items are due at once, so a later
+    event of the same work item could overtake one that waits (pacing, a 429, an outage)
+    and the thread would read out of order. The first event of a work item told to wait
+    holds the others back until it is delivered or parked — or until its hold lapses (an
+    admin may have dropped it), so nothing waits forever.
+    """
+
+    FOLLOW_GAP = 0.2  # a held event comes back just after the one holding it
+    POLL_CAP = 5.0
+    UNKNOWN_WAIT = 300.0  # the worker's longest backoff, when the outlet gave no delay
+    _MAX_HOLDS = 1000
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._holds: dict[str, tuple[str, float]] = {}  # work item -> (key, until)
+        self._lock = threading.Lock()
+
+    def wait(self, event: Event) -> RetryLater | None:
+        """A RetryLater when an earlier event of the same work item is waiting, else None."""
+        with self._lock:
+            hold = self._holds.get(event.work_item)
+            if hold is None or hold[0] == event.delivery_key:
+                return None
+            key, until = hold
+            left = until - self._clock()
+            if left <= 0:
+                del self._holds[event.work_item]
+                return None
+        after = max(self.FOLLOW_GAP, min(left + self.FOLLOW_GAP, self.POLL_CAP))
+        return RetryLater(f"waiting behind {key}, an earlier event of {event.work_item}", after)
+
+    def settle(self, event: Event, outcome: Outcome) -> Outcome:
+        """Record ``outcome`` of ``event`` (hold its work item, or release it); return it."""
+        with self._lock:
+            hold = self._holds.get(event.work_item)
+            if isinstance(outcome, RetryLater):
+                if hold is None or hold[0] == event.delivery_key:
+                    delay = self.UNKNOWN_WAIT if outcome.after is None else outcome.after
+                    self._holds[event.work_item] = (event.delivery_key, self._clock() + delay)
+                    self._forget_lapsed()
+            elif hold is not None and hold[0] == event.delivery_key:
+                del self._holds[event.work_item]
+        return outcome
+
+    def _forget_lapsed(self) -> None:
+        if len(self._holds) > self._MAX_HOLDS:
+            now = self._clock()
+            self._holds = {item: hold for item, hold in self._holds.items() if hold[1] > now}
+
+
+class _ThreadGone(Exception):
+    """Slack says the parent message is no longer there."""
+
+
+class _StopDelivery(Exception):
+    """Carries an outcome out of the middle of a delivery."""
+
+    def __init__(self, outcome: Outcome) -> None:
+        super().__init__(getattr(outcome, "reason", ""))
+        self.outcome = outcome
+
+
+def _metadata_key(message: Mapping[str, Any]) -> str:
+    meta = message.get("metadata") or {}
+    if meta.get("event_type") != METADATA_TYPE:
+        return ""
+    return str((meta.get("event_payload") or {}).get("key") or "")
+
+
+def _fingerprint(drawing: Rendering) -> str:
+    raw = json.dumps([drawing.text, drawing.blocks], sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(raw.encode()).hexdigest()[:16]
+
+
+def _slack_says(reply: Reply) -> str:
+    """Slack's own details of a refusal (its validation messages), for the log."""
+    errors = reply.data.get("errors") or (reply.data.get("response_metadata") or {}).get("messages")
+    return "; ".join(str(e) for e in errors)[:500] if errors else ""
+
+
+# -- non-Slack backends ------------------------------------------------------------------------
+
+#: ``send(room or None, text, thread key or None)``: the plugin's bridge to Errbot's send.
+Send = Callable[[str | None, str, str | None], None]
+
+
+class PlainOutlet:
+    """The same events as plain text through Errbot's own ``send`` (Text, Test backends)."""
+
+    def __init__(
+        self,
+        send: Send,
+        rooms: RoomBook,
+        settings: OutletSettings,
+        *,
+        observer: Observer | None = None,
+    ) -> None:
+        self._send, self._book, self._settings = send, rooms, settings
+        self._observer = observer if observer is not None else _Nobody()
+        self._order = InOrder()
+
+    def deliver(self, event: Event, *, maybe_delivered: bool) -> Outcome:
+        """Send ``event``; a plain backend cannot be searched, so a crash may repeat one."""
+        del maybe_delivered
+        if event.event_type not in self._settings.subscribe:
+            self._observer.observe(event)  # the bot saw it, though the room did not
+            return Delivered("not subscribed")
+        return self._order.wait(event) or self._order.settle(event, self._deliver(event))
+
+    def _deliver(self, event: Event) -> Outcome:
+        room = self._book.room_for(event.work_item, self._settings.channel, self._settings.rooms)
+        try:
+            self._send(room or None, render_plain(event, self._settings), event.work_item)
+        except Exception as exc:  # the backend's failure is a retry, never a lost event
+            return RetryLater(f"{type(exc).__name__}: {exc}")
+        self._observer.observe(event)  # sent: a plain message has no ts to remember
+        return Delivered()

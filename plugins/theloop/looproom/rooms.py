@@ -1,0 +1,291 @@
+"""Which room and which thread a work item's events go to, remembered in bounded storage (R10, D4).
+
+Room: an admin's binding for the work item, else the ``rooms`` map by repository (an exact
+``owner/repo`` beats any glob; among globs the first in file order wins), else
+``slack.channel``. Thread: one per work item per room, opened by a parent message whose
+``ts`` is kept here. The book lives in a ``MutableMapping`` the plugin passes in (Errbot's
+storage) and is bounded like the-loop's D4: past :data:`THREAD_CAP` threads the least
+recently used binding is dropped — its next event opens a fresh parent. Admin room
+bindings are not evicted silently: past :data:`ROOM_BINDING_CAP` a new one is refused.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from collections.abc import Mapping, MutableMapping, Sequence
+from dataclasses import asdict, dataclass, replace
+from fnmatch import fnmatchcase
+from typing import Any
+
+THREAD_CAP = 200  # D4: the-loop's own bound on thread bindings
+ROOM_BINDING_CAP = 500
+CHANNEL_ID_CAP = 500
+UNCERTAIN_CAP = 1000
+
+_THREADS, _ROOMS, _IDS, _UNCERTAIN = (
+    "rooms.threads",
+    "rooms.bindings",
+    "rooms.channel_ids",
+    "rooms.uncertain",
+)
+# github:owner/repo#7, github:host/owner/repo#7 (the-loop's long form), with or without #N.
+_GITHUB_REF = re.compile(r"^github:(?:([^/#\s]+)/)?([^/#\s]+)/([^/#\s]+)(?:#(\d+))?$")
+_GLOB = re.compile(r"[*?\[]")
+_WORK_ITEM = re.compile(r"^[a-z][a-z0-9-]*:[^\s<>|]{1,290}$")
+_ROOM = re.compile(r"^(?:#?[A-Za-z0-9._-]{1,80}|<#([CG][A-Z0-9]+)(?:\|[^>]*)?>)$")
+#: One lock for every book: the worker, the commands and the decision desk each hold a
+#: RoomBook over the same storage, and a read-modify-write must not interleave.
+_LOCK = threading.RLock()
+
+
+class BindingError(ValueError):
+    """An admin binding that cannot be stored; the message says why and what to do."""
+
+
+@dataclass(frozen=True)
+class Thread:
+    """A work item's conversation in one room: the parent message and the state it shows."""
+
+    work_item: str
+    channel: str  # a conversation id (C…): chat.update and history need ids
+    ts: str  # the parent message's ts: every later event is posted with thread_ts=ts
+    state: str = ""  # the latest state line the parent was drawn with ("" = not drawn yet)
+    drawn: str = ""  # a fingerprint of the parent as last sent, to skip no-op updates
+
+
+@dataclass(frozen=True)
+class GitHubRef:
+    """A parsed ``github:[host/]owner/repo[#N]`` work item ref."""
+
+    host: str  # "github.com" unless the ref names a GitHub Enterprise host
+    repo: str  # owner/repo
+    number: str  # "" when the ref names the repository only
+
+
+def parse_github(work_item: str) -> GitHubRef | None:
+    """The parts of a GitHub ref; None for any other ref (``jira:KEY-1``…)."""
+    match = _GITHUB_REF.match(work_item.strip())
+    if not match:
+        return None
+    host, owner, name, number = match.groups()
+    return GitHubRef(host or "github.com", f"{owner}/{name}", number or "")
+
+
+def repository_of(work_item: str) -> str:
+    """``owner/repo`` for a GitHub ref (``github:owner/repo#7``); ``""`` for any other ref."""
+    ref = parse_github(work_item)
+    return ref.repo if ref else ""
+
+
+def route(work_item: str, channel: str, rooms: Sequence[tuple[str, str]]) -> str:
+    """The configured room for ``work_item``: exact repository, first glob, else ``channel``."""
+    repo = repository_of(work_item).lower()
+    if not repo:
+        return channel
+    for pattern, room in rooms:
+        if not _GLOB.search(pattern) and pattern.lower() == repo:
+            return room
+    for pattern, room in rooms:
+        if _GLOB.search(pattern) and fnmatchcase(repo, pattern.lower()):
+            return room
+    return channel
+
+
+class RoomBook:
+    """Room bindings, thread bindings and channel ids, kept in ``store`` (thread-safe)."""
+
+    def __init__(
+        self,
+        store: MutableMapping[str, Any],
+        *,
+        thread_cap: int = THREAD_CAP,
+        room_cap: int = ROOM_BINDING_CAP,
+    ) -> None:
+        self._store = store
+        self._thread_cap, self._room_cap = thread_cap, room_cap
+        self._lock = _LOCK
+
+    # -- which room ------------------------------------------------------------------
+
+    def room_for(self, work_item: str, channel: str, rooms: Sequence[tuple[str, str]]) -> str:
+        """An admin's binding for ``work_item`` if any, else :func:`route`."""
+        bound = self._get(_ROOMS).get(work_item)
+        return str(bound["room"]) if bound else route(work_item, channel, rooms)
+
+    def bind_room(self, work_item: str, room: str) -> None:
+        """Send ``work_item``'s events to ``room`` from now on (an admin command)."""
+        with self._lock:
+            bindings = self._get(_ROOMS)
+            if work_item not in bindings and len(bindings) >= self._room_cap:
+                raise BindingError(
+                    f"{len(bindings)} work items are already bound to rooms (the cap is "
+                    f"{self._room_cap}); unbind finished ones first"
+                )
+            bindings[work_item] = {"room": room, "at": time.time()}
+            self._store[_ROOMS] = bindings
+
+    def unbind_room(self, work_item: str) -> bool:
+        """Drop an admin binding; False when there was none."""
+        with self._lock:
+            bindings = self._get(_ROOMS)
+            if bindings.pop(work_item, None) is None:
+                return False
+            self._store[_ROOMS] = bindings
+            return True
+
+    def room_bindings(self) -> dict[str, str]:
+        """Every admin binding, work item → room."""
+        return {item: str(value["room"]) for item, value in self._get(_ROOMS).items()}
+
+    # -- which thread ----------------------------------------------------------------
+
+    def thread(self, work_item: str, channel: str) -> Thread | None:
+        """The work item's thread in ``channel``, marked as just used; None when none."""
+        with self._lock:
+            threads = self._get(_THREADS)
+            record = threads.get(_thread_key(work_item, channel))
+            if record is None:
+                return None
+            if record.get("seq") != self._latest_seq(threads):
+                record["seq"] = self._latest_seq(threads) + 1
+                self._store[_THREADS] = threads
+            return _thread_of(record)
+
+    def remember(self, thread: Thread) -> None:
+        """Store (or refresh) a thread binding, evicting the least recently used past the cap."""
+        with self._lock:
+            threads = self._get(_THREADS)
+            record = {**asdict(thread), "seq": self._latest_seq(threads) + 1}
+            threads[_thread_key(thread.work_item, thread.channel)] = record
+            while len(threads) > self._thread_cap:
+                oldest = min(threads, key=lambda key: threads[key].get("seq", 0))
+                del threads[oldest]
+            self._store[_THREADS] = threads
+
+    def redrawn(self, thread: Thread, state: str, drawn: str) -> Thread:
+        """Record that the parent now shows ``state`` (fingerprint ``drawn``)."""
+        updated = replace(thread, state=state, drawn=drawn)
+        self.remember(updated)
+        return updated
+
+    def forget(self, work_item: str, channel: str) -> None:
+        """Drop a thread binding (its parent is gone); the next event opens a new one."""
+        with self._lock:
+            threads = self._get(_THREADS)
+            if threads.pop(_thread_key(work_item, channel), None) is not None:
+                self._store[_THREADS] = threads
+
+    def thread_count(self) -> int:
+        """How many thread bindings are kept."""
+        return len(self._get(_THREADS))
+
+    # -- channel ids and uncertain posts ---------------------------------------------
+
+    def channel_id(self, room: str) -> str:
+        """The id learnt for a room name, or ``""``."""
+        return str(self._get(_IDS).get(room.lstrip("#").lower(), ""))
+
+    def learn_channel_id(self, room: str, channel_id: str) -> None:
+        """Remember the id Slack gave a room name (bounded; the oldest forgotten first)."""
+        self._put_bounded(_IDS, room.lstrip("#").lower(), channel_id, CHANNEL_ID_CAP)
+
+    def mark_uncertain(self, key: str) -> None:
+        """A post for ``key`` failed in a way that may have landed: look before re-posting."""
+        self._put_bounded(_UNCERTAIN, key, time.time(), UNCERTAIN_CAP)
+
+    def is_uncertain(self, key: str) -> bool:
+        return key in self._get(_UNCERTAIN)
+
+    def settle(self, key: str) -> None:
+        """``key`` is known to be in Slack (or known not to be): no need to look again."""
+        with self._lock:
+            uncertain = self._get(_UNCERTAIN)
+            if uncertain.pop(key, None) is not None:
+                self._store[_UNCERTAIN] = uncertain
+
+    # -- storage ---------------------------------------------------------------------
+
+    def _get(self, name: str) -> dict[str, Any]:
+        """A private copy of one stored mapping (Errbot's storage persists on assignment)."""
+        try:
+            value = self._store[name]
+        except KeyError:
+            return {}
+        return {k: dict(v) if isinstance(v, Mapping) else v for k, v in dict(value).items()}
+
+    def _put_bounded(self, name: str, key: str, value: Any, cap: int) -> None:
+        with self._lock:
+            mapping = self._get(name)
+            mapping.pop(key, None)
+            mapping[key] = value
+            while len(mapping) > cap:
+                del mapping[next(iter(mapping))]
+            self._store[name] = mapping
+
+    @staticmethod
+    def _latest_seq(threads: Mapping[str, Mapping[str, Any]]) -> int:
+        return max((int(record.get("seq", 0)) for record in threads.values()), default=0)
+
+
+def _thread_key(work_item: str, channel: str) -> str:
+    return f"{channel}|{work_item}"
+
+
+def _thread_of(record: Mapping[str, Any]) -> Thread:
+    return Thread(
+        work_item=str(record["work_item"]),
+        channel=str(record["channel"]),
+        ts=str(record["ts"]),
+        state=str(record.get("state", "")),
+        drawn=str(record.get("drawn", "")),
+    )
+
+
+# -- the admin commands' words (the plugin only forwards them) ------------------------------
+
+BIND_USAGE = "usage: `!theloop bind <work item> <room>` (e.g. `github:acme/api#7 #api-war-room`)"
+
+
+def bind_command(book: RoomBook, args: str) -> str:
+    """``!theloop bind``: list the bindings; ``!theloop bind ITEM ROOM``: bind one."""
+    words = args.split()
+    if not words:
+        bound = book.room_bindings()
+        lines = [f"• `{item}` → {room}" for item, room in sorted(bound.items())]
+        return (
+            "\n".join(["Work items bound to a room of their own:", *lines])
+            if lines
+            else ("No work item is bound to a room of its own. " + BIND_USAGE)
+        )
+    if len(words) != 2:
+        return BIND_USAGE
+    item, room = words[0], _room_word(words[1])
+    if not _WORK_ITEM.match(item):
+        return f"`{item[:80]}` is not a work item ref like `github:acme/api#7`. {BIND_USAGE}"
+    if not room:
+        return f"`{words[1][:80]}` is not a room name (#api-loop) or id (C…). {BIND_USAGE}"
+    try:
+        book.bind_room(item, room)
+    except BindingError as exc:
+        return str(exc)
+    return f"`{item}` now posts to {room}; its next event opens its thread there."
+
+
+def unbind_command(book: RoomBook, args: str) -> str:
+    """``!theloop unbind ITEM``: back to the configured room."""
+    words = args.split()
+    if len(words) != 1:
+        return "usage: `!theloop unbind <work item>`"
+    if book.unbind_room(words[0]):
+        return f"`{words[0]}` posts to its configured room again."
+    return f"`{words[0][:80]}` was not bound to a room (see `!theloop bind`)."
+
+
+def _room_word(word: str) -> str:
+    """A room as typed: ``#name``, ``name``, an id, or Slack's ``<#C…|name>`` link; else ""."""
+    match = _ROOM.match(word)
+    if not match:
+        return ""
+    return match.group(1) or word

@@ -1,0 +1,392 @@
+"""The one way to Slack: typed replies, bounded inline retries, per-channel pacing (DESIGN §4).
+
+Every Slack Web API call the bot makes for the-loop goes through :class:`SlackTransport`.
+It never raises for a Slack or network failure: each call returns a :class:`Reply` whose
+``kind`` says what the caller can do about it (retry later, park, re-render). Retries are
+layered, because slack_sdk's retry handlers share one attempt count (DESIGN §4 fact 4):
+a short one inline (429 with a short ``Retry-After``; 5xx and connection errors, only for
+calls that cannot post twice) and everything longer at the queue, by the caller returning
+``RetryLater``. Posting is paced per channel (≈1 message/s, bursts allowed) by telling the
+caller how long to wait — nothing here sleeps for pacing.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.error import URLError
+
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
+from slack_sdk.http_retry.builtin_handlers import (
+    ConnectionErrorRetryHandler,
+    RateLimitErrorRetryHandler,
+    ServerErrorRetryHandler,
+)
+from slack_sdk.http_retry.builtin_interval_calculators import BackoffRetryIntervalCalculator
+from slack_sdk.http_retry.request import HttpRequest
+from slack_sdk.http_retry.response import HttpResponse
+from slack_sdk.http_retry.state import RetryState
+
+log = logging.getLogger(__name__)
+
+# What a Reply is, for the caller (see Reply.kind).
+OK = "ok"
+RATE_LIMITED = "rate_limited"  # 429: wait Retry-After, then the same call
+UNAVAILABLE = "unavailable"  # 5xx, network: back off; a post may or may not have landed
+AUTH = "auth"  # token or scope: the operator must act; keep the work queued
+ROOM = "room"  # the channel refuses us: no rendering can fix it
+GONE = "gone"  # the message or thread we referred to no longer exists
+REJECTED = "rejected"  # Slack refused this payload (invalid_blocks, msg_too_long…)
+
+_UNAVAILABLE_ERRORS = frozenset(
+    {"internal_error", "fatal_error", "service_unavailable", "request_timeout"}
+)
+_AUTH_ERRORS = frozenset(
+    {
+        "not_authed",
+        "invalid_auth",
+        "account_inactive",
+        "token_revoked",
+        "token_expired",
+        "no_permission",
+        "missing_scope",
+        "not_allowed_token_type",
+        "ekm_access_denied",
+        "team_access_not_granted",
+        "access_denied",
+    }
+)
+_ROOM_ERRORS = frozenset(
+    {"channel_not_found", "not_in_channel", "is_archived", "restricted_action", "user_not_found"}
+)
+_GONE_ERRORS = frozenset(
+    {"message_not_found", "thread_not_found", "cant_update_message", "edit_window_closed"}
+)
+#: Calls that would post a second message if repeated after an uncertain failure. They are
+#: retried inline only where Slack certainly did not act (429, connection refused); any
+#: other retry goes through the queue, which first looks for the message (metadata).
+NON_REPEATABLE = frozenset({"chat.postMessage", "chat.postEphemeral"})
+
+#: Inline waits longer than this are handed to the queue instead of sleeping a worker.
+DEFAULT_MAX_INLINE_WAIT = 2.0
+_CHANNEL_ID = re.compile(r"^[CGD][A-Z0-9]{6,}$")
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What one Slack call came back with; ``kind`` is the caller's next move."""
+
+    method: str
+    ok: bool
+    data: Mapping[str, Any] = field(default_factory=dict)
+    error: str = ""
+    status: int = 200
+    retry_after: float | None = None
+
+    @property
+    def kind(self) -> str:
+        """OK, RATE_LIMITED, UNAVAILABLE, AUTH, ROOM, GONE or REJECTED."""
+        if self.ok:
+            return OK
+        if self.status == 429 or self.error in ("ratelimited", "rate_limited"):
+            return RATE_LIMITED
+        if self.status == 0 or self.status >= 500 or self.error in _UNAVAILABLE_ERRORS:
+            return UNAVAILABLE
+        for kind, errors in ((AUTH, _AUTH_ERRORS), (ROOM, _ROOM_ERRORS), (GONE, _GONE_ERRORS)):
+            if self.error in errors:
+                return kind
+        return REJECTED
+
+    @property
+    def ts(self) -> str:
+        """The ``ts`` Slack gave the message (postMessage/update), or ``""``."""
+        return str(self.data.get("ts") or "")
+
+    @property
+    def channel(self) -> str:
+        """The channel id Slack answered with (a posted name comes back as an id)."""
+        return str(self.data.get("channel") or "")
+
+
+def is_channel_id(room: str) -> bool:
+    """Whether ``room`` is already a conversation id (C…/G…/D…) rather than a name."""
+    return bool(_CHANNEL_ID.match(room))
+
+
+class Pacer:
+    """A token bucket per channel: ``rate`` posts/s on average, ``burst`` at once.
+
+    Slack allows about one ``chat.postMessage`` per second per channel with short bursts
+    (DESIGN §4). The caller asks :meth:`wait` and, when it is not zero, returns
+    ``RetryLater(after=wait)`` to the queue rather than sleeping.
+    """
+
+    _MAX_KEYS = 1000  # forget idle channels past this many (a full bucket is the default)
+
+    def __init__(
+        self, rate: float = 1.0, burst: float = 3.0, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self._rate, self._burst, self._clock = rate, burst, clock
+        self._buckets: dict[str, tuple[float, float]] = {}  # key -> (tokens, at)
+        self._held: dict[str, float] = {}  # key -> no post before this time (a 429)
+        self._lock = threading.Lock()
+
+    def _tokens(self, key: str, now: float) -> float:
+        tokens, at = self._buckets.get(key, (self._burst, now))
+        return min(self._burst, tokens + (now - at) * self._rate)
+
+    def wait(self, key: str) -> float:
+        """Seconds until ``key`` may post (0.0: now)."""
+        with self._lock:
+            now = self._clock()
+            tokens = self._tokens(key, now)
+            held = max(0.0, self._held.get(key, now) - now)
+        return max(held, 0.0 if tokens >= 1.0 else (1.0 - tokens) / self._rate)
+
+    def hold(self, key: str, seconds: float) -> None:
+        """No post for ``key`` during ``seconds`` (Slack said 429 with this Retry-After)."""
+        with self._lock:
+            now = self._clock()
+            self._held = {k: t for k, t in self._held.items() if t > now}
+            self._held[key] = max(self._held.get(key, now), now + seconds)
+
+    def take(self, key: str) -> None:
+        """Spend one post for ``key`` (the caller posts whether or not it waited)."""
+        with self._lock:
+            now = self._clock()
+            self._buckets[key] = (self._tokens(key, now) - 1.0, now)
+            if len(self._buckets) > self._MAX_KEYS:
+                self._forget_full(now)
+
+    def _forget_full(self, now: float) -> None:
+        full = [key for key in self._buckets if self._tokens(key, now) >= self._burst]
+        for key in full:
+            del self._buckets[key]
+
+
+def _method_of(request: HttpRequest) -> str:
+    return request.url.split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1]
+
+
+class _ShortRateLimitRetry(RateLimitErrorRetryHandler):
+    """Honour a short ``Retry-After`` inline; a long one goes back to the queue."""
+
+    def __init__(self, max_retry_count: int, max_wait: float) -> None:
+        super().__init__(max_retry_count=max_retry_count)
+        self._max_wait = max_wait
+
+    def _can_retry(
+        self,
+        *,
+        state: RetryState,
+        request: HttpRequest,
+        response: HttpResponse | None = None,
+        error: Exception | None = None,
+    ) -> bool:
+        if response is None or response.status_code != 429:
+            return False
+        return _retry_after(response.headers) <= self._max_wait
+
+
+class _RepeatableServerErrorRetry(ServerErrorRetryHandler):
+    """Retry a 5xx inline only where repeating the call cannot post twice."""
+
+    def _can_retry(self, *, state, request, response=None, error=None) -> bool:  # type: ignore[no-untyped-def]
+        repeatable = _method_of(request) not in NON_REPEATABLE
+        return repeatable and super()._can_retry(
+            state=state, request=request, response=response, error=error
+        )
+
+
+class _RepeatableConnectionErrorRetry(ConnectionErrorRetryHandler):
+    """Retry a network error inline when the call is repeatable or never reached Slack."""
+
+    def _can_retry(self, *, state, request, response=None, error=None) -> bool:  # type: ignore[no-untyped-def]
+        refused = isinstance(error, URLError) and isinstance(error.reason, ConnectionRefusedError)
+        repeatable = refused or _method_of(request) not in NON_REPEATABLE
+        return repeatable and super()._can_retry(
+            state=state, request=request, response=response, error=error
+        )
+
+
+def _retry_after(headers: Mapping[str, Any]) -> float:
+    """Seconds from a ``Retry-After`` header (values may be lists, as slack_sdk keeps them)."""
+    for name, value in headers.items():
+        if name.lower() == "retry-after":
+            raw = value[0] if isinstance(value, list | tuple) else value
+            try:
+                return max(0.0, float(raw))
+            except (TypeError, ValueError):
+                return 1.0
+    return 1.0
+
+
+def retry_handlers(max_inline_wait: float = DEFAULT_MAX_INLINE_WAIT) -> list[Any]:
+    """The inline retry policy: one short retry each, sharing slack_sdk's attempt count."""
+    # One quick second try (~0.25-0.5 s); a longer outage is the queue's to wait out.
+    quick = BackoffRetryIntervalCalculator(backoff_factor=0.25)
+    return [
+        _ShortRateLimitRetry(max_retry_count=1, max_wait=max_inline_wait),
+        _RepeatableServerErrorRetry(max_retry_count=1, interval_calculator=quick),
+        _RepeatableConnectionErrorRetry(max_retry_count=1, interval_calculator=quick),
+    ]
+
+
+class SlackTransport:
+    """Slack Web API calls for the-loop's room, each answered with a :class:`Reply`."""
+
+    def __init__(self, client: WebClient, *, pacer: Pacer | None = None) -> None:
+        self._client = client
+        self.pacer = pacer or Pacer()
+
+    @classmethod
+    def beside(
+        cls,
+        client: WebClient,
+        *,
+        pacer: Pacer | None = None,
+        timeout: int = 15,
+        max_inline_wait: float = DEFAULT_MAX_INLINE_WAIT,
+    ) -> SlackTransport:
+        """A transport on a sibling of ``client`` (the backend's own ``slack_web``).
+
+        Same token, base URL, proxy and TLS settings; our retry policy and timeout. The
+        backend's client is left as the backend configured it, so its own calls keep
+        their behaviour and never sleep on our account.
+        """
+        sibling = WebClient(
+            token=client.token,
+            base_url=client.base_url,
+            timeout=timeout,
+            ssl=client.ssl,
+            proxy=client.proxy,
+            retry_handlers=retry_handlers(max_inline_wait),
+        )
+        return cls(sibling, pacer=pacer)
+
+    # -- posting -------------------------------------------------------------------
+
+    def post_wait(self, channel: str) -> float:
+        """Seconds before ``channel`` may take another message (0.0: now)."""
+        return self.pacer.wait(channel)
+
+    def post_message(
+        self,
+        channel: str,
+        *,
+        text: str,
+        blocks: list[dict[str, Any]] | None = None,
+        thread_ts: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> Reply:
+        """``chat.postMessage``; spends one of ``channel``'s posts from the pacer."""
+        self.pacer.take(channel)
+        args: dict[str, Any] = {"channel": channel, "text": text, "unfurl_links": False}
+        args.update(_optional(blocks=blocks, thread_ts=thread_ts, metadata=metadata))
+        reply = self._call("chat.postMessage", args)
+        if reply.kind == RATE_LIMITED:
+            self.pacer.hold(channel, reply.retry_after or 1.0)
+        return reply
+
+    def update_message(
+        self,
+        channel: str,
+        ts: str,
+        *,
+        text: str,
+        blocks: list[dict[str, Any]] | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> Reply:
+        """``chat.update`` of the message at ``ts`` (a channel id is required)."""
+        args = {"channel": channel, "ts": ts, "text": text}
+        args.update(_optional(blocks=blocks, metadata=metadata))
+        return self._call("chat.update", args)
+
+    def post_ephemeral(
+        self, channel: str, user: str, *, text: str, thread_ts: str | None = None
+    ) -> Reply:
+        """``chat.postEphemeral``: a message only ``user`` sees."""
+        args = {"channel": channel, "user": user, "text": text}
+        args.update(_optional(thread_ts=thread_ts))
+        return self._call("chat.postEphemeral", args)
+
+    def add_reaction(self, channel: str, ts: str, name: str) -> Reply:
+        """``reactions.add``; a reaction already there counts as done."""
+        reply = self._call("reactions.add", {"channel": channel, "timestamp": ts, "name": name})
+        if reply.error == "already_reacted":
+            return Reply(reply.method, True, reply.data)
+        return reply
+
+    # -- reading -------------------------------------------------------------------
+
+    def history(self, channel: str, *, limit: int = 200, cursor: str = "") -> Reply:
+        """One page of ``conversations.history`` (newest first), metadata included."""
+        args = {"channel": channel, "limit": limit, "include_all_metadata": True}
+        args.update(_optional(cursor=cursor or None))
+        return self._call("conversations.history", args)
+
+    def replies(self, channel: str, ts: str, *, limit: int = 200, cursor: str = "") -> Reply:
+        """One page of ``conversations.replies`` (parent first), metadata included."""
+        args = {"channel": channel, "ts": ts, "limit": limit, "include_all_metadata": True}
+        args.update(_optional(cursor=cursor or None))
+        return self._call("conversations.replies", args)
+
+    def find_channel(self, name: str, *, max_pages: int = 10) -> tuple[str, Reply]:
+        """The id of the channel called ``name`` (``#`` optional), or ``""``; and the last reply.
+
+        Pages ``conversations.list`` at most ``max_pages`` times (1000 a page): a larger
+        workspace should configure the room by id.
+        """
+        wanted, cursor = name.lstrip("#").lower(), ""
+        for _ in range(max_pages):
+            args = {"types": "public_channel,private_channel", "limit": 1000}
+            args.update(_optional(exclude_archived=True, cursor=cursor or None))
+            reply = self._call("conversations.list", args)
+            if not reply.ok:
+                return "", reply
+            for channel in reply.data.get("channels") or []:
+                if str(channel.get("name", "")).lower() == wanted:
+                    return str(channel.get("id", "")), reply
+            cursor = next_cursor(reply)
+            if not cursor:
+                return "", reply
+        return "", Reply("conversations.list", False, error="listing_truncated")
+
+    # -- the call --------------------------------------------------------------------
+
+    def _call(self, method: str, args: dict[str, Any]) -> Reply:
+        try:
+            # slack_sdk's own method encodes each call as Slack expects (verb, JSON/form).
+            response = getattr(self._client, method.replace(".", "_"))(**args)
+        except SlackApiError as error:
+            reply = _from_error(method, error)
+        except Exception as error:
+            reply = Reply(method, False, error=f"connection: {type(error).__name__}", status=0)
+        else:
+            return Reply(method, True, dict(response.data or {}), status=response.status_code)
+        log.warning("slack %s failed: %s (status %s)", method, reply.error, reply.status)
+        return reply
+
+
+def next_cursor(reply: Reply) -> str:
+    """The cursor for the next page of a listing, or ``""``."""
+    return str((reply.data.get("response_metadata") or {}).get("next_cursor") or "")
+
+
+def _optional(**values: Any) -> dict[str, Any]:
+    return {key: value for key, value in values.items() if value is not None}
+
+
+def _from_error(method: str, error: SlackApiError) -> Reply:
+    response = error.response
+    data = response.data if isinstance(response.data, dict) else {}
+    status = int(getattr(response, "status_code", 0) or 0)
+    retry_after = _retry_after(response.headers or {}) if status == 429 else None
+    code = str(data.get("error") or f"http_{status}")
+    return Reply(method, False, data, error=code, status=status, retry_after=retry_after)

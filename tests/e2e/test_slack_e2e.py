@@ -1,0 +1,183 @@
+"""Events out to Slack, end to end (issue 3): a real errbot with the real SlackV3 backend.
+
+The bot runs as ``make run`` runs it, on Socket Mode against the loopback fake of Slack;
+the-loop's real messages arrive signed over real HTTP. Shown here: one thread per work item
+under one parent that is edited in place; the digest in the section and in the notification
+text; 429 / 500 / ``ok:false`` recovered with nothing lost and nothing posted twice; a bot
+killed with events queued and one in flight posts every accepted event exactly once.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from slackbot import LOOP, SlackBot, corpus
+
+from tests.fakes.slack_api import FakeSlack
+
+pytestmark = pytest.mark.e2e
+
+SETTINGS = """
+slack:
+  channel: "#the-loop"
+  subscribe: [phase.started, phase.progress, phase.completed, phase-approval-pending,
+              pr-review-pending, work-item-complete, comment.agent, session.awaiting_input,
+              conflict-escalated]
+  verbosity: normal
+  maxChars: {max_chars}
+"""
+#: Pacing is about one post a second per channel: waits are sized for that, not for speed.
+DELIVERY_TIMEOUT = 90.0
+
+
+def metadata_keys(slack: FakeSlack) -> Counter[str]:
+    """How many times each event key was posted in the room."""
+    return Counter(
+        message["metadata"]["event_payload"]["key"]
+        for message in slack.messages(LOOP)
+        if message.get("metadata", {}).get("event_payload", {}).get("kind") == "event"
+    )
+
+
+def wait_posted(slack: FakeSlack, keys: list[str]) -> Counter[str]:
+    assert slack.wait_for(lambda: set(keys) <= set(metadata_keys(slack)), DELIVERY_TIMEOUT), (
+        f"not all posted: {sorted(set(keys) - set(metadata_keys(slack)))}"
+    )
+    return metadata_keys(slack)
+
+
+def parents(slack: FakeSlack) -> dict[str, dict[str, Any]]:
+    """Work item → its parent message, for every parent in the room."""
+    found = {}
+    for message in slack.top_level(LOOP):
+        payload = message.get("metadata", {}).get("event_payload", {})
+        assert payload.get("kind") == "parent", f"a top-level message that is no parent: {message}"
+        assert payload["workItem"] not in found, f"two parents for {payload['workItem']}"
+        found[payload["workItem"]] = message
+    return found
+
+
+def wait_state(slack: FakeSlack, work_item: str, state: str) -> dict[str, Any]:
+    """The work item's parent once it shows ``state`` (it is edited just after the post)."""
+    assert slack.wait_for(lambda: state in parents(slack)[work_item]["text"], DELIVERY_TIMEOUT), (
+        parents(slack)[work_item]["text"]
+    )
+    return parents(slack)[work_item]
+
+
+def thread_keys(slack: FakeSlack, parent: dict[str, Any]) -> list[str]:
+    return [m["metadata"]["event_payload"]["key"] for m in slack.thread(LOOP, parent["ts"])]
+
+
+def parent_item(parent: dict[str, Any]) -> str:
+    return parent["metadata"]["event_payload"]["workItem"]
+
+
+def send_all(bot: SlackBot, events: list[dict[str, Any]]) -> list[str]:
+    for event in events:
+        status, answer = bot.send(event)
+        assert status == 202, answer
+    return [event["id"] for event in events]
+
+
+def test_a_work_items_events_share_one_thread_under_a_parent_edited_in_place(
+    slack_bot: Callable[[str], SlackBot], fake_slack: FakeSlack
+) -> None:
+    bot = slack_bot(SETTINGS.format(max_chars=1500))
+    item_260 = [corpus(s) for s in ("03", "04", "05", "06", "07")]
+    item_188 = [corpus("18")]
+    keys = send_all(bot, [*item_260[:3], *item_188, *item_260[3:], corpus("13")])
+    posted = wait_posted(fake_slack, keys)
+    assert set(posted.values()) == {1}
+    found = parents(fake_slack)
+    assert set(found) == {
+        "github:MadaraUchiha-314/the-loop#260",
+        "github:MadaraUchiha-314/the-loop#188",
+    }
+    parent = found["github:MadaraUchiha-314/the-loop#260"]
+    assert thread_keys(fake_slack, parent) == [e["id"] for e in (*item_260, corpus("13"))]
+    assert thread_keys(fake_slack, found["github:MadaraUchiha-314/the-loop#188"]) == [
+        item_188[0]["id"]
+    ]
+    # Edited in place: the one parent now shows where the work item ended.
+    parent = wait_state(fake_slack, "github:MadaraUchiha-314/the-loop#260", "🎉 Done")
+    assert "edited" in parent
+    link = "<https://github.com/MadaraUchiha-314/the-loop/issues/260|MadaraUchiha-314/the-loop#260>"
+    assert link in parent["blocks"][0]["text"]["text"]
+    updated = {call.args["ts"] for call in fake_slack.calls_to("chat.update")}
+    assert updated <= {p["ts"] for p in found.values()}
+
+
+def test_the_digest_is_in_the_section_and_in_the_notification_text(
+    slack_bot: Callable[[str], SlackBot], fake_slack: FakeSlack
+) -> None:
+    bot = slack_bot(SETTINGS.format(max_chars=1200))
+    checklist, ask = corpus("20"), corpus("15")
+    hostile = {**corpus("12"), "id": "e2e-hostile", "text": "<!channel> look", "summary": "<!here>"}
+    send_all(bot, [checklist, ask, hostile])
+    wait_posted(fake_slack, [checklist["id"], ask["id"], hostile["id"]])
+    (parent,) = parents(fake_slack).values()
+    by_key = {
+        m["metadata"]["event_payload"]["key"]: m for m in fake_slack.thread(LOOP, parent["ts"])
+    }
+    long_reply = by_key[checklist["id"]]
+    section = long_reply["blocks"][1]["text"]["text"]
+    assert len(checklist["text"]) > 1200 >= len(section)
+    assert section in long_reply["text"]  # R1.5: the notification carries the digest
+    assert ask["summary"][:40] in json.dumps(by_key[ask["id"]]["blocks"], ensure_ascii=False)
+    everything = json.dumps(fake_slack.messages(LOOP), ensure_ascii=False)
+    assert "<!channel>" not in everything and "<!here>" not in everything
+
+
+def test_429_500_and_refused_payloads_lose_nothing_and_double_nothing(
+    slack_bot: Callable[[str], SlackBot], fake_slack: FakeSlack
+) -> None:
+    bot = slack_bot(SETTINGS.format(max_chars=1500))
+    events = [corpus(s) for s in ("03", "04", "18", "05", "06", "13")]
+    refused = events[3]["id"]
+    fake_slack.fail("chat.postMessage", "ok_false", error="invalid_blocks", key=refused)
+    for kind, options in (
+        ("429", {"retry_after": 3}),
+        ("land_then_5xx", {}),
+        ("5xx", {"status": 503}),
+        ("disconnect", {}),
+    ):
+        fake_slack.fail("chat.postMessage", kind, **options)
+    fake_slack.fail("chat.update", "ok_false", error="internal_error")
+    keys = send_all(bot, events)
+    posted = wait_posted(fake_slack, keys)
+    assert posted == Counter({key: 1 for key in keys})
+    found = parents(fake_slack)
+    assert len(found) == 2
+    (plain,) = [m for m in fake_slack.messages(LOOP) if "blocks" not in m]
+    assert plain["metadata"]["event_payload"]["key"] == refused  # refused, then sent as text
+    assert "reached requirements-approval" in plain["text"]
+    statuses = Counter(call.status for call in fake_slack.calls_to("chat.postMessage"))
+    assert statuses[429] == 1 and statuses[500] == 1 and statuses[503] == 1
+    wait_state(fake_slack, "github:MadaraUchiha-314/the-loop#260", "🎉 Done")
+
+
+def test_a_killed_bot_posts_every_accepted_event_exactly_once_after_restart(
+    slack_bot: Callable[[str], SlackBot], fake_slack: FakeSlack
+) -> None:
+    bot = slack_bot(SETTINGS.format(max_chars=1500))
+    first, *rest = (corpus(s) for s in ("03", "04", "05", "06", "07"))
+    wait_posted(fake_slack, send_all(bot, [first]))
+    # The next post lands in Slack but its answer never comes: the bot dies waiting for it.
+    fake_slack.fail("chat.postMessage", "land_then_hang")
+    in_flight = rest[0]["id"]
+    send_all(bot, [rest[0]])
+    assert fake_slack.wait_for(lambda: in_flight in metadata_keys(fake_slack), DELIVERY_TIMEOUT)
+    send_all(bot, rest[1:])  # accepted (202) while the worker is stuck: queued on disk
+    bot.process.kill()
+    fake_slack.release()
+    bot.process.start(timeout=90)
+    keys = [e["id"] for e in (first, *rest)]
+    assert wait_posted(fake_slack, keys) == Counter({key: 1 for key in keys})
+    (parent,) = parents(fake_slack).values()
+    assert thread_keys(fake_slack, parent) == keys
+    wait_state(fake_slack, parent_item(parent), "✅ Finished: requirements-definition")

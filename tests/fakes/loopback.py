@@ -1,0 +1,209 @@
+"""Loopback HTTP servers the network fakes are built on (DESIGN §6).
+
+:class:`LoopbackHTTP` is the plumbing every fake shares: a threaded server on a free
+loopback port (port 0: the OS picks), started and stopped or used as a context manager,
+and :meth:`~LoopbackHTTP.wait_for` a condition re-checked whenever the fake records
+something. :class:`LoopbackHandler` answers GET and POST alike, quietly, with JSON or —
+for a scripted dropped connection — not at all.
+
+:class:`LoopbackServer` is the JSON fake the GitHub and the-loop fakes are built on. It
+records every request, answers through a ``route`` the subclass defines, and plays
+scripted faults first: a status (with headers such as ``Retry-After``), a dropped
+connection, or ``land_then_drop`` — the request takes effect and the answer is lost,
+the case that makes a naive retry post twice.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import socket
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, TypeVar
+from urllib.parse import parse_qs, urlsplit
+
+
+class LoopbackHandler(BaseHTTPRequestHandler):
+    """One request to a fake: GET and POST both go to :meth:`serve`."""
+
+    server: _Server
+
+    def log_message(self, *_: Any) -> None:  # quiet: tests read what the fake recorded
+        return
+
+    def do_GET(self) -> None:
+        self.serve()
+
+    def do_POST(self) -> None:
+        self.serve()
+
+    def serve(self) -> None:
+        raise NotImplementedError
+
+    @property
+    def fake(self) -> Any:
+        """The fake this request reached (a :class:`LoopbackHTTP` subclass)."""
+        return self.server.fake
+
+    def raw_body(self) -> bytes:
+        length = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(length) if length else b""
+
+    def hang_up(self) -> None:
+        """A scripted disconnect: no answer at all."""
+        self.close_connection = True
+        with contextlib.suppress(OSError):
+            self.connection.shutdown(socket.SHUT_RDWR)
+
+    def send_json(self, status: int, headers: dict[str, str], body: Any) -> None:
+        payload = json.dumps(body).encode()
+        with contextlib.suppress(OSError):  # the caller may have died waiting (a crash test)
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json; charset=utf-8")
+            self.send_header("Content-Length", str(len(payload)))
+            for name, value in headers.items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(payload)
+
+
+_Fake = TypeVar("_Fake", bound="LoopbackHTTP")
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, fake: LoopbackHTTP) -> None:
+        self.fake = fake
+        super().__init__((fake.host, fake.port), fake.handler)
+
+
+class LoopbackHTTP:
+    """A fake's server; subclasses set :attr:`handler` and record under ``_changed``."""
+
+    handler: type[LoopbackHandler]
+
+    def __init__(self, host: str = "127.0.0.1") -> None:
+        self.host, self.port = host, 0
+        self._changed = threading.Condition()
+        self._server: _Server | None = None
+
+    def start(self: _Fake) -> _Fake:
+        """Listen on a free loopback port (the same one again after a :meth:`stop`)."""
+        server = _Server(self)
+        self.port = server.server_address[1]
+        self._server = server
+        threading.Thread(
+            target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        ).start()
+        return self
+
+    def stop(self) -> None:
+        """Stop listening: new connections are refused."""
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    def __enter__(self: _Fake) -> _Fake:
+        return self.start()
+
+    def __exit__(self, *_: object) -> None:
+        self.stop()
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    def wait_for(self, condition: Callable[[], bool], timeout: float = 10.0) -> bool:
+        """Wait until ``condition()`` holds (re-checked on every request), at most ``timeout``."""
+        deadline = time.monotonic() + timeout
+        with self._changed:
+            while not condition():
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._changed.wait(min(left, 0.2))
+        return True
+
+
+def flat(query: str) -> dict[str, str]:
+    """A query string (or a form body) as a dict: the last value of each key wins."""
+    return {key: values[-1] for key, values in parse_qs(query).items()}
+
+
+@dataclass
+class Request:
+    """One request as the fake saw it, and the status it answered (0: none)."""
+
+    method: str
+    path: str
+    query: dict[str, str]
+    headers: dict[str, str]
+    body: Any
+    status: int = 0
+
+
+@dataclass
+class Fault:
+    """A scripted answer for the next ``times`` requests whose path contains ``match``."""
+
+    match: str
+    status: int = 500
+    times: int = 1
+    headers: dict[str, str] = field(default_factory=dict)
+    kind: str = "status"  # "status" | "drop" | "land_then_drop"
+
+
+class _JSONHandler(LoopbackHandler):
+    def serve(self) -> None:
+        parts = urlsplit(self.path)
+        raw = self.raw_body()
+        try:
+            body = json.loads(raw) if raw else None
+        except ValueError:
+            body = raw.decode("utf-8", "replace")
+        request = Request(self.command, parts.path, flat(parts.query), dict(self.headers), body)
+        status, headers, answer = self.fake.handle(request)
+        if status == 0:
+            self.hang_up()
+        else:
+            self.send_json(status, headers, answer)
+
+
+class LoopbackServer(LoopbackHTTP):
+    """A JSON fake. Subclasses implement :meth:`route` → ``(status, headers, body)``."""
+
+    handler = _JSONHandler
+
+    def __init__(self, host: str = "127.0.0.1") -> None:
+        super().__init__(host)
+        self.requests: list[Request] = []
+        self.faults: list[Fault] = []
+
+    def fail(self, match: str, status: int = 500, **options: Any) -> None:
+        with self._changed:
+            self.faults.append(Fault(match, status, **options))
+
+    def route(self, request: Request) -> tuple[int, dict[str, str], Any]:
+        raise NotImplementedError
+
+    def handle(self, request: Request) -> tuple[int, dict[str, str], Any]:
+        with self._changed:
+            fault = next((f for f in self.faults if f.match in request.path and f.times > 0), None)
+            if fault is not None:
+                fault.times -= 1
+            if fault is None or fault.kind == "land_then_drop":
+                status, headers, body = self.route(request)
+            if fault is not None and fault.kind != "status":
+                status, headers, body = 0, {}, None
+            elif fault is not None:
+                status, headers, body = fault.status, fault.headers, {"message": "scripted"}
+            request.status = status
+            self.requests.append(request)
+            self._changed.notify_all()
+        return status, headers, body

@@ -1,0 +1,778 @@
+"""A loopback fake of Slack's Web API and Socket Mode, for tests and benches (DESIGN §6).
+
+It behaves like Slack where the bot relies on it: Bearer-token auth, JSON and form bodies
+as slack_sdk sends them, ``ok:false`` answers for bad payloads and unknown channels, the
+limits of DESIGN §4 (3000-char section, 150-char header, 50 blocks, 40 000-char text),
+message ``metadata`` returned only with ``include_all_metadata``, threads, history and
+pagination. Every call is recorded. Faults can be scripted per method: 429 with
+``Retry-After``, a 5xx, an ``ok:false`` error, a dropped connection, a call that lands
+and then answers 500, or refusing connections altogether.
+
+Socket Mode: ``apps.connections.open`` (app token) answers a ``ws://`` URL on the same
+port; the websocket says ``hello`` on connect (SlackV3 activates plugins on it), answers
+pings, and :meth:`FakeSlack.push_envelope` delivers an envelope and waits for the ack.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import hashlib
+import itertools
+import json
+import socket
+import struct
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+from tests.fakes.loopback import LoopbackHandler, LoopbackHTTP, flat
+
+BOT_TOKEN = "xoxb-fake-bot-token"
+APP_TOKEN = "xapp-fake-app-token"
+BOT_USER = "U0THELOOP"
+BOT_ID = "B0THELOOP"
+APP_ID = "A0THELOOP"
+TEAM_ID = "T0FAKE"
+#: Modern granular bot scopes: SlackV3 picks the Events API / Socket Mode, not RTM.
+SCOPES = (
+    "chat:write,channels:history,groups:history,channels:read,groups:read,"
+    "reactions:write,users:read,team:read,im:write,app_mentions:read"
+)
+
+SECTION_LIMIT, HEADER_LIMIT, BLOCK_LIMIT, TEXT_LIMIT = 3000, 150, 50, 40_000
+_WS_GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+_KNOWN_BLOCKS = frozenset(
+    {"section", "context", "actions", "header", "divider", "image", "input", "rich_text"}
+)
+
+
+@dataclass
+class Call:
+    """One request the fake received, and what it answered."""
+
+    method: str
+    args: dict[str, Any]
+    token: str
+    status: int = 200
+    response: dict[str, Any] = field(default_factory=dict)
+    at: float = field(default_factory=time.monotonic)  # when it was answered (benches)
+
+
+@dataclass
+class Fault:
+    """A scripted failure for ``times`` matching calls (``method="*"`` matches every call)."""
+
+    method: str
+    #: "429" | "5xx" | "ok_false" | "disconnect" | "land_then_5xx" | "land_then_hang" (the
+    #: call lands, the answer waits for :meth:`FakeSlack.release`: the caller dies waiting)
+    kind: str
+    times: int = 1
+    retry_after: int = 1
+    error: str = "internal_error"
+    status: int = 500
+    #: Only calls whose metadata carries this event key (``""``: any call of the method).
+    key: str = ""
+
+
+class _Handler(LoopbackHandler):
+    """The Web API under ``/api/``; ``GET /socket-mode`` upgrades to the websocket."""
+
+    def do_GET(self) -> None:
+        if self.path.startswith("/socket-mode"):
+            _serve_websocket(self.fake, self)
+        else:
+            self.serve()
+
+    def serve(self) -> None:
+        parts = urlsplit(self.path)
+        if not parts.path.startswith("/api/"):
+            self.send_error(404)
+            return
+        method = parts.path[len("/api/") :]
+        args: dict[str, Any] = {**flat(parts.query), **self._body()}
+        token = self.headers.get("Authorization", "").removeprefix("Bearer ").strip()
+        status, headers, body = self.fake.handle(method, args, token)
+        if status == 0:
+            self.hang_up()
+        else:
+            self.send_json(status, headers, body)
+
+    def _body(self) -> dict[str, Any]:
+        """JSON or form, as slack_sdk sends them."""
+        raw = self.raw_body()
+        if not raw:
+            return {}
+        if "json" in self.headers.get("Content-Type", ""):
+            decoded = json.loads(raw)
+            return decoded if isinstance(decoded, dict) else {}
+        return flat(raw.decode())
+
+
+class FakeSlack(LoopbackHTTP):
+    """The fake workspace: channels, users, messages, and an HTTP + websocket server."""
+
+    handler = _Handler
+
+    def __init__(
+        self,
+        *,
+        channels: Iterable[tuple[str, str]] = (("C0LOOP0001", "the-loop"),),
+        users: Iterable[tuple[str, str]] = (("U0ALICE01", "alice"), ("U0BOB0001", "bob")),
+        host: str = "127.0.0.1",
+    ) -> None:
+        super().__init__(host)
+        self.calls: list[Call] = []
+        self.channels: dict[str, dict[str, Any]] = {}
+        self.users = {BOT_USER: "theloop", **dict(users)}
+        self.faults: list[Fault] = []
+        self.envelope_acks: dict[str, dict[str, Any]] = {}
+        self._sockets: list[_WebSocket] = []
+        self._ts = itertools.count(1)
+        self._released = threading.Event()
+        for channel_id, name in channels:
+            self.add_channel(name, channel_id)
+
+    # -- lifecycle -------------------------------------------------------------------
+
+    def refuse(self) -> None:
+        """Stop listening: new connections are refused until :meth:`start` again (on the
+        same port); connected websockets stay open."""
+        super().stop()
+
+    def stop(self) -> None:
+        """Stop listening and close every websocket."""
+        self.refuse()
+        for ws in list(self._sockets):
+            ws.close()
+
+    @property
+    def url(self) -> str:
+        """The Web API base URL, as a ``WebClient(base_url=…)`` wants it."""
+        return f"{super().url}/api/"
+
+    # -- the workspace -----------------------------------------------------------------
+
+    def add_channel(self, name: str, channel_id: str = "", *, member: bool = True) -> str:
+        """A channel the bot is (or is not) a member of; returns its id."""
+        channel_id = channel_id or "C" + uuid.uuid4().hex[:9].upper()
+        self.channels[channel_id] = {"name": name, "member": member, "messages": []}
+        return channel_id
+
+    def channel_id(self, room: str) -> str:
+        """The id for a name (``#`` optional) or id; ``""`` when there is none."""
+        if room in self.channels:
+            return room
+        name = room.lstrip("#")
+        return next((cid for cid, ch in self.channels.items() if ch["name"] == name), "")
+
+    def messages(self, room: str) -> list[dict[str, Any]]:
+        """Every message in ``room``, oldest first, threads included (a copy)."""
+        with self._changed:
+            return [dict(m) for m in self.channels[self.channel_id(room)]["messages"]]
+
+    def top_level(self, room: str) -> list[dict[str, Any]]:
+        """The channel's own messages (thread parents and unthreaded ones), oldest first."""
+        return [m for m in self.messages(room) if m.get("thread_ts", m["ts"]) == m["ts"]]
+
+    def thread(self, room: str, ts: str) -> list[dict[str, Any]]:
+        """The replies under the message at ``ts``, oldest first (the parent excluded)."""
+        return [m for m in self.messages(room) if m.get("thread_ts") == ts and m["ts"] != ts]
+
+    def say(self, room: str, member: str, text: str, *, thread_ts: str = "") -> dict[str, Any]:
+        """A member posts ``text`` in ``room`` (in the thread under ``thread_ts``), kept as
+        Slack keeps it. Returns the message event Slack would send the bot (with its
+        ``channel``): :meth:`push_envelope` it as ``{"type": "event_callback", "event": …}``."""
+        with self._changed:
+            channel_id = self.channel_id(room)
+            if not channel_id:
+                raise KeyError(f"no channel {room!r} in the fake workspace")
+            message: dict[str, Any] = {
+                "type": "message",
+                "user": member,
+                "text": text,
+                "ts": self._next_ts(),
+            }
+            messages = self.channels[channel_id]["messages"]
+            if thread_ts:
+                message["thread_ts"] = thread_ts
+                _count_reply(messages, thread_ts, message["ts"])
+            messages.append(message)
+            self._changed.notify_all()
+        return {**message, "channel": channel_id}
+
+    def calls_to(self, method: str) -> list[Call]:
+        """The recorded calls of one method, in order."""
+        with self._changed:
+            return [call for call in self.calls if call.method == method]
+
+    def fail(self, method: str, kind: str, **options: Any) -> None:
+        """Script a fault for the next matching call(s); see :class:`Fault`."""
+        with self._changed:
+            self.faults.append(Fault(method, kind, **options))
+
+    # -- Socket Mode -------------------------------------------------------------------
+
+    def push_envelope(
+        self, payload: dict[str, Any], *, kind: str = "events_api", timeout: float = 10.0
+    ) -> dict[str, Any] | None:
+        """Send an envelope to the connected client; return its ack (None: no ack in time)."""
+        envelope_id = str(uuid.uuid4())
+        envelope = {
+            "envelope_id": envelope_id,
+            "type": kind,
+            "payload": payload,
+            "accepts_response_payload": kind != "events_api",
+            "retry_attempt": 0,
+            "retry_reason": "",
+        }
+        if not self.wait_for(lambda: any(ws.open for ws in self._sockets), timeout):
+            return None
+        next(ws for ws in self._sockets if ws.open).send_text(json.dumps(envelope))
+        self.wait_for(lambda: envelope_id in self.envelope_acks, timeout)
+        return self.envelope_acks.get(envelope_id)
+
+    def socket_connected(self) -> bool:
+        """Whether a Socket Mode client is connected now."""
+        return any(ws.open for ws in self._sockets)
+
+    # -- dispatch (called from the server's threads) -----------------------------------------
+
+    def _next_ts(self) -> str:
+        n = next(self._ts)
+        return f"{1_700_000_000 + n}.{n:06d}"
+
+    def _take_fault(self, method: str, args: dict[str, Any]) -> Fault | None:
+        key = ((_decoded(args.get("metadata")) or {}).get("event_payload") or {}).get("key")
+        for fault in self.faults:
+            wanted = fault.method in (method, "*") and fault.key in ("", key)
+            if wanted and fault.times > 0:
+                fault.times -= 1
+                return fault
+        return None
+
+    def release(self) -> None:
+        """Let every call held by a ``land_then_hang`` fault answer."""
+        self._released.set()
+
+    def handle(self, method: str, args: dict[str, Any], token: str) -> tuple[int, dict, dict]:
+        """Answer one API call: ``(status, headers, body)``; records it."""
+        with self._changed:
+            fault = self._take_fault(method, args)
+            status, headers, body = self._answer(method, args, token, fault)
+            self.calls.append(Call(method, args, token, status, body))
+            self._changed.notify_all()
+        if fault is not None and fault.kind == "land_then_hang":
+            self._released.wait(60.0)
+        return status, headers, body
+
+    def _answer(self, method: str, args: dict, token: str, fault: Fault | None) -> tuple:
+        if fault is not None and fault.kind == "disconnect":
+            return 0, {}, {}
+        if fault is not None and fault.kind == "429":
+            return (
+                429,
+                {"Retry-After": str(fault.retry_after)},
+                {"ok": False, "error": "ratelimited"},
+            )
+        if fault is not None and fault.kind == "5xx":
+            return fault.status, {}, {"ok": False, "error": "internal_error"}
+        if fault is not None and fault.kind == "ok_false":
+            return 200, {}, {"ok": False, "error": fault.error}
+        body = _api(self, method, args, token)
+        if fault is not None and fault.kind == "land_then_5xx":
+            return fault.status, {}, {"ok": False, "error": "internal_error"}
+        headers = {"x-oauth-scopes": SCOPES} if method == "auth.test" else {}
+        return 200, headers, body
+
+
+# -- the Web API methods -----------------------------------------------------------------------
+
+
+def _api(slack: FakeSlack, method: str, args: dict[str, Any], token: str) -> dict[str, Any]:
+    wanted = APP_TOKEN if method == "apps.connections.open" else BOT_TOKEN
+    if not token:
+        return {"ok": False, "error": "not_authed"}
+    if token != wanted:
+        return {
+            "ok": False,
+            "error": "invalid_auth" if token != BOT_TOKEN else "not_allowed_token_type",
+        }
+    handler = _METHODS.get(method)
+    if handler is None:
+        return {"ok": False, "error": "unknown_method"}
+    return handler(slack, args)
+
+
+def _auth_test(slack: FakeSlack, _args: dict) -> dict:
+    return {
+        "ok": True,
+        "url": "https://fake.slack.test/",
+        "team": "Fake",
+        "user": "theloop",
+        "team_id": TEAM_ID,
+        "user_id": BOT_USER,
+        "bot_id": BOT_ID,
+    }
+
+
+def _user(user_id: str, name: str) -> dict[str, Any]:
+    profile = {"display_name": name, "real_name": name.title(), "email": f"{name}@fake.test"}
+    return {
+        "id": user_id,
+        "team_id": TEAM_ID,
+        "name": name,
+        "real_name": name.title(),
+        "is_bot": user_id == BOT_USER,
+        "profile": profile,
+    }
+
+
+def _users_info(slack: FakeSlack, args: dict) -> dict:
+    user_id = str(args.get("user", ""))
+    if user_id not in slack.users:
+        return {"ok": False, "error": "user_not_found"}
+    return {"ok": True, "user": _user(user_id, slack.users[user_id])}
+
+
+def _users_list(slack: FakeSlack, _args: dict) -> dict:
+    members = [_user(uid, name) for uid, name in slack.users.items()]
+    return {"ok": True, "members": members, "response_metadata": {"next_cursor": ""}}
+
+
+def _team_info(_slack: FakeSlack, args: dict) -> dict:
+    team = {"id": args.get("team", TEAM_ID), "name": "Fake", "domain": "fake"}
+    return {"ok": True, "team": team}
+
+
+def _bots_info(_slack: FakeSlack, args: dict) -> dict:
+    bot = {"id": args.get("bot", BOT_ID), "name": "theloop", "app_id": APP_ID, "user_id": BOT_USER}
+    return {"ok": True, "bot": bot}
+
+
+def _channel_object(slack: FakeSlack, channel_id: str) -> dict[str, Any]:
+    channel = slack.channels[channel_id]
+    return {
+        "id": channel_id,
+        "name": channel["name"],
+        "is_channel": True,
+        "is_private": False,
+        "is_archived": False,
+        "is_member": channel["member"],
+        # As Slack answers: SlackV3 reads both when a member's message arrives.
+        "topic": {"value": "", "creator": "", "last_set": 0},
+        "purpose": {"value": "", "creator": "", "last_set": 0},
+    }
+
+
+def _conversations_list(slack: FakeSlack, args: dict) -> dict:
+    everything = [_channel_object(slack, cid) for cid in slack.channels]
+    page, cursor = _page(everything, args, default=100)
+    return {"ok": True, "channels": page, "response_metadata": {"next_cursor": cursor}}
+
+
+def _conversations_info(slack: FakeSlack, args: dict) -> dict:
+    channel_id = slack.channel_id(str(args.get("channel", "")))
+    if not channel_id:
+        return {"ok": False, "error": "channel_not_found"}
+    return {"ok": True, "channel": _channel_object(slack, channel_id)}
+
+
+def _conversations_open(_slack: FakeSlack, args: dict) -> dict:
+    return {"ok": True, "channel": {"id": "D" + str(args.get("users", "X"))[1:10]}}
+
+
+def _page(items: list, args: dict, *, default: int) -> tuple[list, str]:
+    """One page of ``items`` for Slack's ``limit``/``cursor`` (the cursor is an offset)."""
+    limit = max(1, min(int(args.get("limit") or default), 1000))
+    start = int(args.get("cursor") or 0)
+    end = start + limit
+    return items[start:end], (str(end) if end < len(items) else "")
+
+
+def _shown(message: dict[str, Any], with_metadata: bool) -> dict[str, Any]:
+    shown = {k: v for k, v in message.items() if k != "metadata" or with_metadata}
+    return shown
+
+
+def _truthy(value: Any) -> bool:
+    return value is True or str(value).lower() in ("1", "true")
+
+
+def _conversations_history(slack: FakeSlack, args: dict) -> dict:
+    channel_id = slack.channel_id(str(args.get("channel", "")))
+    if not channel_id:
+        return {"ok": False, "error": "channel_not_found"}
+    messages = slack.channels[channel_id]["messages"]
+    top = [m for m in reversed(messages) if m.get("thread_ts", m["ts"]) == m["ts"]]
+    return _messages_page(top, args, default=100)
+
+
+def _conversations_replies(slack: FakeSlack, args: dict) -> dict:
+    channel_id = slack.channel_id(str(args.get("channel", "")))
+    if not channel_id:
+        return {"ok": False, "error": "channel_not_found"}
+    ts = str(args.get("ts", ""))
+    messages = slack.channels[channel_id]["messages"]
+    parent = [m for m in messages if m["ts"] == ts]
+    if not parent:
+        return {"ok": False, "error": "thread_not_found"}
+    thread = parent + [m for m in messages if m.get("thread_ts") == ts and m["ts"] != ts]
+    return _messages_page(thread, args, default=1000)
+
+
+def _messages_page(messages: list[dict], args: dict, *, default: int) -> dict:
+    """One page of ``messages`` as history and replies answer it: ``metadata`` only
+    with ``include_all_metadata``."""
+    page, cursor = _page(messages, args, default=default)
+    meta = _truthy(args.get("include_all_metadata"))
+    return {
+        "ok": True,
+        "messages": [_shown(m, meta) for m in page],
+        "has_more": bool(cursor),
+        "response_metadata": {"next_cursor": cursor},
+    }
+
+
+def _post_message(slack: FakeSlack, args: dict) -> dict:
+    channel_id, problem = _writable(slack, args)
+    if problem:
+        return problem
+    problem = _content_problem(args)
+    if problem:
+        return problem
+    message = _message(args)
+    message["ts"] = slack._next_ts()
+    thread_ts = str(args.get("thread_ts") or "")
+    if thread_ts:
+        message["thread_ts"] = thread_ts
+        _count_reply(slack.channels[channel_id]["messages"], thread_ts, message["ts"])
+    slack.channels[channel_id]["messages"].append(message)
+    return {"ok": True, "channel": channel_id, "ts": message["ts"], "message": dict(message)}
+
+
+def _count_reply(messages: list[dict], parent_ts: str, reply_ts: str) -> None:
+    for message in messages:
+        if message["ts"] == parent_ts:
+            message["thread_ts"] = parent_ts
+            message["reply_count"] = message.get("reply_count", 0) + 1
+            message["latest_reply"] = reply_ts
+
+
+def _update(slack: FakeSlack, args: dict) -> dict:
+    channel_id = str(args.get("channel", ""))
+    if channel_id not in slack.channels:  # chat.update wants an id, never a name
+        return {"ok": False, "error": "channel_not_found"}
+    problem = _content_problem(args)
+    if problem:
+        return problem
+    target = next(
+        (m for m in slack.channels[channel_id]["messages"] if m["ts"] == args.get("ts")), None
+    )
+    if target is None:
+        return {"ok": False, "error": "message_not_found"}
+    target.update({k: v for k, v in _message(args).items() if k not in ("ts", "thread_ts")})
+    target["edited"] = {"user": BOT_USER, "ts": slack._next_ts()}
+    return {"ok": True, "channel": channel_id, "ts": target["ts"], "text": target["text"]}
+
+
+def _post_ephemeral(slack: FakeSlack, args: dict) -> dict:
+    _channel_id, problem = _writable(slack, args)
+    if problem:
+        return problem
+    if str(args.get("user", "")) not in slack.users:
+        return {"ok": False, "error": "user_not_found"}
+    problem = _content_problem(args)
+    return problem or {"ok": True, "message_ts": slack._next_ts()}
+
+
+def _reactions_add(slack: FakeSlack, args: dict) -> dict:
+    channel_id = slack.channel_id(str(args.get("channel", "")))
+    if not channel_id:
+        return {"ok": False, "error": "channel_not_found"}
+    target = next(
+        (m for m in slack.channels[channel_id]["messages"] if m["ts"] == args.get("timestamp")),
+        None,
+    )
+    if target is None:
+        return {"ok": False, "error": "message_not_found"}
+    names = target.setdefault("reactions", [])
+    if args.get("name") in names:
+        return {"ok": False, "error": "already_reacted"}
+    names.append(args.get("name"))
+    return {"ok": True}
+
+
+def _delete(slack: FakeSlack, args: dict) -> dict:
+    channel_id = str(args.get("channel", ""))
+    messages = slack.channels.get(channel_id, {}).get("messages", [])
+    kept = [m for m in messages if m["ts"] != args.get("ts")]
+    if len(kept) == len(messages):
+        return {"ok": False, "error": "message_not_found"}
+    slack.channels[channel_id]["messages"] = kept
+    return {"ok": True, "channel": channel_id, "ts": args.get("ts")}
+
+
+def _connections_open(slack: FakeSlack, _args: dict) -> dict:
+    ticket = uuid.uuid4().hex
+    return {"ok": True, "url": f"ws://{slack.host}:{slack.port}/socket-mode?ticket={ticket}"}
+
+
+def _writable(slack: FakeSlack, args: dict) -> tuple[str, dict | None]:
+    channel_id = slack.channel_id(str(args.get("channel", "")))
+    if not channel_id:
+        return "", {"ok": False, "error": "channel_not_found"}
+    if not slack.channels[channel_id]["member"]:
+        return "", {"ok": False, "error": "not_in_channel"}
+    return channel_id, None
+
+
+def _message(args: dict) -> dict[str, Any]:
+    message: dict[str, Any] = {
+        "type": "message",
+        "user": BOT_USER,
+        "bot_id": BOT_ID,
+        "app_id": APP_ID,
+        "text": str(args.get("text") or ""),
+    }
+    blocks = _decoded(args.get("blocks"))
+    if blocks:
+        message["blocks"] = blocks
+    metadata = _decoded(args.get("metadata"))
+    if metadata:
+        message["metadata"] = metadata
+    return message
+
+
+def _decoded(value: Any) -> Any:
+    """Form bodies carry blocks and metadata as JSON strings; JSON bodies as objects."""
+    if isinstance(value, str) and value.strip():
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+def _content_problem(args: dict) -> dict | None:
+    text, blocks = args.get("text"), _decoded(args.get("blocks"))
+    if not text and not blocks:
+        return {"ok": False, "error": "no_text"}
+    if text is not None and len(str(text)) > TEXT_LIMIT:
+        return {"ok": False, "error": "msg_too_long"}
+    errors = block_errors(blocks) if blocks else []
+    if errors:
+        return {
+            "ok": False,
+            "error": "invalid_blocks",
+            "errors": errors,
+            "response_metadata": {"messages": [f"[ERROR] {e}" for e in errors]},
+        }
+    metadata = _decoded(args.get("metadata"))
+    if metadata is not None and not _metadata_ok(metadata):
+        return {"ok": False, "error": "invalid_metadata_format"}
+    return None
+
+
+def _metadata_ok(metadata: Any) -> bool:
+    return (
+        isinstance(metadata, dict)
+        and isinstance(metadata.get("event_type"), str)
+        and metadata["event_type"].replace("_", "").isalnum()
+        and isinstance(metadata.get("event_payload"), dict)
+    )
+
+
+def block_errors(blocks: Any) -> list[str]:
+    """Slack's objections to ``blocks``, as its ``invalid_blocks`` answer words them."""
+    if not isinstance(blocks, list):
+        return ["blocks must be an array [json-pointer:/blocks]"]
+    errors = []
+    if len(blocks) > BLOCK_LIMIT:
+        errors.append(f"no more than {BLOCK_LIMIT} items allowed [json-pointer:/blocks]")
+    for index, block in enumerate(blocks):
+        errors += _block_errors(block, f"/blocks/{index}")
+    return errors
+
+
+def _block_errors(block: Any, where: str) -> list[str]:
+    if not isinstance(block, dict) or block.get("type") not in _KNOWN_BLOCKS:
+        return [f"unsupported type [json-pointer:{where}/type]"]
+    kind = block["type"]
+    if kind == "section":
+        return _text_errors(block.get("text"), f"{where}/text", SECTION_LIMIT)
+    if kind == "header":
+        return _text_errors(block.get("text"), f"{where}/text", HEADER_LIMIT, plain=True)
+    if kind == "context":
+        return _elements_errors(block.get("elements"), where, 10, _context_element)
+    if kind == "actions":
+        return _elements_errors(block.get("elements"), where, 25, _action_element)
+    return []
+
+
+def _text_errors(text: Any, where: str, limit: int, *, plain: bool = False) -> list[str]:
+    kinds = ("plain_text",) if plain else ("plain_text", "mrkdwn")
+    if not isinstance(text, dict) or text.get("type") not in kinds:
+        return [f"must provide an object with a valid type [json-pointer:{where}]"]
+    value = text.get("text")
+    if not isinstance(value, str) or not value:
+        return [f"must be at least 1 characters [json-pointer:{where}/text]"]
+    if len(value) > limit:
+        return [f"must be less than {limit + 1} characters [json-pointer:{where}/text]"]
+    return []
+
+
+def _elements_errors(elements: Any, where: str, most: int, check: Callable) -> list[str]:
+    if not isinstance(elements, list) or not elements:
+        return [f"must provide at least 1 item [json-pointer:{where}/elements]"]
+    if len(elements) > most:
+        return [f"no more than {most} items allowed [json-pointer:{where}/elements]"]
+    errors: list[str] = []
+    for index, element in enumerate(elements):
+        errors += check(element, f"{where}/elements/{index}")
+    return errors
+
+
+def _context_element(element: Any, where: str) -> list[str]:
+    if isinstance(element, dict) and element.get("type") == "image":
+        return []
+    return _text_errors(element, where, SECTION_LIMIT)
+
+
+def _action_element(element: Any, where: str) -> list[str]:
+    if not isinstance(element, dict) or element.get("type") not in ("button", "checkboxes"):
+        return [f"unsupported type [json-pointer:{where}/type]"]
+    if element["type"] != "button":
+        return []
+    errors = _text_errors(element.get("text"), f"{where}/text", 75, plain=True)
+    if len(str(element.get("url") or "")) > 3000:
+        errors.append(f"must be less than 3001 characters [json-pointer:{where}/url]")
+    if len(str(element.get("value") or "")) > 2000:
+        errors.append(f"must be less than 2001 characters [json-pointer:{where}/value]")
+    return errors
+
+
+_METHODS: dict[str, Callable[[FakeSlack, dict], dict]] = {
+    "auth.test": _auth_test,
+    "users.info": _users_info,
+    "users.list": _users_list,
+    "bots.info": _bots_info,
+    "team.info": _team_info,
+    "conversations.list": _conversations_list,
+    "conversations.info": _conversations_info,
+    "conversations.open": _conversations_open,
+    "conversations.history": _conversations_history,
+    "conversations.replies": _conversations_replies,
+    "chat.postMessage": _post_message,
+    "chat.update": _update,
+    "chat.postEphemeral": _post_ephemeral,
+    "chat.delete": _delete,
+    "reactions.add": _reactions_add,
+    "apps.connections.open": _connections_open,
+}
+
+
+# -- Socket Mode's websocket (RFC 6455, the subset slack_sdk's builtin client speaks) ----------
+
+
+class _WebSocket:
+    """One server-side websocket: unmasked frames out, masked frames in."""
+
+    def __init__(self, sock: socket.socket, reader: Any) -> None:
+        self._sock, self._reader = sock, reader
+        self._lock = threading.Lock()
+        self.open = True
+
+    def send_text(self, text: str) -> None:
+        self._send(0x1, text.encode())
+
+    def _send(self, opcode: int, payload: bytes) -> None:
+        size = len(payload)
+        if size < 126:
+            header = struct.pack("!BB", 0x80 | opcode, size)
+        elif size < 65536:
+            header = struct.pack("!BBH", 0x80 | opcode, 126, size)
+        else:
+            header = struct.pack("!BBQ", 0x80 | opcode, 127, size)
+        with self._lock:
+            self._sock.sendall(header + payload)
+
+    def receive(self) -> tuple[int, bytes]:
+        """The next frame's opcode and unmasked payload; (-1, b"") at end of stream."""
+        head = self._reader.read(2)
+        if len(head) < 2:
+            return -1, b""
+        opcode, size = head[0] & 0x0F, head[1] & 0x7F
+        if size == 126:
+            size = struct.unpack("!H", self._reader.read(2))[0]
+        elif size == 127:
+            size = struct.unpack("!Q", self._reader.read(8))[0]
+        mask = self._reader.read(4) if head[1] & 0x80 else b""
+        data = self._reader.read(size)
+        if mask:
+            data = bytes(b ^ mask[i % 4] for i, b in enumerate(data))
+        return opcode, data
+
+    def close(self) -> None:
+        if self.open:
+            self.open = False
+            with contextlib.suppress(OSError):
+                self._send(0x8, struct.pack("!H", 1000))
+            with contextlib.suppress(OSError):
+                self._sock.shutdown(socket.SHUT_RDWR)
+
+
+def _serve_websocket(slack: FakeSlack, handler: LoopbackHandler) -> None:
+    key = handler.headers.get("Sec-WebSocket-Key", "")
+    accept = base64.b64encode(hashlib.sha1((key + _WS_GUID).encode()).digest()).decode()
+    handler.wfile.write(
+        (
+            "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
+            f"Connection: Upgrade\r\nSec-WebSocket-Accept: {accept}\r\n\r\n"
+        ).encode()
+    )
+    handler.wfile.flush()
+    ws = _WebSocket(handler.connection, handler.rfile)
+    with slack._changed:
+        slack._sockets.append(ws)
+        slack._changed.notify_all()
+    hello = {"type": "hello", "num_connections": 1, "connection_info": {"app_id": APP_ID}}
+    ws.send_text(json.dumps(hello))
+    try:
+        _websocket_loop(slack, ws)
+    finally:
+        ws.open = False
+        handler.close_connection = True
+        with slack._changed:
+            slack._sockets.remove(ws)
+            slack._changed.notify_all()
+
+
+def _websocket_loop(slack: FakeSlack, ws: _WebSocket) -> None:
+    while ws.open:
+        try:
+            opcode, data = ws.receive()
+        except OSError:
+            return
+        if opcode in (-1, 0x8):
+            ws.close()
+            return
+        if opcode == 0x9:  # ping -> pong, as slack_sdk's client checks the connection so
+            ws._send(0xA, data)
+        elif opcode == 0x1:
+            _record_ack(slack, data)
+
+
+def _record_ack(slack: FakeSlack, data: bytes) -> None:
+    try:
+        ack = json.loads(data)
+    except ValueError:
+        return
+    if isinstance(ack, dict) and ack.get("envelope_id"):
+        with slack._changed:
+            slack.envelope_acks[str(ack["envelope_id"])] = ack
+            slack._changed.notify_all()

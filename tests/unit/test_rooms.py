@@ -1,0 +1,189 @@
+"""Which room and which thread (R10) and the bounded binding book (seed 004 D4)."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from looproom.rooms import (
+    BindingError,
+    RoomBook,
+    Thread,
+    bind_command,
+    parse_github,
+    repository_of,
+    route,
+    unbind_command,
+)
+
+ROOMS = (("acme/*", "#acme-loop"), ("acme/api", "#api-loop"), ("*/docs", "#docs"))
+
+
+class ShelfLike(dict):
+    """Errbot's storage semantics: values are copies; only assignment persists."""
+
+    def __getitem__(self, key: str) -> Any:
+        return copy.deepcopy(super().__getitem__(key))
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        super().__setitem__(key, copy.deepcopy(value))
+
+
+@pytest.mark.parametrize(
+    ("ref", "repo"),
+    [
+        ("github:acme/api#7", "acme/api"),
+        ("github:acme/api", "acme/api"),
+        ("github:ghe.acme.com/acme/api#7", "acme/api"),
+        ("jira:KEY-1", ""),
+        ("acme/api#7", ""),
+        ("github:#7", ""),
+    ],
+)
+def test_the_repository_is_read_from_github_refs_and_other_refs_are_tolerated(
+    ref: str, repo: str
+) -> None:
+    assert repository_of(ref) == repo
+
+
+def test_an_enterprise_ref_keeps_its_host() -> None:
+    ref = parse_github("github:ghe.acme.com/acme/api#7")
+    assert ref is not None
+    assert (ref.host, ref.repo, ref.number) == ("ghe.acme.com", "acme/api", "7")
+
+
+def test_an_exact_repository_beats_a_glob_listed_before_it() -> None:
+    assert route("github:acme/api#7", "#the-loop", ROOMS) == "#api-loop"
+
+
+def test_the_first_matching_glob_in_file_order_wins() -> None:
+    assert route("github:acme/docs#1", "#the-loop", ROOMS) == "#acme-loop"
+    assert route("github:other/docs#1", "#the-loop", ROOMS) == "#docs"
+
+
+def test_repositories_match_whatever_their_case() -> None:
+    assert route("github:ACME/Api#7", "#the-loop", ROOMS) == "#api-loop"
+
+
+def test_unmatched_and_non_github_work_items_go_to_the_default_channel() -> None:
+    assert route("github:someone/else#3", "#the-loop", ROOMS) == "#the-loop"
+    assert route("jira:KEY-1", "#the-loop", ROOMS) == "#the-loop"
+    assert route("github:someone/else#3", "", ()) == ""
+
+
+def test_an_admin_binding_overrides_the_map_until_it_is_removed() -> None:
+    book = RoomBook(ShelfLike())
+    book.bind_room("github:acme/api#7", "C0WARROOM1")
+    assert book.room_for("github:acme/api#7", "#the-loop", ROOMS) == "C0WARROOM1"
+    assert book.room_for("github:acme/api#8", "#the-loop", ROOMS) == "#api-loop"
+    assert book.room_bindings() == {"github:acme/api#7": "C0WARROOM1"}
+    assert book.unbind_room("github:acme/api#7") is True
+    assert book.unbind_room("github:acme/api#7") is False
+    assert book.room_for("github:acme/api#7", "#the-loop", ROOMS) == "#api-loop"
+
+
+def test_admin_bindings_past_the_cap_are_refused_not_silently_evicted() -> None:
+    book = RoomBook(ShelfLike(), room_cap=2)
+    book.bind_room("github:a/b#1", "#one")
+    book.bind_room("github:a/b#2", "#two")
+    with pytest.raises(BindingError, match="cap is 2"):
+        book.bind_room("github:a/b#3", "#three")
+    book.bind_room("github:a/b#2", "#moved")  # rebinding a bound item is not a new one
+    assert book.room_bindings() == {"github:a/b#1": "#one", "github:a/b#2": "#moved"}
+
+
+def test_thread_bindings_persist_in_the_store_the_plugin_passes() -> None:
+    store = ShelfLike()
+    RoomBook(store).remember(Thread("github:acme/api#7", "C0LOOP0001", "1700000001.000001"))
+    again = RoomBook(store)  # a restart: a new book over the same storage
+    thread = again.thread("github:acme/api#7", "C0LOOP0001")
+    assert thread == Thread("github:acme/api#7", "C0LOOP0001", "1700000001.000001")
+    assert again.thread("github:acme/api#7", "C0OTHER001") is None
+
+
+def test_past_the_cap_the_least_recently_used_thread_is_dropped() -> None:
+    book = RoomBook(ShelfLike(), thread_cap=3)
+    for n in (1, 2, 3):
+        book.remember(Thread(f"github:a/b#{n}", "C0LOOP0001", f"{n}.0"))
+    assert book.thread("github:a/b#1", "C0LOOP0001") is not None  # #1 used: #2 is now oldest
+    book.remember(Thread("github:a/b#4", "C0LOOP0001", "4.0"))
+    assert book.thread_count() == 3
+    assert book.thread("github:a/b#2", "C0LOOP0001") is None
+    for n in (1, 3, 4):
+        assert book.thread(f"github:a/b#{n}", "C0LOOP0001") is not None
+
+
+def test_the_default_cap_is_the_seeds_two_hundred() -> None:
+    book = RoomBook(ShelfLike())
+    for n in range(205):
+        book.remember(Thread(f"github:a/b#{n}", "C0LOOP0001", f"{n}.0"))
+    assert book.thread_count() == 200
+    assert book.thread("github:a/b#4", "C0LOOP0001") is None
+    assert book.thread("github:a/b#5", "C0LOOP0001") is not None
+
+
+def test_a_redrawn_parent_keeps_its_ts_and_remembers_its_state() -> None:
+    book = RoomBook(ShelfLike())
+    thread = Thread("github:a/b#1", "C0LOOP0001", "1.0")
+    book.remember(thread)
+    book.redrawn(thread, "📋 Waiting for approval", "f1")
+    assert book.thread("github:a/b#1", "C0LOOP0001") == Thread(
+        "github:a/b#1", "C0LOOP0001", "1.0", "📋 Waiting for approval", "f1"
+    )
+    book.forget("github:a/b#1", "C0LOOP0001")
+    assert book.thread("github:a/b#1", "C0LOOP0001") is None
+
+
+def test_channel_ids_are_learnt_by_name_with_or_without_hash() -> None:
+    book = RoomBook(ShelfLike())
+    assert book.channel_id("#the-loop") == ""
+    book.learn_channel_id("#The-Loop", "C0LOOP0001")
+    assert book.channel_id("the-loop") == "C0LOOP0001"
+
+
+def test_an_uncertain_post_is_remembered_until_settled() -> None:
+    store = ShelfLike()
+    RoomBook(store).mark_uncertain("evt-1")
+    book = RoomBook(store)
+    assert book.is_uncertain("evt-1")
+    book.settle("evt-1")
+    assert not RoomBook(store).is_uncertain("evt-1")
+
+
+def test_an_admin_binds_lists_and_unbinds_with_words() -> None:
+    book = RoomBook(ShelfLike())
+    assert "No work item is bound" in bind_command(book, "")
+    answer = bind_command(book, "github:acme/api#7 #api-war-room")
+    assert "now posts to #api-war-room" in answer
+    assert bind_command(book, "github:acme/api#8 <#C0WAR0001|war-room>").endswith(
+        "its next event opens its thread there."
+    )
+    listing = bind_command(book, "")
+    assert "`github:acme/api#7` → #api-war-room" in listing
+    assert "`github:acme/api#8` → C0WAR0001" in listing
+    assert "configured room again" in unbind_command(book, "github:acme/api#7")
+    assert "was not bound" in unbind_command(book, "github:acme/api#7")
+    assert book.room_bindings() == {"github:acme/api#8": "C0WAR0001"}
+
+
+@pytest.mark.parametrize(
+    ("args", "complaint"),
+    [
+        ("github:acme/api#7", "usage"),
+        ("acme/api#7 #room", "is not a work item ref"),
+        ("github:acme/api#7 <!here>", "is not a room"),
+        ("github:acme/api#7 #a b", "usage"),
+    ],
+)
+def test_a_bad_bind_says_what_is_wrong_and_binds_nothing(args: str, complaint: str) -> None:
+    book = RoomBook(ShelfLike())
+    assert complaint in bind_command(book, args)
+    assert book.room_bindings() == {}
+
+
+def test_the_bind_cap_is_reported_to_the_admin() -> None:
+    book = RoomBook(ShelfLike(), room_cap=1)
+    bind_command(book, "github:a/b#1 #one")
+    assert "the cap is 1" in bind_command(book, "github:a/b#2 #two")

@@ -1,0 +1,220 @@
+"""The one transport to Slack against the loopback fake (DESIGN §4): replies, retries, pacing."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+
+import pytest
+from slack_sdk import WebClient
+
+from looproom import transport as t
+from looproom.transport import Pacer, SlackTransport
+from tests.fakes.slack_api import BOT_TOKEN, FakeSlack
+
+ROOM = "C0LOOP0001"
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def slack() -> Iterator[FakeSlack]:
+    with FakeSlack() as fake:
+        yield fake
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def transport(slack: FakeSlack, clock: Clock) -> SlackTransport:
+    backend_client = WebClient(token=BOT_TOKEN, base_url=slack.url)
+    return SlackTransport.beside(backend_client, pacer=Pacer(clock=clock))
+
+
+def test_a_post_answers_the_ts_and_the_channel_id_even_when_posted_by_name(
+    transport: SlackTransport,
+) -> None:
+    reply = transport.post_message("#the-loop", text="hello")
+    assert (reply.kind, reply.channel) == (t.OK, ROOM)
+    assert reply.ts
+
+
+def test_metadata_is_read_back_only_when_asked_for(
+    slack: FakeSlack, transport: SlackTransport
+) -> None:
+    meta = {"event_type": "theloop_event", "event_payload": {"key": "evt-1"}}
+    posted = transport.post_message(ROOM, text="hello", metadata=meta)
+    history = transport.history(ROOM)
+    assert history.data["messages"][0]["metadata"] == meta
+    plain = WebClient(token=BOT_TOKEN, base_url=slack.url).conversations_history(channel=ROOM)
+    assert "metadata" not in plain["messages"][0]
+    replies = transport.replies(ROOM, posted.ts)
+    assert replies.data["messages"][0]["metadata"] == meta
+
+
+def test_a_short_retry_after_is_honoured_inline(
+    slack: FakeSlack, transport: SlackTransport
+) -> None:
+    slack.fail("chat.postMessage", "429", retry_after=0)
+    reply = transport.post_message(ROOM, text="hello")
+    assert reply.ok
+    assert [c.status for c in slack.calls_to("chat.postMessage")] == [429, 200]
+    assert len(slack.messages(ROOM)) == 1
+
+
+def test_a_long_retry_after_goes_back_to_the_caller_and_holds_the_channel(
+    slack: FakeSlack, transport: SlackTransport
+) -> None:
+    slack.fail("chat.postMessage", "429", retry_after=30)
+    reply = transport.post_message(ROOM, text="hello")
+    assert (reply.kind, reply.retry_after) == (t.RATE_LIMITED, 30.0)
+    assert len(slack.calls_to("chat.postMessage")) == 1  # no sleeping in the worker
+    assert transport.post_wait(ROOM) >= 29
+    assert transport.post_wait("C0ELSEWHERE") == 0
+
+
+def test_a_5xx_on_a_post_is_not_repeated_inline_because_it_may_have_landed(
+    slack: FakeSlack, transport: SlackTransport
+) -> None:
+    slack.fail("chat.postMessage", "land_then_5xx")
+    reply = transport.post_message(ROOM, text="hello")
+    assert (reply.kind, reply.status) == (t.UNAVAILABLE, 500)
+    assert len(slack.calls_to("chat.postMessage")) == 1
+    assert len(slack.messages(ROOM)) == 1  # it did land: only a metadata search can tell
+
+
+def test_a_5xx_on_an_update_is_retried_inline(slack: FakeSlack, transport: SlackTransport) -> None:
+    posted = transport.post_message(ROOM, text="v1")
+    slack.fail("chat.update", "5xx", status=503)
+    assert transport.update_message(ROOM, posted.ts, text="v2").ok
+    assert [c.status for c in slack.calls_to("chat.update")] == [503, 200]
+    assert slack.messages(ROOM)[0]["text"] == "v2"
+
+
+def test_a_dropped_connection_is_unavailable(slack: FakeSlack, transport: SlackTransport) -> None:
+    slack.fail("chat.postMessage", "disconnect")
+    reply = transport.post_message(ROOM, text="hello")
+    assert (reply.kind, reply.status) == (t.UNAVAILABLE, 0)
+    assert slack.messages(ROOM) == []
+
+
+def test_refused_connections_are_unavailable_until_slack_is_back(
+    slack: FakeSlack, transport: SlackTransport
+) -> None:
+    slack.refuse()
+    assert transport.post_message(ROOM, text="hello").kind == t.UNAVAILABLE
+    slack.start()
+    assert transport.post_message(ROOM, text="hello").ok
+
+
+@pytest.mark.parametrize(
+    ("fault", "kind"),
+    [
+        ("invalid_blocks", t.REJECTED),
+        ("msg_too_long", t.REJECTED),
+        ("channel_not_found", t.ROOM),
+        ("not_in_channel", t.ROOM),
+        ("invalid_auth", t.AUTH),
+        ("missing_scope", t.AUTH),
+        ("fatal_error", t.UNAVAILABLE),
+        ("ratelimited", t.RATE_LIMITED),
+    ],
+)
+def test_ok_false_answers_are_typed_never_raised(
+    slack: FakeSlack, transport: SlackTransport, fault: str, kind: str
+) -> None:
+    slack.fail("chat.postMessage", "ok_false", error=fault)
+    reply = transport.post_message(ROOM, text="hello")
+    assert (reply.ok, reply.error, reply.kind) == (False, fault, kind)
+
+
+def test_slacks_own_limits_come_back_as_rejections_with_its_reasons(
+    transport: SlackTransport,
+) -> None:
+    long_section = [{"type": "section", "text": {"type": "mrkdwn", "text": "x" * 3001}}]
+    reply = transport.post_message(ROOM, text="t", blocks=long_section)
+    assert (reply.kind, reply.error) == (t.REJECTED, "invalid_blocks")
+    assert "3001" in reply.data["errors"][0]
+    assert transport.post_message(ROOM, text="x" * 40_001).error == "msg_too_long"
+    assert transport.post_message("#nowhere", text="hello").kind == t.ROOM
+
+
+def test_an_unknown_message_is_gone(transport: SlackTransport) -> None:
+    assert transport.update_message(ROOM, "1.000001", text="v2").kind == t.GONE
+    assert transport.replies(ROOM, "1.000001").kind == t.GONE
+
+
+def test_a_reaction_already_there_counts_as_done(transport: SlackTransport) -> None:
+    posted = transport.post_message(ROOM, text="hello")
+    assert transport.add_reaction(ROOM, posted.ts, "white_check_mark").ok
+    assert transport.add_reaction(ROOM, posted.ts, "white_check_mark").ok
+
+
+def test_an_ephemeral_post_reaches_the_fake(slack: FakeSlack, transport: SlackTransport) -> None:
+    assert transport.post_ephemeral(ROOM, "U0ALICE01", text="only you").ok
+    assert slack.calls_to("chat.postEphemeral")[0].args["user"] == "U0ALICE01"
+
+
+def test_a_channel_is_found_by_name_across_pages(slack: FakeSlack) -> None:
+    for n in range(1200):
+        slack.add_channel(f"room-{n:04d}")
+    wanted = slack.add_channel("far-away")
+    client = WebClient(token=BOT_TOKEN, base_url=slack.url)
+    found, _reply = SlackTransport(client).find_channel("#Far-Away")
+    assert found == wanted
+    assert len(slack.calls_to("conversations.list")) == 2
+    missing, reply = SlackTransport(client).find_channel("#nowhere")
+    assert (missing, reply.ok) == ("", True)
+
+
+def test_the_sibling_client_shares_identity_but_not_the_backends_retry_policy(
+    slack: FakeSlack,
+) -> None:
+    backend_client = WebClient(token=BOT_TOKEN, base_url=slack.url)
+    before = list(backend_client.retry_handlers)
+    transport = SlackTransport.beside(backend_client)
+    assert backend_client.retry_handlers == before
+    assert transport.post_message(ROOM, text="hello").ok
+    assert slack.calls_to("chat.postMessage")[0].token == BOT_TOKEN
+
+
+def test_a_failure_is_logged_without_the_token(
+    slack: FakeSlack, transport: SlackTransport, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    slack.fail("chat.postMessage", "ok_false", error="invalid_blocks")
+    slack.fail("chat.postMessage", "5xx")
+    transport.post_message(ROOM, text="hello")
+    transport.post_message(ROOM, text="hello")
+    assert "invalid_blocks" in caplog.text
+    assert BOT_TOKEN not in caplog.text
+
+
+def test_the_pacer_allows_a_burst_then_one_post_a_second(clock: Clock) -> None:
+    pacer = Pacer(rate=1.0, burst=3.0, clock=clock)
+    for _ in range(3):
+        assert pacer.wait(ROOM) == 0
+        pacer.take(ROOM)
+    assert pacer.wait(ROOM) == pytest.approx(1.0)
+    clock.now += 0.5
+    assert pacer.wait(ROOM) == pytest.approx(0.5)
+    clock.now += 0.5
+    assert pacer.wait(ROOM) == 0
+    assert pacer.wait("C0OTHER001") == 0
+
+
+def test_a_hold_outlasts_the_bucket(clock: Clock) -> None:
+    pacer = Pacer(clock=clock)
+    pacer.hold(ROOM, 10)
+    assert pacer.wait(ROOM) == pytest.approx(10)
+    clock.now += 10
+    assert pacer.wait(ROOM) == 0
