@@ -1,0 +1,153 @@
+"""Takes a typed message or a press through judge → record → acknowledge (issue 4, D6).
+
+The adapter hands in what it received; this desk asks :mod:`looproom.authz` or
+:mod:`looproom.interactive` for a verdict, stores an admitted decision in the relay
+queue *before* any acknowledgement, marks the question it answers as answered, and says
+the outcome in the room: 👀 when stored, an ephemeral refusal (and ⚠️ plus a log line
+for an unauthorized attempt), the pressed message updated in place. One lock makes
+"still open? → record → mark answered" atomic, so two presses cannot both win.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime, timezone
+from typing import Any, Protocol
+
+from looproom import authz, interactive
+from looproom.authz import ADMITTED, REFUSED, Policy, Said, Verdict, Where
+from looproom.compose import Decision
+from looproom.memory import Memory
+from looproom.relay import SETTLES, Relay
+
+log = logging.getLogger(__name__)
+
+
+class Room(Protocol):
+    """What the desk says in the room (the relay's acknowledgements, plus an update)."""
+
+    def react(self, channel: str, ts: str, name: str) -> None: ...
+
+    def tell(self, channel: str, member: str, text: str, thread_ts: str = "") -> None: ...
+
+    def update(self, channel: str, ts: str, text: str, blocks: list[dict[str, Any]]) -> None: ...
+
+
+def iso(at: float) -> str:
+    return datetime.fromtimestamp(at, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def clock_text(at: float) -> str:
+    return datetime.fromtimestamp(at, tz=timezone.utc).strftime("%H:%M UTC")
+
+
+def room_facts(
+    channel: str,
+    bindings: Mapping[str, str],
+    rooms: Sequence[tuple[str, str]],
+    id_of: Callable[[str], str],
+) -> tuple[str, str]:
+    """(the one work item bound to this room, the room's one repository) — ``""`` where
+    the room has none or several, because then a command must say which."""
+    items = [item for item, room in bindings.items() if id_of(room) == channel]
+    repos = [
+        repo
+        for repo, room in rooms
+        if id_of(room) == channel and "/" in repo and not any(c in repo for c in "*?[")
+    ]
+    return (items[0] if len(items) == 1 else ""), (repos[0] if len(repos) == 1 else "")
+
+
+class Desk:
+    """The decision desk: one per plugin activation."""
+
+    def __init__(
+        self,
+        memory: Memory,
+        relay: Relay,
+        room: Room,
+        policy: Callable[[], Policy],
+        *,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.memory, self.relay, self.room = memory, relay, room
+        self._policy, self._clock = policy, clock
+        self._lock = threading.Lock()
+
+    def where(
+        self, channel: str, thread_ts: str, room_item: str = "", repository: str = ""
+    ) -> Where:
+        """Where a message was said: its thread's work item, else the room's one."""
+        threaded = self.memory.locate(channel, thread_ts) if thread_ts else ""
+        return Where(threaded or room_item, repository, thread_bound=bool(threaded))
+
+    def said(self, said: Said, where: Where) -> Verdict:
+        """A typed message (a thread reply, a plain message, or a ``!`` command)."""
+        policy, now = self._policy(), self._clock()
+        with self._lock:
+            verdict = authz.judge(said, where, self.memory.get, policy, iso(now))
+            verdict = self._record(verdict, policy, now)
+        self._answer(verdict, said.channel, said.member, said.ts, said.thread_ts or said.ts)
+        return verdict
+
+    def pressed(self, payload: Mapping[str, Any]) -> Verdict | None:
+        """A ``block_actions`` payload from Socket Mode or the HTTP endpoint."""
+        press = interactive.read(payload)
+        if press is None:
+            return None
+        policy, now = self._policy(), self._clock()
+        with self._lock:
+            verdict = interactive.judge(
+                press, self.memory.locate, self.memory.get, policy, iso(now)
+            )
+            verdict = self._record(verdict, policy, now)
+        if verdict.status == ADMITTED and verdict.decision is not None:
+            line = interactive.pressed_line(press, verdict.decision, now)
+            blocks = interactive.after_press(press, line)
+            _quietly(self.room.update, press.channel, press.ts, f"{press.text}\n{line}", blocks)
+        self._answer(verdict, press.channel, press.member, press.ts, press.thread_ts or press.ts)
+        return verdict
+
+    def _record(self, verdict: Verdict, policy: Policy, now: float) -> Verdict:
+        """Store an admitted decision; a duplicate (same key) becomes a refusal."""
+        decision = verdict.decision
+        if verdict.status != ADMITTED or decision is None:
+            return verdict
+        if not self.relay.record(decision, policy.sinks.repos):
+            return Verdict(
+                REFUSED,
+                "duplicate",
+                "That decision was already recorded; nothing more was relayed.",
+            )
+        if verdict.settles:
+            self.memory.settle(
+                decision.work_item, verdict.settles, decision.member, clock_text(now)
+            )
+        return verdict
+
+    def _answer(self, verdict: Verdict, channel: str, member: str, ts: str, thread: str) -> None:
+        """Say a refusal to the member alone; ⚠️ and a log line when unauthorized."""
+        level = logging.WARNING if verdict.reason == "unauthorized" else logging.INFO
+        log.log(
+            level, "decision %s (%s) from %s in %s", verdict.status, verdict.reason, member, channel
+        )
+        if verdict.status != REFUSED:
+            return
+        if verdict.reason == "unauthorized":
+            _quietly(self.room.react, channel, ts, "warning")
+        _quietly(self.room.tell, channel, member, verdict.text, thread)
+
+    def given_up(self, decision: Decision) -> None:
+        """The relay parked a decision: reopen its question so it can be answered again."""
+        if decision.kind in SETTLES:
+            self.memory.reopen(decision.work_item, SETTLES[decision.kind])
+
+
+def _quietly(call: Callable[..., None], *args: Any) -> None:
+    try:
+        call(*args)
+    except Exception as exc:  # a room that cannot be told must not undo a stored decision
+        log.warning("room call %s failed: %s", getattr(call, "__name__", ""), exc)

@@ -1,0 +1,281 @@
+"""Button and checkbox presses: verified, mapped to their work item, judged (issue 4).
+
+Slack delivers a press as a ``block_actions`` payload — over Socket Mode, or as a signed
+``POST /theloop/slack/interactive`` (verified with slack_sdk's ``SignatureVerifier``;
+anything unverifiable is 401, and no signing secret means 503: fail closed). A press is
+judged like a typed decision — map (from the pressed message itself, so a top-level room
+message resolves too: DESIGN §5), drop bots, authorize, then check the question is still
+open exactly as it was drawn: a second press, a stale message (the gate already answered,
+or the checklist changed since it was shown) or a double delivery relays nothing and says
+so. After a press the message's controls give way to a line saying who did what, when.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.parse
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
+from typing import Any
+
+from looproom import authz, compose, controls
+from looproom import checklist as checklists
+from looproom.authz import ADMITTED, IGNORED, REFUSED, Policy, Verdict
+from looproom.compose import Decision
+from looproom.memory import Asked, ItemState
+
+MAX_BODY_BYTES = 256 * 1024  # Slack's interactive payloads are far smaller
+
+
+@dataclass(frozen=True)
+class Press:
+    """One press, read from a ``block_actions`` payload."""
+
+    member: str
+    channel: str
+    ts: str
+    action_id: str
+    thread_ts: str = ""
+    value: str = ""
+    block_id: str = ""
+    values: Mapping[str, Any] = field(default_factory=dict)
+    blocks: tuple[Mapping[str, Any], ...] = ()
+    text: str = ""
+
+
+@dataclass(frozen=True)
+class Checked:
+    """A verified HTTP request: ``status`` 200 with the payload, or the error status."""
+
+    status: int
+    payload: Mapping[str, Any] | None = None
+    error: str = ""
+
+
+class _Clock:
+    def __init__(self, now: float) -> None:
+        self._now = now
+
+    def now(self) -> float:
+        return self._now
+
+
+def verify(headers: Mapping[str, str], body: bytes, secret: str, now: float) -> Checked:
+    """Slack's signature on an interactive request, then its ``payload=`` form field."""
+    from slack_sdk.signature import SignatureVerifier  # slack_sdk is a runtime dependency
+
+    if not secret:
+        return Checked(503, error="no signing secret configured (THELOOP_SLACK_SIGNING_SECRET)")
+    if len(body) > MAX_BODY_BYTES:
+        return Checked(413, error="body too large")
+    lowered = {key.lower(): value for key, value in headers.items()}
+    stamp = lowered.get("x-slack-request-timestamp", "")
+    if not stamp.isascii() or not stamp.isdigit():
+        return Checked(401, error="missing or malformed X-Slack-Request-Timestamp")
+    verifier = SignatureVerifier(secret, clock=_Clock(now))
+    if not verifier.is_valid(body, stamp, lowered.get("x-slack-signature")):
+        return Checked(401, error="bad signature or stale timestamp")
+    try:
+        form = urllib.parse.parse_qs(body.decode("utf-8"), strict_parsing=True)
+        payload = json.loads(form["payload"][0])
+    except (UnicodeDecodeError, ValueError, KeyError):
+        return Checked(400, error="expected a form with a JSON payload field")
+    if not isinstance(payload, dict):
+        return Checked(400, error="payload is not a JSON object")
+    return Checked(200, payload)
+
+
+def read(payload: Mapping[str, Any]) -> Press | None:
+    """The press in a ``block_actions`` payload — ``None`` for anything we do not act on."""
+    if payload.get("type") != "block_actions":
+        return None
+    actions = payload.get("actions") or []
+    action = actions[0] if actions and isinstance(actions[0], Mapping) else {}
+    action_id = str(action.get("action_id") or "")
+    if not action_id.startswith(controls.PREFIX):
+        return None
+    message = payload.get("message") or {}
+    container = payload.get("container") or {}
+    channel = str((payload.get("channel") or {}).get("id") or container.get("channel_id") or "")
+    ts = str(message.get("ts") or container.get("message_ts") or "")
+    member = str((payload.get("user") or {}).get("id") or "")
+    if not (channel and ts and member):
+        return None
+    blocks = tuple(b for b in message.get("blocks") or [] if isinstance(b, Mapping))
+    values = (payload.get("state") or {}).get("values") or {}
+    return Press(
+        member=member,
+        channel=channel,
+        ts=ts,
+        action_id=action_id,
+        thread_ts=str(message.get("thread_ts") or container.get("thread_ts") or ""),
+        value=str(action.get("value") or ""),
+        block_id=str(action.get("block_id") or ""),
+        values=values if isinstance(values, Mapping) else {},
+        blocks=blocks,
+        text=str(message.get("text") or ""),
+    )
+
+
+_ACTS = (controls.APPROVE, controls.CHANGES, controls.EXECUTE, controls.DEFAULT)
+
+
+def judge(
+    press: Press,
+    locate: Callable[[str, str], str],
+    state_of: Callable[[str], ItemState],
+    policy: Policy,
+    now: str,
+) -> Verdict:
+    """A press through the D6 order: map → drop own → authorize → still open? → decide."""
+    if press.action_id not in _ACTS:
+        return Verdict(IGNORED, "not-a-decision")  # a box ticked, a link opened
+    work_item = locate(press.channel, press.ts) or (
+        locate(press.channel, press.thread_ts) if press.thread_ts else ""
+    )
+    if not work_item:
+        return Verdict(
+            REFUSED, "unmapped", "This message is not one of the-loop's questions any more."
+        )
+    if press.member == policy.own_id:
+        return Verdict(IGNORED, "self-authored")
+    if not authz.may_decide(press.member, policy.authorized):
+        text = authz.unauthorized_text(press.member, policy.authorized)
+        return Verdict(REFUSED, "unauthorized", text)
+    base = Decision(
+        kind="",
+        work_item=work_item,
+        member=press.member,
+        origin=f"{press.channel}:{press.ts}:{press.action_id}",
+        at=now,
+        channel=press.channel,
+        ts=press.ts,
+        thread=press.thread_ts or press.ts,
+        login=policy.people.get(press.member, ""),
+    )
+    return _BY_ACTION[press.action_id](press, state_of(work_item), base)
+
+
+def _stale(asked: Asked | None, press: Press, what: str) -> Verdict | None:
+    """Why ``asked`` is not the open question this press answers — ``None`` when it is."""
+    if asked is None or asked.ts != press.ts:
+        return Verdict(REFUSED, "stale", f"{what} is no longer open, so nothing was relayed.")
+    if asked.answered_by:
+        return authz.already_answered(asked, what)
+    return None
+
+
+def _gate(kind: str) -> Callable[[Press, ItemState, Decision], Verdict]:
+    def answer(press: Press, state: ItemState, base: Decision) -> Verdict:
+        stale = _stale(state.gate, press, "This gate")
+        if stale is not None:
+            return stale
+        if kind == compose.CHANGES:
+            # A change request needs its reason; the button cannot carry one.
+            return Verdict(
+                REFUSED,
+                "changes-without-reason",
+                "Say what should change: reply `changes <why>` in this thread. Nothing was "
+                "relayed yet.",
+            )
+        decision = replace(base, kind=kind, gate=state.gate.node if state.gate else "")
+        return Verdict(ADMITTED, kind, decision=decision, settles="gate")
+
+    return answer
+
+
+def _default(press: Press, state: ItemState, base: Decision) -> Verdict:
+    stale = _stale(state.ask, press, "This question")
+    if stale is not None:
+        return stale
+    default = state.ask.default if state.ask else ""
+    if not default:
+        return Verdict(REFUSED, "no-default", "This question states no default to accept.")
+    decision = replace(base, kind=compose.ANSWER, words=default)
+    return Verdict(ADMITTED, "answer", decision=decision, settles="ask")
+
+
+def _execute(press: Press, state: ItemState, base: Decision) -> Verdict:
+    stale = _stale(state.selection, press, "This phase selection")
+    if stale is not None:
+        return stale
+    rows = state.rows()
+    if state.selection_done:
+        return Verdict(
+            REFUSED, "stale", "The phase selection is already recorded; nothing was relayed."
+        )
+    if press.value != rows.fingerprint:
+        return Verdict(
+            REFUSED,
+            "stale",
+            "The checklist changed since this message showed it, so nothing was relayed — "
+            "use the newest checklist in this thread.",
+        )
+    ticks = ticked(press.values, rows)
+    decision = replace(base, kind=compose.EXECUTE, rows=checklists.rows(rows, ticks=ticks))
+    return Verdict(ADMITTED, "execute", decision=decision, settles="selection")
+
+
+def ticked(values: Mapping[str, Any], rows: checklists.Checklist) -> dict[str, bool]:
+    """Each drawn phase box as the press's ``state.values`` says it is ticked.
+
+    Fail closed like the-loop: a group the state does not carry keeps its drawn ticks,
+    and a value that is not a row of the checklist is not a box and is ignored.
+    """
+    tag = f"{controls.SELECTION}:{rows.fingerprint}:phases:"
+    ticks: dict[str, bool] = {}
+    for start in range(0, len(rows.phases), controls.CHECKBOX_LIMIT):
+        group = start // controls.CHECKBOX_LIMIT
+        chosen = _selected(values, f"{tag}{group}", f"{controls.PHASES}:{group}")
+        if chosen is None:
+            continue
+        for row in rows.phases[start : start + controls.CHECKBOX_LIMIT]:
+            ticks[row.token] = row.token in chosen
+    return ticks
+
+
+def _selected(values: Mapping[str, Any], block_id: str, action_id: str) -> set[str] | None:
+    element = (values.get(block_id) or {}).get(action_id) if isinstance(values, Mapping) else None
+    options = element.get("selected_options") if isinstance(element, Mapping) else None
+    if not isinstance(options, list):
+        return None
+    return {str(o.get("value") or "") for o in options if isinstance(o, Mapping)}
+
+
+_BY_ACTION = {
+    controls.APPROVE: _gate(compose.APPROVE),
+    controls.CHANGES: _gate(compose.CHANGES),
+    controls.DEFAULT: _default,
+    controls.EXECUTE: _execute,
+}
+
+
+def pressed_line(press: Press, decision: Decision, at: float) -> str:
+    """Who did what, when — the line the controls give way to."""
+    clock = datetime.fromtimestamp(at, tz=timezone.utc).strftime("%H:%M UTC")
+    name = controls.NAMES.get(press.action_id, "A button")
+    extra = ""
+    if decision.kind == compose.EXECUTE:
+        left = [row[6:].strip("`") for row in decision.rows if row.startswith("- [ ]")]
+        extra = " — not running: " + ", ".join(f"`{t}`" for t in left) if left else ""
+    return f"👀 *{name}* — pressed by <@{press.member}> at {clock}{extra}; relaying to the-loop."
+
+
+def after_press(press: Press, line: str) -> list[dict[str, Any]]:
+    """The pressed message's blocks with its controls replaced by ``line`` (links stay)."""
+    blocks: list[dict[str, Any]] = []
+    source = press.blocks or (
+        {"type": "section", "text": {"type": "mrkdwn", "text": press.text or " "}},
+    )
+    for block in source:
+        if str(block.get("block_id") or "").startswith(controls.SELECTION):
+            continue
+        if block.get("type") != "actions":
+            blocks.append(dict(block))
+            continue
+        links = [e for e in block.get("elements") or [] if isinstance(e, Mapping) and e.get("url")]
+        if links:
+            blocks.append({**block, "elements": links})
+    blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": line}]})
+    return blocks

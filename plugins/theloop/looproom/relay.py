@@ -1,0 +1,444 @@
+"""The relay: each stored decision reaches the-loop exactly once, and the room is told.
+
+A decision is stored in the durable relay queue before it is acknowledged (👀), then a
+worker hands it to its sink — a GitHub issue comment, the-loop's control plane, or the
+local JSONL ledger — retrying with backoff until it lands (DESIGN §3.3). Landed: ✅ and a
+threaded "recorded — moving on" under the gate or ask it answered (seed 003 R10.1).
+Refused for good: ⚠️ with the reason, the item parked and listed by ``!theloop queue``,
+and the question reopened so the member can answer again.
+
+Exactly once, against sinks that are not idempotent themselves: a GitHub comment is
+looked for before it is posted again after any attempt that may have landed; the ledger
+is searched for the key; the control plane gets an ``Idempotency-Key`` header.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from email.utils import parsedate_to_datetime
+from pathlib import Path
+from typing import Any, Protocol
+
+from looproom import compose
+from looproom.compose import Decision
+from looproom.outlet import Delivered, Failed, Outcome, RetryLater
+from looproom.queue import DurableQueue, Item
+from looproom.worker import Worker
+
+log = logging.getLogger(__name__)
+
+RELAY = "relay"
+USER_AGENT = "theloop-relay"
+#: After this many failed attempts the room hears once that the relay is still trying.
+STILL_TRYING_AFTER = 3
+_MAX_ERROR = 200
+
+
+class Acks(Protocol):
+    """How the relay speaks in the room; the adapter implements it over its transport."""
+
+    def react(self, channel: str, ts: str, name: str) -> None: ...
+
+    def reply(self, channel: str, thread_ts: str, text: str) -> None: ...
+
+    def tell(self, channel: str, member: str, text: str, thread_ts: str = "") -> None: ...
+
+
+# -- HTTP ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One HTTP answer; ``status`` 0 means no answer at all (connection, timeout)."""
+
+    status: int
+    headers: Mapping[str, str]
+    body: bytes = b""
+    error: str = ""
+
+    def json(self) -> Any:
+        try:
+            return json.loads(self.body or b"null")
+        except ValueError:
+            return None
+
+
+def http(method: str, url: str, headers: Mapping[str, str], data: Any, timeout: float) -> Answer:
+    """One request with the stdlib; never raises, never logs a header (tokens live there)."""
+    body = None if data is None else json.dumps(data).encode()
+    request = urllib.request.Request(url, data=body, method=method, headers=dict(headers))
+    if body is not None:
+        request.add_header("Content-Type", "application/json")
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            return Answer(response.status, dict(response.headers), response.read())
+    except urllib.error.HTTPError as error:
+        return Answer(error.code, dict(error.headers or {}), error.read() or b"")
+    except (OSError, ValueError) as error:
+        return Answer(0, {}, error=type(error).__name__)
+
+
+def retry_after(headers: Mapping[str, str], now: float) -> float | None:
+    """Seconds a ``Retry-After`` (or GitHub's ``x-ratelimit-reset``) asks us to wait."""
+    lowered = {key.lower(): value for key, value in headers.items()}
+    raw = lowered.get("retry-after", "").strip()
+    if raw.isdigit():
+        return float(raw)
+    if raw:
+        try:
+            return max(0.0, parsedate_to_datetime(raw).timestamp() - now)
+        except (TypeError, ValueError):
+            return None
+    reset = lowered.get("x-ratelimit-reset", "").strip()
+    return max(0.0, float(reset) - now) if reset.isdigit() else None
+
+
+def judge(answer: Answer, what: str, now: float) -> Outcome | None:
+    """The outcome an error answer means — ``None`` for success (2xx)."""
+    if 200 <= answer.status < 300:
+        return None
+    if answer.status == 0:
+        return RetryLater(f"{what} unreachable ({answer.error or 'no answer'})")
+    limited = answer.status == 429 or (
+        answer.status == 403 and _header(answer, "x-ratelimit-remaining") == "0"
+    )
+    said = _message(answer)
+    if limited:
+        return RetryLater(f"{what} rate limit", retry_after(answer.headers, now))
+    if answer.status >= 500 or answer.status == 408:
+        return RetryLater(f"{what} answered {answer.status}{said}")
+    return Failed(f"{what} refused it ({answer.status}{said})")
+
+
+def _header(answer: Answer, name: str) -> str:
+    return next((v for k, v in answer.headers.items() if k.lower() == name), "").strip()
+
+
+def _message(answer: Answer) -> str:
+    """The peer's own short error message, if it gave one (GitHub ``message``, FastAPI
+    ``detail``) — capped, and only ever the peer's words, never ours or a header."""
+    data = answer.json()
+    if not isinstance(data, dict):
+        return ""
+    text = data.get("message") or data.get("detail") or data.get("error") or ""
+    text = text if isinstance(text, str) else json.dumps(text)
+    return f": {' '.join(text.split())[:_MAX_ERROR]}" if text else ""
+
+
+# -- sinks -----------------------------------------------------------------------------
+
+
+class GitHubSink:
+    """Issue comments as the bot's login (DESIGN §3.3); the API base is configurable for
+    GitHub Enterprise and for tests."""
+
+    def __init__(self, api: str, token: str, *, timeout: float = 15.0) -> None:
+        self._api, self._token, self._timeout = api.rstrip("/"), token, timeout
+
+    def _headers(self) -> dict[str, str]:
+        return {
+            "Authorization": f"Bearer {self._token}",
+            "Accept": "application/vnd.github+json",
+            "User-Agent": USER_AGENT,
+        }
+
+    def send(self, target: Mapping[str, Any], *, unsure: bool, since: str) -> Outcome:
+        """Post the comment — after looking for it first when an earlier try may have landed."""
+        url = f"{self._api}/repos/{target['repo']}/issues/{int(target['number'])}/comments"
+        if unsure:
+            found = self._find(url, str(target["body"]), since)
+            if found is not None:
+                return found
+        answer = http("POST", url, self._headers(), {"body": target["body"]}, self._timeout)
+        failed = judge(answer, "GitHub", time.time())
+        if failed is not None:
+            return failed
+        data = answer.json()
+        return Delivered(str(data.get("html_url", "")) if isinstance(data, dict) else "")
+
+    def _find(self, url: str, body: str, since: str) -> Outcome | None:
+        """``Delivered`` when the comment is already there; a retry when we cannot tell."""
+        query = urllib.parse.urlencode({"since": _earlier(since), "per_page": 100})
+        answer = http("GET", f"{url}?{query}", self._headers(), None, self._timeout)
+        failed = judge(answer, "GitHub", time.time())
+        if failed is not None:
+            return failed if isinstance(failed, RetryLater) else RetryLater(failed.reason)
+        comments = answer.json()
+        for comment in comments if isinstance(comments, list) else []:
+            if isinstance(comment, dict) and str(comment.get("body", "")).strip() == body.strip():
+                return Delivered(str(comment.get("html_url", "")))
+        return None
+
+
+def _earlier(at: str) -> str:
+    """A day before ``at``: our clock and GitHub's may disagree, and the body match is
+    exact, so looking a little further back costs a page, never a false match."""
+    try:
+        moment = datetime.strptime(at, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+    except ValueError:
+        return at
+    return (moment - timedelta(days=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class LoopSink:
+    """the-loop's control plane: ``/api/v1/sessions/reply`` and ``/api/v1/graph/skip``."""
+
+    def __init__(self, api: str, *, timeout: float = 15.0) -> None:
+        self._api, self._timeout = api.rstrip("/"), timeout
+
+    def send(self, target: Mapping[str, Any], *, key: str) -> Outcome:
+        headers = {"User-Agent": USER_AGENT, "Idempotency-Key": key}
+        url = f"{self._api}{target['path']}"
+        answer = http("POST", url, headers, target["json"], self._timeout)
+        failed = judge(answer, "the-loop", time.time())
+        if failed is not None:
+            return failed
+        return _skip_outcome(answer.json()) if target["path"] == compose.SKIP_PATH else Delivered()
+
+
+def _skip_outcome(data: Any) -> Outcome:
+    """A skip lands when the-loop declared at least one node; what it rejected is said."""
+    data = data if isinstance(data, dict) else {}
+    declared = [str(n) for n in data.get("declared") or []]
+    rejected = [str(n) for n in data.get("rejected") or []]
+    if rejected and not declared:
+        return Failed("the-loop rejected the skip of " + ", ".join(rejected))
+    return Delivered("rejected: " + ", ".join(rejected) if rejected else "")
+
+
+class LedgerSink:
+    """The embedded default: one JSON line per decision in a local file (DESIGN §3.3)."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self._lock = threading.Lock()
+
+    def send(self, item: Mapping[str, Any]) -> Outcome:
+        line = compose.ledger_line(item)
+        with self._lock:
+            if self._has(str(item["key"])):
+                return Delivered("already in the ledger")
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with self.path.open("a", encoding="utf-8") as ledger:
+                ledger.write(line + "\n")
+                ledger.flush()
+                os.fsync(ledger.fileno())
+        return Delivered(str(self.path.name))
+
+    def _has(self, key: str) -> bool:
+        if not self.path.exists():
+            return False
+        needle = json.dumps(key)
+        with self.path.open(encoding="utf-8") as ledger:
+            return any(needle in line and json.loads(line).get("key") == key for line in ledger)
+
+    def lines(self) -> list[dict[str, Any]]:
+        """Every recorded decision (for tests and the admin)."""
+        if not self.path.exists():
+            return []
+        return [json.loads(line) for line in self.path.read_text("utf-8").splitlines() if line]
+
+
+@dataclass
+class Sinks:
+    """The configured sinks; ``github`` and ``loop`` are None when not configured."""
+
+    ledger: LedgerSink
+    github: GitHubSink | None = None
+    loop: LoopSink | None = None
+
+    def available(self, repos: Mapping[str, str]) -> compose.Sinks:
+        return compose.Sinks(
+            github=self.github is not None, loop=self.loop is not None, repos=repos
+        )
+
+    def send(self, item: Mapping[str, Any], unsure: bool) -> Outcome:
+        """Hand one stored item to the sink its target names."""
+        target = item["target"]
+        sink = target["sink"]
+        if sink == compose.GITHUB and self.github is not None:
+            return self.github.send(target, unsure=unsure, since=item["decision"]["at"])
+        if sink == compose.LOOP and self.loop is not None:
+            return self.loop.send(target, key=str(item["key"]))
+        if sink == compose.LEDGER:
+            return self.ledger.send(item)
+        # Stored while that sink was configured; it is not now. Kept, not lost.
+        return RetryLater(f"the {sink} sink is not configured now")
+
+
+# -- what the room is told -------------------------------------------------------------
+
+_WHAT = {
+    compose.EXECUTE: "phase selection",
+    compose.SKIP: "skip",
+    compose.APPROVE: "approval",
+    compose.CHANGES: "change request",
+    compose.ANSWER: "answer",
+}
+#: Which open question each kind of decision answers (see memory.Memory.settle).
+SETTLES = {
+    compose.EXECUTE: "selection",
+    compose.APPROVE: "gate",
+    compose.CHANGES: "gate",
+    compose.ANSWER: "ask",
+}
+
+
+def landed_text(decision: Decision, detail: str) -> str:
+    """The threaded reply once a decision landed (R10.1)."""
+    note = f" ({detail})" if detail.startswith("rejected") else ""
+    return f"✅ recorded — moving on: the {_WHAT[decision.kind]} of <@{decision.member}>{note}."
+
+
+def failed_text(decision: Decision, reason: str, key: str) -> str:
+    return (
+        f"⚠️ The {_WHAT[decision.kind]} of <@{decision.member}> could not be relayed: "
+        f"{reason}. It is kept as `{key}` — an admin can `!theloop queue retry {key}`."
+    )
+
+
+def still_trying_text(decision: Decision, reason: str) -> str:
+    return (
+        f"⚠️ The {_WHAT[decision.kind]} of <@{decision.member}> has not reached the-loop "
+        f"yet ({reason}); it is kept and retried — see `!theloop queue`."
+    )
+
+
+# -- record, then relay ----------------------------------------------------------------
+
+
+class Relay:
+    """Stores decisions (before any acknowledgement) and relays them with a worker."""
+
+    def __init__(
+        self,
+        queue: DurableQueue,
+        sinks: Sinks,
+        acks: Acks,
+        *,
+        on_given_up: Callable[[Decision], None] = lambda _d: None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.queue, self.sinks, self.acks = queue, sinks, acks
+        self._on_given_up = on_given_up
+        self._worker = _RelayWorker(self, clock=clock)
+
+    def record(self, decision: Decision, repos: Mapping[str, str]) -> bool:
+        """Store ``decision`` durably, then 👀; False when it was stored before (a duplicate)."""
+        stored = self.queue.put(
+            decision.key, compose.payload(decision, self.sinks.available(repos))
+        )
+        if stored:
+            _quietly(self.acks.react, decision.channel, decision.ts, "eyes")
+            log.info(
+                "relay: recorded %s %s by %s", decision.kind, decision.work_item, decision.member
+            )
+        return stored
+
+    def start(self) -> None:
+        self._worker.start()
+
+    def stop(self, timeout: float = 10.0) -> bool:
+        return self._worker.stop(timeout)
+
+    def step(self) -> bool:
+        """Relay one due decision now (tests, and a synchronous drain)."""
+        return self._worker.step()
+
+    def delivered(self, item: Item, outcome: Delivered) -> None:
+        decision = _decision(item)
+        log.info("relay: %s landed (%s)", item.key, outcome.detail or "ok")
+        if decision is None:
+            return
+        _quietly(self.acks.react, decision.channel, decision.ts, "white_check_mark")
+        thread = decision.thread or decision.ts
+        _quietly(self.acks.reply, decision.channel, thread, landed_text(decision, outcome.detail))
+
+    def retrying(self, item: Item, outcome: RetryLater) -> None:
+        decision = _decision(item)
+        if decision is not None and item.attempts == STILL_TRYING_AFTER:
+            text = still_trying_text(decision, outcome.reason)
+            _quietly(self.acks.reply, decision.channel, decision.thread or decision.ts, text)
+
+    def given_up(self, item: Item, outcome: Failed) -> None:
+        decision = _decision(item)
+        if decision is None:
+            return
+        _quietly(self.acks.react, decision.channel, decision.ts, "warning")
+        text = failed_text(decision, outcome.reason, item.key)
+        _quietly(self.acks.reply, decision.channel, decision.thread or decision.ts, text)
+        self._on_given_up(decision)
+
+
+class _RelayWorker(Worker):
+    """The spine's delivery loop (backoff, Retry-After, park), over the relay queue."""
+
+    def __init__(self, relay: Relay, *, clock: Callable[[], float]) -> None:
+        super().__init__(relay.queue, _NoOutlet(), clock=clock, name="theloop-relay")
+        self._relay = relay
+
+    def _deliver(self, item: Item) -> Outcome:
+        try:
+            stored = json.loads(item.payload)
+        except ValueError as exc:
+            return Failed(f"stored relay item is not JSON: {exc}")
+        # Any attempt after the first may have landed (a timeout after GitHub wrote it).
+        unsure = item.maybe_delivered or item.attempts > 1
+        try:
+            return self._relay.sinks.send(stored, unsure)
+        except Exception as exc:  # a sink bug must not lose the decision
+            log.exception("relay sink raised on %s", item.key)
+            return RetryLater(f"{type(exc).__name__}")
+
+    def _apply(self, item: Item, outcome: Outcome) -> None:
+        super()._apply(item, outcome)
+        if isinstance(outcome, Delivered):
+            self._relay.delivered(item, outcome)
+        elif isinstance(outcome, RetryLater):
+            self._relay.retrying(item, outcome)
+        else:
+            self._relay.given_up(item, outcome)
+
+
+class _NoOutlet:
+    def deliver(self, *_args: Any, **_kwargs: Any) -> Outcome:  # pragma: no cover - unused
+        return Failed("the relay worker delivers through its sinks")
+
+
+def _decision(item: Item) -> Decision | None:
+    try:
+        return Decision.from_dict(json.loads(item.payload)["decision"])
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+def _quietly(call: Callable[..., None], *args: str) -> None:
+    """An acknowledgement that fails is logged, never raised: the decision stands."""
+    try:
+        call(*args)
+    except Exception as exc:  # any transport failure: the decision stands
+        log.warning("relay acknowledgement %s failed: %s", getattr(call, "__name__", ""), exc)
+
+
+def queue_lines(items: list[Item], now: float) -> list[str]:
+    """``!theloop queue``'s lines for decisions not relayed yet."""
+    lines = []
+    for item in items:
+        decision = _decision(item)
+        what = f"{decision.kind} · {decision.work_item} by {decision.member}" if decision else "?"
+        state = "PARKED" if item.state == "parked" else item.state
+        if item.state == "pending" and item.due > now:
+            state += f", next try in {int(item.due - now)} s"
+        error = f" — {item.last_error}" if item.last_error else ""
+        lines.append(f"- `{item.key}` {what}: {state}, {item.attempts} attempt(s){error}")
+    return lines

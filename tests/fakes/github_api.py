@@ -1,0 +1,72 @@
+"""A loopback fake of GitHub's issue-comments API, as the relay uses it (DESIGN §3.3).
+
+Like GitHub: a Bearer token is required (401 ``Bad credentials`` otherwise), an unknown
+repository or issue is 404, a body that is not ``{"body": "<non-empty string>"}`` is 422,
+a comment is created on every POST — GitHub is **not** idempotent, so a retried POST makes
+a second comment — and ``GET …/comments?since=`` lists comments updated at or after
+``since``. Rate limiting is scripted as GitHub answers it (403 with
+``x-ratelimit-remaining: 0``, or 429 with ``Retry-After``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import threading
+from datetime import datetime, timezone
+from typing import Any
+
+from tests.fakes.loopback import LoopbackServer, Request
+
+TOKEN = "ghp_fake_relay_token"
+LOGIN = "theloop-bot"
+_COMMENTS = re.compile(r"^/repos/([^/]+/[^/]+)/issues/(\d+)/comments$")
+
+
+class FakeGitHub(LoopbackServer):
+    """Issues that exist (``repo`` → numbers), and the comments posted on them."""
+
+    def __init__(self, issues: dict[str, set[int]] | None = None) -> None:
+        super().__init__()
+        self.issues = issues if issues is not None else {"acme/api": {7}}
+        self.comments: dict[tuple[str, int], list[dict[str, Any]]] = {}
+        self._ids = itertools.count(1001)
+        self._lock = threading.Lock()
+
+    def posted(self, repo: str = "acme/api", number: int = 7) -> list[str]:
+        """The bodies of the comments on one issue, oldest first."""
+        with self._lock:
+            return [c["body"] for c in self.comments.get((repo, number), [])]
+
+    def route(self, request: Request) -> tuple[int, dict[str, str], Any]:
+        if request.headers.get("Authorization") != f"Bearer {TOKEN}":
+            return 401, {}, {"message": "Bad credentials"}
+        match = _COMMENTS.match(request.path)
+        if not match or int(match[2]) not in self.issues.get(match[1], set()):
+            return 404, {}, {"message": "Not Found"}
+        key = (match[1], int(match[2]))
+        if request.method == "GET":
+            return 200, {}, self._listed(key, request.query.get("since", ""))
+        body = request.body.get("body") if isinstance(request.body, dict) else None
+        if not isinstance(body, str) or not body.strip():
+            return 422, {}, {"message": "Validation Failed"}
+        return 201, {}, self._create(key, body)
+
+    def _create(self, key: tuple[str, int], body: str) -> dict[str, Any]:
+        number = next(self._ids)
+        now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        comment = {
+            "id": number,
+            "body": body,
+            "user": {"login": LOGIN},
+            "created_at": now,
+            "updated_at": now,
+            "html_url": f"https://github.com/{key[0]}/issues/{key[1]}#issuecomment-{number}",
+        }
+        with self._lock:
+            self.comments.setdefault(key, []).append(comment)
+        return comment
+
+    def _listed(self, key: tuple[str, int], since: str) -> list[dict[str, Any]]:
+        with self._lock:
+            return [c for c in self.comments.get(key, []) if c["updated_at"] >= since]

@@ -1,0 +1,65 @@
+"""A loopback fake of the-loop's control plane, the two routes the relay calls (§3.3).
+
+Like the-loop 20.10.2 (``the_loop/api/routes.py`` and ``core``): ``POST
+/api/v1/sessions/reply`` needs ``ref`` and ``text`` (422 otherwise, FastAPI's shape), a
+ref with no registered session is 404 and a paused one 400 (``detail`` says why), and
+each accepted reply is delivered — the-loop does **not** deduplicate, so a retried POST
+delivers twice. ``POST /api/v1/graph/skip`` needs ``repo``, ``workItem``, ``nodes`` and
+``reason``; nodes outside the graph's skip vocabulary come back in ``rejected``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.fakes.loopback import LoopbackServer, Request
+
+REPLY, SKIP = "/api/v1/sessions/reply", "/api/v1/graph/skip"
+_REQUIRED = {REPLY: ("ref", "text"), SKIP: ("repo", "workItem", "nodes", "reason")}
+#: The default work-item loop's selectable nodes — what a skip may name.
+SKIPPABLE = frozenset(
+    {"design", "test-planning", "evidence", "capability-docs", "security-review", "critic-review"}
+)
+
+
+class FakeLoop(LoopbackServer):
+    """Sessions that exist (``ref`` → paused?), and what the-loop was told."""
+
+    def __init__(self, sessions: dict[str, bool] | None = None) -> None:
+        super().__init__()
+        self.sessions = sessions if sessions is not None else {"github:acme/api#7": False}
+        self.replies: list[dict[str, Any]] = []
+        self.skips: list[dict[str, Any]] = []
+
+    def route(self, request: Request) -> tuple[int, dict[str, str], Any]:
+        required = _REQUIRED.get(request.path)
+        if required is None or request.method != "POST":
+            return 404, {}, {"detail": "Not Found"}
+        body = request.body if isinstance(request.body, dict) else {}
+        missing = [name for name in required if name not in body]
+        if missing:
+            detail = [{"loc": ["body", name], "msg": "Field required"} for name in missing]
+            return 422, {}, {"detail": detail}
+        return self._reply(body) if request.path == REPLY else self._skip(body)
+
+    def _reply(self, body: dict[str, Any]) -> tuple[int, dict[str, str], Any]:
+        ref = str(body["ref"])
+        if ref not in self.sessions:
+            return 404, {}, {"detail": f"no session registered for {ref}"}
+        if self.sessions[ref]:
+            return 400, {}, {"detail": f"the session for {ref} is paused"}
+        self.replies.append(body)
+        return 200, {}, {"ref": ref, "delivered": True}
+
+    def _skip(self, body: dict[str, Any]) -> tuple[int, dict[str, str], Any]:
+        nodes = [str(n) for n in body["nodes"]]
+        declared = [n for n in nodes if n in SKIPPABLE]
+        self.skips.append(body)
+        answer = {
+            "workItem": body["workItem"],
+            "declared": declared,
+            "rejected": [n for n in nodes if n not in SKIPPABLE],
+            "reason": body["reason"],
+            "warnings": [],
+        }
+        return 200, {}, answer

@@ -1,0 +1,236 @@
+"""Who may decide and the D6 order (seed 004 D6, R5; issue 4 "Authorization"), and the
+room's memory of what is open (seed 003 R9, R10, R12)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from looproom import authz, compose
+from looproom.authz import ADMITTED, IGNORED, REFUSED, Policy, Said, Where
+from looproom.compose import Sinks
+from looproom.events import Event
+from looproom.memory import ItemState, Memory, observe
+
+MESSAGES = Path(__file__).resolve().parents[2] / ".." / "shared" / "corpus" / "messages"
+ITEM = "github:acme/api#7"
+ALICE, MALLORY, BOT = "U0ALICE01", "U0MALLORY", "U0THELOOP"
+POLICY = Policy(BOT, frozenset({ALICE}), {ALICE: "alice-gh"})
+NOW = "2026-11-30T10:00:00Z"
+
+
+def event(name: str, **changes: Any) -> Event:
+    raw = json.loads(next(MESSAGES.glob(f"{name}-*.json")).read_text("utf-8"))
+    raw.pop("origin", None)
+    return Event.from_wire({**raw, "workItem": ITEM, **changes})
+
+
+def state(*shown: tuple[str, str]) -> ItemState:
+    """The room after posting these corpus events at these ts (in a channel C1)."""
+    current = ItemState()
+    for name, ts in shown:
+        current = observe(current, event(name), "C1", ts)
+    return current
+
+
+CHECKLIST = state(("01", "100.0"))
+GATE = state(("01", "100.0"), ("02", "110.0"), ("06", "200.0"))
+ASK = state(("15", "300.0"))
+
+
+def judge(
+    text: str,
+    current: ItemState = CHECKLIST,
+    *,
+    member: str = ALICE,
+    thread: str = "100.0",
+    where: Where | None = None,
+    policy: Policy = POLICY,
+    **said: Any,
+) -> authz.Verdict:
+    place = where if where is not None else Where(ITEM, thread_bound=True)
+    message = Said(member, text, "C1", said.pop("ts", "400.0"), thread_ts=thread, **said)
+    return authz.judge(message, place, lambda _item: current, policy, NOW)
+
+
+# -- map ---------------------------------------------------------------------------------
+
+
+def test_plain_words_where_no_work_item_lives_are_never_read() -> None:
+    assert judge("execute", where=Where()).status == IGNORED
+
+
+def test_an_explicit_command_where_no_work_item_lives_says_how_to_name_one() -> None:
+    verdict = judge("execute", where=Where(), addressed=True)
+    assert verdict.status == REFUSED and "github:owner/repo#7" in verdict.text
+
+
+def test_a_number_resolves_in_a_room_with_one_repository() -> None:
+    verdict = judge("execute #7", where=Where(repository="acme/api"), addressed=True)
+    assert verdict.decision is not None and verdict.decision.work_item == ITEM
+    refused = judge("execute #7", where=Where(), addressed=True)
+    assert refused.status == REFUSED and "github:owner/repo#7" in refused.text
+
+
+def test_a_typed_reference_wins_over_the_thread() -> None:
+    verdict = judge("execute acme/api#7", where=Where("github:other/x#1", thread_bound=True))
+    assert verdict.decision is not None and verdict.decision.work_item == ITEM
+
+
+# -- drop own, authorize -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("member", "is_bot"), [(BOT, False), ("U0OTHER", True), (ALICE, True)])
+def test_the_bots_own_messages_and_other_bots_are_never_input(member: str, is_bot: bool) -> None:
+    verdict = judge("approve", GATE, member=member, thread="200.0", is_bot=is_bot, addressed=True)
+    assert (verdict.status, verdict.reason) == (IGNORED, "self-authored")
+
+
+def test_an_empty_allow_list_denies_everyone() -> None:
+    nobody = replace(POLICY, authorized=frozenset())
+    verdict = judge("execute", policy=nobody)
+    assert verdict.status == REFUSED and verdict.reason == "unauthorized"
+    assert "nobody may" in verdict.text and verdict.decision is None
+
+
+def test_an_unknown_member_is_refused_with_the_remedy_and_nothing_is_validated() -> None:
+    verdict = judge("execute without 99", member=MALLORY)
+    assert verdict.reason == "unauthorized" and verdict.decision is None
+    assert MALLORY in verdict.text and "slack.authorizedUsers" in verdict.text
+
+
+def test_an_unknown_members_conversation_is_simply_not_input() -> None:
+    assert judge("lunch?", member=MALLORY).status == IGNORED
+
+
+# -- execute, skip ----------------------------------------------------------------------
+
+
+def test_execute_at_the_open_checklist_is_the_bare_keyword() -> None:
+    verdict = judge("execute")
+    assert verdict.status == ADMITTED and verdict.settles == "selection"
+    assert verdict.decision is not None and verdict.decision.rows == ()
+    assert verdict.decision.login == "alice-gh" and verdict.decision.thread == "100.0"
+
+
+def test_execute_without_unticks_the_numbered_rows() -> None:
+    verdict = judge("execute without 2, 5")
+    assert verdict.decision is not None
+    assert "- [ ] design" in verdict.decision.rows
+    assert "- [ ] brainstorm-approval" in verdict.decision.rows
+
+
+def test_a_refused_clause_relays_nothing_and_says_why() -> None:
+    verdict = judge("execute without 5, 21")
+    assert verdict.status == REFUSED and verdict.reason == "unknown-phase"
+    assert verdict.text.startswith("There is no phase 21 on this checklist")
+
+
+def test_without_a_checklist_the_default_loop_is_used_and_said() -> None:
+    verdict = judge("skip nonsense", ItemState())
+    assert verdict.status == REFUSED and "default work-item loop" in verdict.text
+    admitted = judge("skip design", ItemState())
+    assert admitted.decision is not None and admitted.decision.kind == compose.EXECUTE
+
+
+def test_execute_after_the_selection_was_recorded_is_refused() -> None:
+    verdict = judge("execute", GATE)
+    assert verdict.status == REFUSED and verdict.reason == "selection-recorded"
+
+
+def test_skip_before_the_gate_is_execute_without() -> None:
+    verdict = judge("skip design")
+    assert verdict.decision is not None and verdict.decision.kind == compose.EXECUTE
+    assert "- [ ] design" in verdict.decision.rows
+
+
+def test_skip_after_the_gate_goes_to_the_control_plane_with_the_checkout() -> None:
+    loop = replace(POLICY, sinks=Sinks(loop=True))
+    refused = judge("skip evidence", GATE, policy=loop)
+    assert refused.reason == "no-checkout" and "relay: {repos:" in refused.text
+    ready = replace(POLICY, sinks=Sinks(loop=True, repos={"acme/api": "/srv/api"}))
+    verdict = judge("skip evidence, 15", GATE, policy=ready)
+    assert verdict.decision is not None and verdict.decision.kind == compose.SKIP
+    assert verdict.decision.nodes == ("evidence", "capability-docs")
+
+
+# -- gates ------------------------------------------------------------------------------
+
+
+def test_approve_answers_the_open_gate_under_its_message() -> None:
+    verdict = judge("approve ship it", GATE, thread="200.0")
+    assert verdict.settles == "gate" and verdict.decision is not None
+    assert (verdict.decision.gate, verdict.decision.thread) == ("requirements-approval", "200.0")
+
+
+def test_approve_with_no_open_gate_is_refused() -> None:
+    assert judge("approve", CHECKLIST).reason == "no-open-gate"
+    closed = observe(GATE, event("07"), "C1", "210.0")
+    assert judge("approve", closed).reason == "no-open-gate"
+
+
+def test_a_gate_answers_once() -> None:
+    answered = replace(GATE, gate=replace(GATE.gate, answered_by=ALICE, answered_at="10:00 UTC"))  # type: ignore[arg-type]
+    verdict = judge("changes rename it", answered, thread="200.0")
+    assert verdict.reason == "already-answered" and f"<@{ALICE}>" in verdict.text
+
+
+def test_an_approval_the_loop_would_read_as_changes_is_refused() -> None:
+    verdict = judge("approve but request changes to the API", GATE, thread="200.0")
+    assert verdict.reason == "approval-reads-as-changes" and verdict.decision is None
+
+
+def test_a_plain_reply_at_a_gate_is_not_an_answer_to_it() -> None:
+    verdict = judge("not approved yet", GATE, thread="200.0", ts="201.0")
+    assert verdict.status == REFUSED and "approve [words]" in verdict.text
+    assert verdict.decision is None
+
+
+# -- answers ----------------------------------------------------------------------------
+
+
+def test_a_reply_in_the_asks_thread_is_the_answer() -> None:
+    verdict = judge("Option 2, please", ASK, thread="300.0", ts="301.0")
+    assert verdict.decision is not None and verdict.decision.kind == compose.ANSWER
+    assert verdict.decision.words == "Option 2, please" and verdict.settles == "ask"
+
+
+def test_a_reply_in_the_work_items_thread_after_the_ask_answers_it() -> None:
+    verdict = judge("go with 1", ASK, thread="50.0", ts="301.0")
+    assert verdict.decision is not None and verdict.decision.kind == compose.ANSWER
+
+
+def test_replies_before_the_ask_or_in_a_foreign_thread_are_conversation() -> None:
+    assert judge("hm", ASK, thread="50.0", ts="299.0").status == IGNORED
+    foreign = Where(ITEM, thread_bound=False)
+    assert judge("hm", ASK, thread="999.0", ts="301.0", where=foreign).status == IGNORED
+    assert judge("top level chat", ASK, thread="", ts="301.0").status == IGNORED
+
+
+# -- memory -----------------------------------------------------------------------------
+
+
+def test_the_room_remembers_what_is_open_and_what_closed_it() -> None:
+    assert CHECKLIST.selection is not None and CHECKLIST.selection_done is False
+    assert GATE.selection_done is True and GATE.gate is not None and GATE.gate.ts == "200.0"
+    progressed = observe(GATE, event("05"), "C1", "205.0")  # same node: still open
+    assert progressed.gate == GATE.gate
+    assert observe(GATE, event("04"), "C1", "206.0").gate is None  # a later phase started
+    assert observe(GATE, event("13"), "C1", "207.0").gate is None
+    assert ASK.ask is not None and ASK.ask.default == "Option 1 is fine"
+
+
+def test_memory_persists_settles_reopens_and_locates_messages() -> None:
+    store: dict[str, Any] = {}
+    memory = Memory(store)
+    memory.observe(event("06"), "C1", "200.0", thread_ts="150.0")
+    assert memory.locate("C1", "200.0") == ITEM and memory.locate("C1", "150.0") == ITEM
+    assert memory.locate("C2", "200.0") == ""
+    memory.settle(ITEM, "gate", ALICE, "10:00 UTC")
+    assert Memory(store).get(ITEM).gate.answered_by == ALICE  # type: ignore[union-attr]
+    memory.reopen(ITEM, "gate")
+    assert Memory(store).get(ITEM).gate.answered_by == ""  # type: ignore[union-attr]

@@ -1,0 +1,104 @@
+"""The typed grammar (issue 4 "Typed commands"; seed 003 R9.3, F1): one rule, no model."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from looproom import grammar
+from looproom.grammar import Command, Refusal, Text
+
+
+@pytest.mark.parametrize(
+    ("typed", "expected"),
+    [
+        ("execute", Command("execute")),
+        ("Execute", Command("execute")),
+        ("execute without 2, 5", Command("execute", items=("2", "5"), without=True)),
+        (
+            "execute without design, tests",
+            Command("execute", items=("design", "tests"), without=True),
+        ),
+        ("skip design", Command("skip", items=("design",))),
+        ("skip design, security-review", Command("skip", items=("design", "security-review"))),
+        ("approve", Command("approve")),
+        ("approve looks right to me", Command("approve", words="looks right to me")),
+        ("changes the retry path is wrong", Command("changes", words="the retry path is wrong")),
+        ("request changes rename it", Command("changes", words="rename it")),
+    ],
+)
+def test_each_verb_reads_as_documented(typed: str, expected: Command) -> None:
+    assert grammar.parse(typed) == expected
+
+
+@pytest.mark.parametrize(
+    ("typed", "ref"),
+    [
+        ("execute github:acme/api#7", "github:acme/api#7"),
+        ("approve #7 fine by me", "#7"),
+        ("skip acme/api#7 design", "acme/api#7"),
+        ("execute #12 without 3", "#12"),
+    ],
+)
+def test_a_work_item_may_follow_the_verb(typed: str, ref: str) -> None:
+    parsed = grammar.parse(typed)
+    assert isinstance(parsed, Command) and parsed.ref == ref
+    assert ref not in parsed.words and ref not in parsed.items
+
+
+def test_the_ref_does_not_swallow_the_arguments() -> None:
+    assert grammar.parse("execute #12 without 3") == Command(
+        "execute", ref="#12", items=("3",), without=True
+    )
+    assert grammar.parse("approve #7 fine by me").words == "fine by me"
+
+
+@pytest.mark.parametrize("typed", ["the-loop execute", "<@U0THELOOP> execute", "execute."])
+def test_habits_from_the_ticket_and_mentions_still_read(typed: str) -> None:
+    assert grammar.parse(typed) == Command("execute")
+
+
+def test_a_change_request_needs_its_reason() -> None:
+    refused = grammar.parse("changes")
+    assert isinstance(refused, Refusal) and "changes <" in refused.text
+
+
+def test_execute_refuses_words_it_does_not_understand() -> None:
+    refused = grammar.parse("execute now please")
+    assert isinstance(refused, Refusal)
+    assert "nothing was recorded" in refused.text
+
+
+@pytest.mark.parametrize(
+    "typed",
+    ["not approved yet", "approved", "lgtm", "executed it yesterday", "skipping lunch", "", "   "],
+)
+def test_anything_else_is_text_never_a_command(typed: str) -> None:
+    assert isinstance(grammar.parse(typed), Text)
+
+
+def test_a_clause_is_every_word_of_its_line_cleaned_of_markup() -> None:
+    assert grammar.items("`design`, *5* and _tests_; 6") == ("design", "5", "tests", "6")
+    assert grammar.items("the design and tests phases") == ("design", "tests")
+    # A pasted zero-width space and a connector's signature are not phase names.
+    assert grammar.items("de\u200bsign Sent using @Claude") == ("design",)
+    # Only the first line is the clause.
+    assert grammar.items("design\nand also a long explanation") == ("design",)
+
+
+def test_a_word_that_is_not_a_name_is_kept_so_the_clause_is_refused() -> None:
+    assert grammar.items("design <!here>") == ("design", "<!here>")
+
+
+def test_approval_words_keep_every_line() -> None:
+    parsed = grammar.parse("approve first line\nsecond line")
+    assert isinstance(parsed, Command) and parsed.words == "first line\nsecond line"
+
+
+@given(st.text(max_size=300))
+def test_any_text_is_read_without_raising(text: str) -> None:
+    parsed = grammar.parse(text)
+    assert isinstance(parsed, Command | Text | Refusal)
+    if isinstance(parsed, Command):
+        assert parsed.verb in grammar.VERBS

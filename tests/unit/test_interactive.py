@@ -1,0 +1,249 @@
+"""Buttons and checkboxes (issue 4; seed 003 R9, R12.1; DESIGN §5): the controls drawn,
+the signed HTTP request verified, a press judged — stale, second and forged presses relay
+nothing."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import urllib.parse
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from looproom import compose, controls, interactive
+from looproom.authz import ADMITTED, IGNORED, REFUSED, Policy
+from looproom.events import Event
+from looproom.memory import ItemState, observe
+from tests.fakes.slack_api import block_errors
+
+MESSAGES = Path(__file__).resolve().parents[2] / ".." / "shared" / "corpus" / "messages"
+ITEM, ALICE, BOT = "github:acme/api#7", "U0ALICE01", "U0THELOOP"
+POLICY = Policy(BOT, frozenset({ALICE}))
+SECRET, NOW = "signing-secret-for-tests", 1_800_000_000.0
+
+
+def event(name: str) -> Event:
+    raw = json.loads(next(MESSAGES.glob(f"{name}-*.json")).read_text("utf-8"))
+    raw.pop("origin", None)
+    return Event.from_wire({**raw, "workItem": ITEM})
+
+
+def posted(*shown: tuple[str, str]) -> ItemState:
+    current = ItemState()
+    for name, ts in shown:
+        current = observe(current, event(name), "C1", ts)
+    return current
+
+
+def payload(action_id: str, ts: str, *, member: str = ALICE, **extra: Any) -> dict[str, Any]:
+    action = {"action_id": action_id, "value": extra.pop("value", ""), "block_id": "b"}
+    return {
+        "type": "block_actions",
+        "user": {"id": member},
+        "channel": {"id": "C1"},
+        "container": {"type": "message", "message_ts": ts, "channel_id": "C1"},
+        "message": {"ts": ts, "text": "the message", "blocks": extra.pop("blocks", [])},
+        "actions": [action],
+        **extra,
+    }
+
+
+def judge(body: dict[str, Any], state: ItemState, policy: Policy = POLICY) -> Any:
+    press = interactive.read(body)
+    assert press is not None
+    return interactive.judge(press, lambda _c, _ts: ITEM, lambda _i: state, policy, "T")
+
+
+# -- the controls ------------------------------------------------------------------------
+
+
+def _elements(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [e for b in blocks if b["type"] == "actions" for e in b["elements"]]
+
+
+def test_an_approval_pending_message_carries_open_approve_and_request_changes() -> None:
+    pending = replace(event("06"), url="https://github.com/acme/api/issues/7")
+    blocks = controls.blocks_for(pending, interactive=True)
+    assert [e["action_id"] for e in _elements(blocks)] == [
+        controls.OPEN,
+        controls.APPROVE,
+        controls.CHANGES,
+    ]
+    assert block_errors(blocks) == []
+    assert [e["action_id"] for e in _elements(controls.blocks_for(pending, interactive=False))] == [
+        controls.OPEN
+    ]
+
+
+def test_an_ask_with_a_default_offers_it_in_one_press() -> None:
+    (button,) = [
+        e for e in _elements(controls.blocks_for(event("15"), interactive=True)) if "url" not in e
+    ]
+    assert button["action_id"] == controls.DEFAULT and button["value"] == "Option 1 is fine"
+
+
+def test_the_checklist_becomes_checkboxes_pre_ticked_as_drawn_and_an_execute_button() -> None:
+    blocks = controls.blocks_for(event("01"), interactive=True)
+    assert block_errors(blocks) == []
+    boxes = [e for e in _elements(blocks) if e["type"] == "checkboxes"]
+    assert [len(b["options"]) for b in boxes] == [10, 8]  # Slack allows ten per element
+    ticked = {o["value"] for b in boxes for o in b.get("initial_options", [])}
+    assert "design" in ticked and "brainstorming" not in ticked
+    assert boxes[0]["options"][4]["text"]["text"] == "5. `design`"
+    assert _elements(blocks)[-1]["action_id"] == controls.EXECUTE
+
+
+def test_a_room_that_cannot_be_pressed_is_sent_to_github_for_the_checklist() -> None:
+    blocks = controls.blocks_for(event("01"), interactive=False)
+    assert "on GitHub>" in blocks[0]["elements"][0]["text"] and _elements(blocks) == []
+
+
+# -- the signed HTTP request --------------------------------------------------------------
+
+
+def signed(body: bytes, *, secret: str = SECRET, ts: int = int(NOW)) -> dict[str, str]:
+    base = f"v0:{ts}:".encode() + body
+    signature = "v0=" + hmac.new(secret.encode(), base, hashlib.sha256).hexdigest()
+    return {"X-Slack-Request-Timestamp": str(ts), "X-Slack-Signature": signature}
+
+
+def form(body: dict[str, Any]) -> bytes:
+    return urllib.parse.urlencode({"payload": json.dumps(body)}).encode()
+
+
+def test_a_signed_request_is_read() -> None:
+    body = form(payload(controls.APPROVE, "200.0"))
+    checked = interactive.verify(signed(body), body, SECRET, NOW)
+    assert checked.status == 200 and checked.payload is not None
+    assert checked.payload["actions"][0]["action_id"] == controls.APPROVE
+
+
+@pytest.mark.parametrize(
+    ("headers", "status"),
+    [
+        (signed(b"x", secret="wrong"), 401),
+        (signed(b"x", ts=int(NOW) - 301), 401),
+        ({"X-Slack-Signature": "v0=00"}, 401),
+        ({"X-Slack-Request-Timestamp": "soon", "X-Slack-Signature": "v0=00"}, 401),
+    ],
+)
+def test_forged_or_stale_requests_are_401(headers: dict[str, str], status: int) -> None:
+    assert interactive.verify(headers, b"x", SECRET, NOW).status == status
+
+
+def test_no_signing_secret_fails_closed_and_a_bad_body_is_400() -> None:
+    assert interactive.verify(signed(b"x"), b"x", "", NOW).status == 503
+    assert interactive.verify(signed(b"payload=nope"), b"payload=nope", SECRET, NOW).status == 400
+
+
+# -- judging a press ----------------------------------------------------------------------
+
+GATE = posted(("01", "100.0"), ("06", "200.0"))
+
+
+def test_approve_on_the_gate_message_is_the_gates_answer() -> None:
+    verdict = judge(payload(controls.APPROVE, "200.0"), GATE)
+    assert verdict.status == ADMITTED and verdict.settles == "gate"
+    assert (
+        verdict.decision.kind == compose.APPROVE
+        and verdict.decision.gate == "requirements-approval"
+    )
+
+
+def test_the_same_button_pressed_twice_has_one_key() -> None:
+    first = judge(payload(controls.APPROVE, "200.0"), GATE).decision
+    again = judge(payload(controls.APPROVE, "200.0"), GATE).decision
+    assert first.key == again.key
+
+
+def test_a_press_on_a_gate_already_answered_relays_nothing() -> None:
+    answered = replace(
+        GATE, gate=replace(GATE.gate, answered_by="U0BOB0001", answered_at="10:00 UTC")
+    )
+    verdict = judge(payload(controls.APPROVE, "200.0"), answered)
+    assert verdict.reason == "already-answered" and "<@U0BOB0001>" in verdict.text
+
+
+def test_a_press_on_an_older_message_is_stale() -> None:
+    verdict = judge(payload(controls.APPROVE, "150.0"), GATE)
+    assert verdict.reason == "stale" and verdict.decision is None
+
+
+def test_request_changes_asks_for_the_reason_and_relays_nothing() -> None:
+    verdict = judge(payload(controls.CHANGES, "200.0"), GATE)
+    assert verdict.status == REFUSED and "changes <why>" in verdict.text
+
+
+def test_unauthorized_and_own_presses_relay_nothing() -> None:
+    refused = judge(payload(controls.APPROVE, "200.0", member="U0MALLORY"), GATE)
+    assert refused.reason == "unauthorized" and "slack.authorizedUsers" in refused.text
+    empty = judge(payload(controls.APPROVE, "200.0"), GATE, replace(POLICY, authorized=frozenset()))
+    assert empty.reason == "unauthorized"
+    assert judge(payload(controls.APPROVE, "200.0", member=BOT), GATE).status == IGNORED
+
+
+def test_ticking_a_box_or_opening_a_link_is_not_a_decision() -> None:
+    assert judge(payload(f"{controls.PHASES}:0", "100.0"), GATE).status == IGNORED
+    assert judge(payload(controls.OPEN, "200.0"), GATE).status == IGNORED
+    assert interactive.read(payload("someone-else:approve", "200.0")) is None
+    assert interactive.read({"type": "view_submission"}) is None
+
+
+def test_a_press_on_a_message_that_is_not_ours_is_refused() -> None:
+    press = interactive.read(payload(controls.APPROVE, "200.0"))
+    assert press is not None
+    verdict = interactive.judge(press, lambda _c, _t: "", lambda _i: GATE, POLICY, "T")
+    assert verdict.reason == "unmapped"
+
+
+def test_defaults_are_fine_answers_with_the_stated_default() -> None:
+    verdict = judge(payload(controls.DEFAULT, "300.0"), posted(("15", "300.0")))
+    assert verdict.decision.kind == compose.ANSWER and verdict.decision.words == "Option 1 is fine"
+
+
+def _execute_press(state: ItemState, values: dict[str, Any], fingerprint: str = "") -> Any:
+    rows = state.rows()
+    body = payload(controls.EXECUTE, "100.0", value=fingerprint or rows.fingerprint)
+    body["state"] = {"values": values}
+    return judge(body, state)
+
+
+def test_execute_composes_the_boxes_as_the_press_left_them() -> None:
+    state = posted(("01", "100.0"))
+    tag = f"{controls.SELECTION}:{state.rows().fingerprint}:phases"
+    first_ten = [r.token for r in state.rows().phases[:10]]
+    chosen = [{"value": t} for t in first_ten if t not in ("design",)] + [
+        {"value": "brainstorming"}
+    ]
+    values = {f"{tag}:0": {f"{controls.PHASES}:0": {"selected_options": chosen}}}
+    verdict = _execute_press(state, values)
+    rows = verdict.decision.rows
+    assert "- [ ] design" in rows and "- [x] brainstorming" in rows
+    # The second group was not in the state: its drawn ticks stand (fail closed).
+    assert "- [x] human-approval" in rows and "- [ ] design-critic-review" in rows
+
+
+def test_a_press_on_a_checklist_that_changed_since_is_stale() -> None:
+    verdict = _execute_press(posted(("01", "100.0")), {}, fingerprint="0" * 12)
+    assert verdict.reason == "stale" and "changed" in verdict.text
+
+
+def test_after_a_press_the_controls_give_way_to_who_did_what_when() -> None:
+    blocks = controls.blocks_for(replace(event("06"), url="https://x.test/7"), interactive=True)
+    body = payload(
+        controls.APPROVE,
+        "200.0",
+        blocks=[{"type": "section", "text": {"type": "mrkdwn", "text": "hi"}}, *blocks],
+    )
+    press = interactive.read(body)
+    assert press is not None
+    decision = judge(body, GATE).decision
+    line = interactive.pressed_line(press, decision, NOW)
+    after = interactive.after_press(press, line)
+    assert [e["action_id"] for e in _elements(after)] == [controls.OPEN]
+    assert f"pressed by <@{ALICE}>" in after[-1]["elements"][0]["text"]
+    assert "UTC" in line and block_errors(after) == []
