@@ -1,0 +1,458 @@
+"""Follow the-loop's event stream (``GET /api/v1/stream``) into the bot's inbox (issue 5).
+
+The asks (``session.awaiting_input``) and a few other records never pass through a graph
+hook, so the hook cannot send them; the-loop's control plane serves its event log as
+Server-Sent Events instead. This module is that second ingress:
+
+* :class:`SSEParser` — the ``text/event-stream`` format as the HTML standard defines it
+  (``id:`` / ``event:`` / multi-line ``data:`` / ``retry:`` / comments; CR, LF or CRLF).
+* :func:`to_event` — one event-log record → our :class:`~looproom.events.Event`, or
+  ``None`` for the many records the room does not show. The id is a digest of the record,
+  so the same record read twice (a reconnect, a replay) is one inbox key: posted once.
+* :class:`StreamFollower` — a thread: connect with ``Last-Event-ID`` from the cursor it
+  is given, hand each mapped event to ``accept`` (the durable inbox ``put``) *before*
+  advancing the cursor, reconnect with backoff, report itself for ``!theloop status``.
+
+Standard library only (``http.client``); never imports errbot.
+"""
+
+from __future__ import annotations
+
+import codecs
+import hashlib
+import http.client
+import json
+import logging
+import random
+import re
+import ssl
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, MutableMapping
+from dataclasses import dataclass, replace
+from typing import Any
+from urllib.parse import urlsplit
+
+from looproom.events import ASK, Event, SchemaError
+
+log = logging.getLogger(__name__)
+
+STREAM_PATH = "/api/v1/stream"
+#: The key under which the last stream id is kept in the cursor mapping.
+CURSOR_KEY = "loop_stream.last_id"
+#: the-loop sends a keep-alive comment every 15 s by default; three missed is a dead link.
+READ_TIMEOUT = 45.0
+MIN_BACKOFF, MAX_BACKOFF = 1.0, 60.0
+#: Cursor writes for records we skip are batched (the log is chatty); an accepted
+#: record's id is written at once.
+CURSOR_FLUSH_SECONDS = 5.0
+_MAX_LINE = 1024 * 1024  # the-loop's own bound on one record (stream.MAX_PARTIAL_BYTES)
+_LINE_END = re.compile(r"\r\n|\r|\n")
+
+
+# -- the wire format ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SSEEvent:
+    """One dispatched server-sent event."""
+
+    type: str
+    data: str
+    id: str
+
+
+class SSEParser:
+    """An incremental ``text/event-stream`` parser (HTML Living Standard, §9.2.6).
+
+    ``feed`` takes decoded text in chunks of any size and returns the events completed by
+    it. ``last_event_id`` persists across events, as the standard's buffer does, and
+    ``retry`` holds the last valid ``retry:`` in milliseconds (``None`` until one).
+    """
+
+    def __init__(self) -> None:
+        self.last_event_id = ""
+        self.retry: int | None = None
+        self._data: list[str] = []
+        self._type = ""
+        self._line = ""
+        self._after_cr = False
+        self._started = False
+
+    def feed(self, text: str) -> list[SSEEvent]:
+        """Consume ``text``; return every event a blank line completed in it."""
+        if not self._started and text:
+            self._started = True
+            text = text.removeprefix("\ufeff")
+        events = []
+        for line in self._lines(text):
+            event = self._process(line)
+            if event is not None:
+                events.append(event)
+        return events
+
+    def _lines(self, text: str) -> Iterator[str]:
+        """Whole lines: CRLF, LF and CR each end one; a CRLF split across chunks is one."""
+        start = 0
+        for end in _LINE_END.finditer(text):
+            if end.start() == 0 and self._after_cr and end.group() == "\n":
+                start = 1  # the LF of a CRLF whose CR ended the previous chunk
+                continue
+            yield self._line + text[start : end.start()]
+            self._line, start = "", end.end()
+        self._after_cr = text.endswith("\r") if text else self._after_cr
+        self._line += text[start:]
+        if len(self._line) > _MAX_LINE:
+            raise ValueError(f"stream line over {_MAX_LINE} characters")
+
+    def _process(self, line: str) -> SSEEvent | None:
+        if not line:
+            return self._dispatch()
+        if line.startswith(":"):
+            return None  # a comment: the-loop's keep-alive
+        name, colon, value = line.partition(":")
+        if colon and value.startswith(" "):
+            value = value[1:]
+        if name == "event":
+            self._type = value
+        elif name == "data":
+            self._data.append(value)
+        elif name == "id" and "\0" not in value:
+            self.last_event_id = value
+        elif name == "retry" and value.isascii() and value.isdigit():
+            self.retry = int(value)
+        return None
+
+    def _dispatch(self) -> SSEEvent | None:
+        data, kind = self._data, self._type or "message"
+        self._data, self._type = [], ""
+        if not data:
+            return None
+        return SSEEvent(type=kind, data="\n".join(data), id=self.last_event_id)
+
+
+# -- the-loop's records → our events ------------------------------------------------------
+
+
+def _ask(record: Mapping[str, Any]) -> dict[str, Any]:
+    detail = {"actor": str(record.get("actor") or "")}
+    return {
+        "eventType": ASK,
+        "text": str(record.get("question") or ""),
+        "url": str(record.get("comment_url") or ""),
+        "detail": {k: v for k, v in detail.items() if v},
+    }
+
+
+def _agent_comment(record: Mapping[str, Any]) -> dict[str, Any] | None:
+    # The log keeps ids and links, never a comment's words: the room gets the link.
+    if not record.get("comment_posted") or not record.get("comment_url"):
+        return None
+    ref = record.get("work_item")
+    return {
+        "eventType": "comment.agent",
+        "text": f"the-loop: the agent commented on {ref}.",
+        "url": str(record["comment_url"]),
+    }
+
+
+def _closed(record: Mapping[str, Any]) -> dict[str, Any]:
+    state = str(record.get("state") or "closed")
+    kind = "pull request" if record.get("kind") == "pull-request" else "issue"
+    who = f" by {record['actor']}" if record.get("actor") else ""
+    keys = ("state", "kind", "reason", "outcome", "source", "actor")
+    return {
+        "eventType": "work-item.closed",
+        "text": f"the-loop: {record.get('work_item')} is {state} — its {kind} was {state}{who}.",
+        "detail": {key: str(record[key]) for key in keys if record.get(key)},
+    }
+
+
+#: Event-log record type → its mapping. Only records no graph hook carries: the graph's
+#: own notifications and phases reach us through ``theloop_hook`` with their text.
+MAPPED: Mapping[str, Callable[[Mapping[str, Any]], dict[str, Any] | None]] = {
+    "session.awaiting_input": _ask,
+    "work_item.commented": _agent_comment,
+    "work_item.ended": _closed,
+}
+
+
+def record_id(record: Mapping[str, Any]) -> str:
+    """A stable id for one event-log record: the same line read twice is one key."""
+    canonical = json.dumps(record, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return "loop-log:" + hashlib.sha256(canonical.encode()).hexdigest()[:40]
+
+
+def to_event(record: Any) -> Event | None:
+    """The room's event for one the-loop event-log record; ``None`` for the rest.
+
+    A record of a mapped type that does not make a valid event (no work item, say) is
+    logged and skipped: the stream must not stall on one bad line.
+    """
+    if not isinstance(record, Mapping) or record.get("event") not in MAPPED:
+        return None
+    mapped = MAPPED[str(record["event"])](record)
+    if mapped is None:
+        return None
+    wire = {
+        "id": record_id(record),
+        "workItem": record.get("work_item"),
+        "source": "loop",
+        "ts": str(record.get("ts") or ""),
+        **mapped,
+    }
+    try:
+        return Event.from_wire(wire)
+    except SchemaError as exc:
+        log.warning("loop stream: skipped a %s record: %s", record.get("event"), exc)
+        return None
+
+
+# -- the follower -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FollowerStatus:
+    """What ``!theloop status`` shows about the stream ingress."""
+
+    url: str
+    state: str = "stopped"  # stopped | connecting | connected | waiting
+    last_id: str = ""
+    accepted: int = 0
+    duplicates: int = 0
+    connects: int = 0
+    desyncs: int = 0
+    last_error: str = ""
+
+    def describe(self) -> str:
+        """One line for the status command."""
+        parts = [f"loop stream {self.url}: {self.state}"]
+        parts.append(f"{self.accepted} accepted, {self.duplicates} duplicate(s)")
+        parts.append(f"last id {self.last_id or 'none'}")
+        if self.desyncs:
+            parts.append(f"{self.desyncs} gap(s) reported by the-loop")
+        if self.last_error:
+            parts.append(f"last error: {self.last_error}")
+        return "; ".join(parts)
+
+
+def stream_url(url: str) -> str:
+    """The stream URL; a bare control-plane base URL gets ``/api/v1/stream``."""
+    parts = urlsplit(url)
+    if parts.path in ("", "/"):
+        return parts._replace(path=STREAM_PATH).geturl()
+    return url
+
+
+def _shown(url: str) -> str:
+    """The URL without userinfo or query, which may carry credentials."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return f"{parts.scheme}://{netloc}{parts.path}"
+
+
+class StreamFollower:
+    """Follow the-loop's SSE stream on a daemon thread until :meth:`stop`.
+
+    ``accept(event) -> bool`` stores the event durably (False: already stored); the
+    cursor under :data:`CURSOR_KEY` is advanced only after it returns, so a crash
+    between the two replays one record, which the inbox then refuses as a duplicate.
+    If ``accept`` raises, the connection is dropped and the record is read again later.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        accept: Callable[[Event], bool],
+        cursor: MutableMapping[str, Any],
+        *,
+        read_timeout: float = READ_TIMEOUT,
+        min_backoff: float = MIN_BACKOFF,
+        max_backoff: float = MAX_BACKOFF,
+    ) -> None:
+        self.url = stream_url(url)
+        self._accept = accept
+        self._cursor = cursor
+        self._read_timeout = read_timeout
+        self._backoff = (min_backoff, max_backoff)
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._connection: http.client.HTTPConnection | None = None
+        self._status = FollowerStatus(url=_shown(self.url), last_id=self._stored_id())
+        self._pending_id = ""
+        self._flushed_at = 0.0
+        self._server_retry: int | None = None  # the last ``retry:`` the-loop sent, in ms
+
+    # -- lifecycle ---------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start following (idempotent while running)."""
+        if self._thread is not None and self._thread.is_alive():
+            return
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._run, name="theloop-stream", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop, closing the open connection so a blocked read returns at once."""
+        self._stop.set()
+        self._close_connection()
+        if self._thread is not None:
+            self._thread.join(timeout)
+        self._flush_cursor(force=True)
+        self._set(state="stopped")
+
+    def status(self) -> FollowerStatus:
+        """A snapshot for ``!theloop status``."""
+        with self._lock:
+            return self._status
+
+    # -- the loop ------------------------------------------------------------------------
+
+    def _run(self) -> None:
+        failures = 0
+        while not self._stop.is_set():
+            self._set(state="connecting")
+            try:
+                delivered = self._follow_once()
+                error = "the-loop closed the stream"
+            except Exception as exc:  # every failure is a reconnect, never a dead thread
+                delivered, error = False, _describe(exc)
+            self._flush_cursor(force=True)
+            if self._stop.is_set():
+                break
+            failures = 0 if delivered else failures + 1
+            if failures <= 1:  # once per outage, not once per retry
+                log.warning("loop stream %s: %s; reconnecting", self._status.url, error)
+            self._set(state="waiting", last_error=error)
+            self._stop.wait(self._delay(failures))
+
+    def _delay(self, failures: int) -> float:
+        """Backoff: the server's ``retry:`` after a good connection, doubling on failures."""
+        low, high = self._backoff
+        base = max(low, (self._server_retry or 0) / 1000)
+        return min(high, base * 2 ** min(failures, 10)) * random.uniform(0.8, 1.0)
+
+    def _follow_once(self) -> bool:
+        """One connection, read until it ends; True if it delivered any frame."""
+        response = self._open()
+        self._set(state="connected", connects=self._status.connects + 1, last_error="")
+        parser, decoder = SSEParser(), codecs.getincrementaldecoder("utf-8")("replace")
+        parser.last_event_id = self._status.last_id
+        seen = False
+        while not self._stop.is_set():
+            chunk = response.read1(64 * 1024)
+            if not chunk:
+                return seen
+            for event in parser.feed(decoder.decode(chunk)):
+                seen = True
+                self._handle(event)
+            self._server_retry = parser.retry
+            self._flush_cursor()
+        return seen
+
+    def _open(self) -> http.client.HTTPResponse:
+        target = urlsplit(self.url)
+        connection = _connection(target, self._read_timeout)
+        headers = {"Accept": "text/event-stream", "Cache-Control": "no-cache"}
+        last_id = self._status.last_id
+        if last_id:
+            headers["Last-Event-ID"] = last_id
+        path = target.path + (f"?{target.query}" if target.query else "")
+        with self._lock:
+            self._connection = connection
+        if self._stop.is_set():
+            raise ConnectionAbortedError("stopping")
+        connection.request("GET", path, headers=headers)
+        response = connection.getresponse()
+        if response.status != 200:
+            body = response.read(2048).decode("utf-8", "replace")
+            raise ConnectionError(f"HTTP {response.status}: {' '.join(body.split())[:200]}")
+        return response
+
+    def _handle(self, event: SSEEvent) -> None:
+        if event.type == "desync":
+            # the-loop could not replay from our id (too old, or its log was rotated).
+            log.warning("loop stream: the-loop reports a gap (%s)", event.data[:200])
+            self._set(desyncs=self._status.desyncs + 1)
+        elif event.type == "log":
+            self._take(event.data)
+        if event.id:
+            self._advance(event.id)
+
+    def _take(self, data: str) -> None:
+        try:
+            record = json.loads(data)
+        except ValueError:
+            log.warning("loop stream: a frame that is not JSON was skipped")
+            return
+        mapped = to_event(record)
+        if mapped is None:
+            return
+        if self._accept(mapped):  # raises: the id is not advanced, the record is re-read
+            self._set(accepted=self._status.accepted + 1)
+        else:
+            self._set(duplicates=self._status.duplicates + 1)
+        self._flushed_at = 0.0  # an accepted record's id is stored at once
+
+    # -- the cursor ----------------------------------------------------------------------
+
+    def _stored_id(self) -> str:
+        try:
+            return str(self._cursor.get(CURSOR_KEY) or "")
+        except Exception as exc:  # an unreadable cursor: start from "now", say so
+            log.warning("loop stream: could not read the stored id: %s", _describe(exc))
+            return ""
+
+    def _advance(self, event_id: str) -> None:
+        self._pending_id = event_id
+        self._set(last_id=event_id)
+
+    def _flush_cursor(self, force: bool = False) -> None:
+        now = time.monotonic()
+        if not self._pending_id or (not force and now - self._flushed_at < CURSOR_FLUSH_SECONDS):
+            return
+        try:
+            self._cursor[CURSOR_KEY] = self._pending_id
+        except Exception as exc:
+            log.warning("loop stream: could not store the stream id: %s", _describe(exc))
+            return
+        self._pending_id, self._flushed_at = "", now
+
+    # -- small helpers -------------------------------------------------------------------
+
+    def _set(self, **changes: Any) -> None:
+        with self._lock:
+            self._status = replace(self._status, **changes)
+
+    def _close_connection(self) -> None:
+        with self._lock:
+            connection, self._connection = self._connection, None
+        if connection is None:
+            return
+        sock = connection.sock
+        try:
+            if sock is not None:
+                sock.shutdown(2)  # SHUT_RDWR: wakes a thread blocked in recv
+        except OSError:
+            pass
+        connection.close()
+
+
+def _connection(target: Any, timeout: float) -> http.client.HTTPConnection:
+    if target.scheme == "https":
+        context = ssl.create_default_context()
+        return http.client.HTTPSConnection(
+            target.hostname, target.port, timeout=timeout, context=context
+        )
+    return http.client.HTTPConnection(target.hostname, target.port, timeout=timeout)
+
+
+def _describe(exc: BaseException) -> str:
+    """An error for the status line: its kind and message, never a URL's credentials."""
+    if isinstance(exc, TimeoutError):
+        return "no data or keep-alive within the read timeout"
+    text = str(exc) or type(exc).__name__
+    return text[:200]

@@ -1,0 +1,303 @@
+"""The stdlib sender against the bot's webhook function on loopback (issue 5, DESIGN §3.2).
+
+The server here is a few lines of ``http.server`` around the bot's own
+``looproom.ingress.handle`` and ``DurableQueue``, so what the sender is checked against is
+the real contract, not a copy of it. Scripted answers in front of it stand in for a bot
+that is restarting (503), rate-limiting (429) or down (nothing listening).
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+import theloop_send
+from hypothesis import given
+from hypothesis import strategies as st
+
+from looproom import signing
+from looproom.events import Event
+from looproom.ingress import Request, handle
+from looproom.queue import DurableQueue
+
+SECRET = "s3cret-for-tests-0123456789abcdef"
+SECRET_ENV = "THELOOP_TEST_SECRET"
+SENDER = Path(theloop_send.__file__).resolve()
+MESSAGES = Path(__file__).resolve().parents[2] / ".." / "shared" / "corpus" / "messages"
+
+
+class Bot:
+    """The webhook on loopback: ``script`` holds canned ``(status, headers)`` answers first."""
+
+    def __init__(self, inbox: DurableQueue) -> None:
+        self.inbox = inbox
+        self.script: list[tuple[int, dict[str, str]]] = []
+        self.requests: list[dict[str, str]] = []
+        bot = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length)
+                bot.requests.append(dict(self.headers.items()))
+                if bot.script:
+                    status, headers = bot.script.pop(0)
+                    self._answer(status, {"error": "scripted"}, headers)
+                    return
+                request = Request("POST", dict(self.headers.items()), body, length)
+                answer = handle(request, secret=SECRET, inbox=bot.inbox)
+                self._answer(answer.status, answer.body, {})
+
+            def _answer(self, status: int, body: dict, headers: dict[str, str]) -> None:
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                for name, value in {**headers, "Content-Type": "application/json"}.items():
+                    self.send_header(name, value)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *_: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/theloop/events"
+
+    def events(self) -> list[Event]:
+        return [Event.from_wire(json.loads(item.payload)) for item in self.inbox.list()]
+
+
+@pytest.fixture
+def bot(tmp_path: Path) -> Iterator[Bot]:
+    inbox = DurableQueue(tmp_path / "queues.sqlite", "inbox")
+    bot = Bot(inbox)
+    thread = threading.Thread(target=bot.server.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    yield bot
+    bot.server.shutdown()
+    bot.server.server_close()
+    thread.join()
+    inbox.close()
+
+
+@pytest.fixture
+def secret_env(monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.setenv(SECRET_ENV, SECRET)
+    return SECRET_ENV
+
+
+def _question(tmp_path: Path) -> Path:
+    path = tmp_path / "question.md"
+    path.write_text("Which **option**?\n\n1. this\n2. that\n", encoding="utf-8")
+    return path
+
+
+def _cli(bot: Bot, tmp_path: Path, *extra: str) -> list[str]:
+    return [
+        "--url",
+        bot.url,
+        "--secret-env",
+        SECRET_ENV,
+        "--event-type",
+        "decision-pending",
+        "--work-item",
+        "github:acme/api#7",
+        "--text-file",
+        str(_question(tmp_path)),
+        "--url-link",
+        "https://github.com/acme/api/issues/7",
+        "--detail",
+        "node=spec-quiz",
+        "--detail",
+        "artifact=evidence/spec-explainer.md",
+        "--summary",
+        "pick one",
+        *extra,
+    ]
+
+
+# -- signing ---------------------------------------------------------------------------
+
+
+@given(st.text(min_size=1, max_size=64), st.integers(0, 10**11), st.binary(max_size=512))
+def test_the_sender_signs_exactly_as_the_bot_verifies(secret: str, ts: int, body: bytes) -> None:
+    header = theloop_send.sign(secret, str(ts), body)
+    assert header == signing.sign(secret, ts, body)
+    signing.verify(
+        secret, {"X-TheLoop-Timestamp": str(ts), "X-TheLoop-Signature": header}, body, ts
+    )
+
+
+# -- the command line, end to end against the webhook ------------------------------------
+
+
+def test_the_command_delivers_the_event_it_describes(
+    bot: Bot, tmp_path: Path, secret_env: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert theloop_send.main(_cli(bot, tmp_path)) == 0
+    [event] = bot.events()
+    assert (event.event_type, event.work_item, event.url, event.summary) == (
+        "decision-pending",
+        "github:acme/api#7",
+        "https://github.com/acme/api/issues/7",
+        "pick one",
+    )
+    assert event.text == "Which **option**?\n\n1. this\n2. that\n"
+    assert dict(event.detail) == {"node": "spec-quiz", "artifact": "evidence/spec-explainer.md"}
+    assert event.id.startswith("send:")
+    assert "delivered" in capsys.readouterr().out
+
+
+def test_running_the_same_command_twice_posts_once_and_says_duplicate(
+    bot: Bot, tmp_path: Path, secret_env: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert theloop_send.main(_cli(bot, tmp_path)) == 0
+    assert theloop_send.main(_cli(bot, tmp_path)) == 0
+    assert "duplicate" in capsys.readouterr().out
+    assert len(bot.events()) == 1
+
+
+def test_a_different_event_gets_a_different_id_and_an_explicit_id_wins(
+    bot: Bot, tmp_path: Path, secret_env: str
+) -> None:
+    assert theloop_send.main(_cli(bot, tmp_path)) == 0
+    assert theloop_send.main(_cli(bot, tmp_path, "--detail", "node=code-quiz")) == 0
+    assert theloop_send.main(_cli(bot, tmp_path, "--id", "my-key-1")) == 0
+    ids = {event.id for event in bot.events()}
+    assert len(ids) == 3 and "my-key-1" in ids
+
+
+def test_a_wrong_secret_exits_1_and_names_the_secret_variable_never_its_value(
+    bot: Bot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv(SECRET_ENV, "not-the-bot-secret")
+    assert theloop_send.main(_cli(bot, tmp_path)) == 1
+    output = capsys.readouterr()
+    assert "401" in output.err and SECRET_ENV in output.err
+    assert "not-the-bot-secret" not in output.err + output.out
+    assert bot.events() == []
+
+
+def test_a_schema_error_exits_1_and_names_the_field(
+    bot: Bot, secret_env: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A corpus message as-is still carries `origin`, which the-loop never sends.
+    corpus = MESSAGES / "06-phase-approval-pending-requirements.json"
+    args = ["--url", bot.url, "--secret-env", SECRET_ENV, "--event-file", str(corpus)]
+    assert theloop_send.main(args) == 1
+    err = capsys.readouterr().err
+    assert "422" in err and "origin" in err
+    assert bot.events() == []
+
+
+def test_a_corpus_message_without_origin_is_delivered_unchanged(
+    bot: Bot, tmp_path: Path, secret_env: str
+) -> None:
+    message = json.loads((MESSAGES / "15-session-awaiting-input-ask.json").read_text())
+    message.pop("origin")
+    path = tmp_path / "ask.json"
+    path.write_text(json.dumps(message), encoding="utf-8")
+    args = ["--url", bot.url, "--secret-env", SECRET_ENV, "--event-file", str(path)]
+    assert theloop_send.main(args) == 0
+    [event] = bot.events()
+    assert (event.text, dict(event.detail)) == (message["text"], message["detail"])
+
+
+def test_it_runs_on_a_bare_python_without_site_packages(bot: Bot, tmp_path: Path) -> None:
+    command = [sys.executable, "-I", "-S", str(SENDER), *_cli(bot, tmp_path)]
+    env = {SECRET_ENV: SECRET, "PATH": "/usr/bin:/bin"}
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert len(bot.events()) == 1
+
+
+# -- retries: what a restarting or busy bot looks like ----------------------------------
+
+
+class FakeTime:
+    """A clock that only moves when the sender sleeps: retries without waiting."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+        self.sleeps: list[float] = []
+
+    def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        self.now += seconds
+
+    def clock(self) -> float:
+        return self.now
+
+
+_EVENT = {"eventType": "phase.started", "workItem": "github:acme/api#7", "text": "started"}
+
+
+def test_5xx_answers_are_retried_with_the_same_id_until_the_bot_takes_it(bot: Bot) -> None:
+    bot.script = [(503, {}), (502, {})]
+    fake = FakeTime()
+    result = theloop_send.send(_EVENT, bot.url, SECRET, 60, sleep=fake.sleep, clock=fake.clock)
+    assert (result.delivered, result.status, result.attempts) == (True, 202, 3)
+    assert len(fake.sleeps) == 2 and fake.sleeps[1] > fake.sleeps[0]  # backing off
+    assert [event.id for event in bot.events()] == [result.event_id]
+    assert len(bot.requests) == 3
+
+
+def test_a_429_is_retried_no_sooner_than_retry_after(bot: Bot) -> None:
+    bot.script = [(429, {"Retry-After": "7"})]
+    fake = FakeTime()
+    result = theloop_send.send(_EVENT, bot.url, SECRET, 60, sleep=fake.sleep, clock=fake.clock)
+    assert result.delivered and fake.sleeps[0] >= 7
+
+
+@pytest.fixture
+def closed_port() -> Iterator[int]:
+    """A port held bound but not listening: connecting to it is refused, reliably."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        yield sock.getsockname()[1]
+
+
+def test_a_bot_that_stays_down_is_given_up_on_at_the_deadline_saying_why(closed_port: int) -> None:
+    fake = FakeTime()
+    url = f"http://127.0.0.1:{closed_port}/theloop/events"
+    result = theloop_send.send(_EVENT, url, SECRET, 10, sleep=fake.sleep, clock=fake.clock)
+    assert not result.delivered and result.attempts > 1
+    assert "gave up" in result.reason and "could not reach" in result.reason
+    assert fake.now - 1000.0 <= 10  # never slept past its deadline
+
+
+def test_a_refusal_is_final_and_not_retried(bot: Bot) -> None:
+    bot.script = [(400, {})]
+    fake = FakeTime()
+    result = theloop_send.send(_EVENT, bot.url, SECRET, 60, sleep=fake.sleep, clock=fake.clock)
+    assert (result.delivered, result.status, result.attempts) == (False, 400, 1)
+
+
+# -- bad arguments: exit 2 before anything is sent --------------------------------------
+
+
+def test_bad_arguments_exit_2_naming_the_problem(
+    bot: Bot, tmp_path: Path, secret_env: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = ["--url", bot.url, "--secret-env", SECRET_ENV, "--event-type", "phase.started"]
+    cases = {
+        "--work-item": base,
+        "key=value": [*base, "--work-item", "github:a/b#1", "--detail", "novalue"],
+        "missing.md": [*base, "--work-item", "github:a/b#1", "--text-file", "missing.md"],
+        "NOT_SET_ANYWHERE": [*base[:3], "NOT_SET_ANYWHERE", *base[4:], "--work-item", "g:a/b#1"],
+        "http": ["--url", "ftp://bot", *base[2:], "--work-item", "github:a/b#1"],
+    }
+    for needle, argv in cases.items():
+        assert theloop_send.main(argv) == 2, needle
+        assert needle in capsys.readouterr().err, needle
+    with pytest.raises(SystemExit) as exited:
+        theloop_send.main(["--url", bot.url])  # argparse: required options missing
+    assert exited.value.code == 2
+    assert bot.requests == []
