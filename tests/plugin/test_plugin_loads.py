@@ -1,0 +1,27 @@
+"""The bundle loads under Errbot's real plugin machinery (issue 2's skeleton)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+extra_plugin_dir = str(Path(__file__).resolve().parents[2] / "plugins")
+
+
+def test_the_plugin_activates_and_answers_help(testbot) -> None:
+    testbot.push_message("!help TheLoop")
+    assert "theloop" in testbot.pop_message().lower()
+
+
+def test_preview_shows_the_mrkdwn_slack_would_receive(testbot) -> None:
+    testbot.push_message("!theloop preview **bold** and a [link](https://example.com)")
+    answer = testbot.pop_message()
+    assert "*bold* and a <https://example.com|link>" in answer
+    assert "**" not in answer
+
+
+def test_preview_above_the_limit_shows_the_digest(testbot) -> None:
+    words = " ".join(f"Sentence {n} says a little." for n in range(60))
+    testbot.push_message(f"!theloop preview --limit 200 Should we ship? {words}")
+    answer = testbot.pop_message()
+    assert "*Should we ship?*" in answer
+    assert "full text is on the ticket" in answer
