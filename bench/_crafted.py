@@ -43,6 +43,8 @@ CRAFTED: dict[str, str] = {
     "backtick runs": "".join("`" * n + " x " for n in range(1, 400))[:SIZE].ljust(SIZE, "`"),
     "fence openers": _fill("```\n~~~~\n````` `\n"),
     "< openers": _fill("<a "),
+    "<summary> openers": "<details>\n" + _fill("<summary>a <details ")[10:],
+    "<summary> pairs": "<details>\n" + _fill("</summary><summary>a\n")[10:],
     "& runs": _fill("&#x &amp "),
     "500-deep list": _fill("- " * 500 + "x\n"),
     "500-deep ordered list": _fill("1. " * 500 + "x\n"),

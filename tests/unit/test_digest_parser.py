@@ -1,10 +1,12 @@
-"""The parser the digest runs is markdown-it's: what the dispatcher, the string-
-method line markers, the inline fast path, the table splitter and the lazy windows
-change is how fast it runs, never what it produces."""
+"""The parser the digest runs is markdown-it's: what the block and inline
+dispatchers, the string-method line markers, the inline fast path, the table
+splitter, the lazy windows and the ask's scans change is how fast it runs, never
+what it produces."""
 
 from __future__ import annotations
 
 import importlib
+import re
 from pathlib import Path
 
 import pytest
@@ -15,6 +17,7 @@ from markdown_it.rules_block import StateBlock
 from mdit_py_plugins.front_matter import front_matter_plugin
 from test_digest_properties import markdown_texts
 
+from looproom.digest._ask import may_ask, may_reply, next_question, next_reply, next_risky
 from looproom.digest._lazy import LazyBlocks
 from looproom.digest._parser import MD, new_state, normalise, parse_blocks, parse_inline
 
@@ -123,3 +126,78 @@ def test_the_one_deliberate_difference_text_past_the_nesting_limit_is_kept() -> 
     src = "> " * 40 + "deep words"
     assert "deep words" not in str(_shape(_stock_blocks(src)))
     assert any(t.type == "deep_text" and "deep words" in t.content for t in parse_blocks(src, {}))
+
+
+def _inline_shape(tokens: list) -> list[tuple]:
+    return [
+        (*s, _inline_shape(t.children or [])) for s, t in zip(_shape(tokens), tokens, strict=True)
+    ]
+
+
+def _same_inline(src: str, env: dict | None = None) -> None:
+    ours = MD.inline.parse(src, MD, dict(env or {}), [])
+    stock = _STOCK.inline.parse(src, _STOCK, dict(env or {}), [])
+    assert _inline_shape(ours) == _inline_shape(stock)
+
+
+_INLINE_SOUP = " \n*_`~[]()!<>&;#\\:-=|/.ahx\u00a0"
+
+
+@settings(max_examples=500, deadline=None)
+@given(text=st.text(alphabet=_INLINE_SOUP, max_size=60))
+def test_the_inline_dispatcher_makes_markdown_its_tokens_on_markup_soup(text: str) -> None:
+    _same_inline(text, {"references": {"A": {"href": "https://e.com", "title": ""}}})
+
+
+@settings(max_examples=100, deadline=None)
+@given(text=markdown_texts())
+def test_the_inline_dispatcher_makes_markdown_its_tokens(text: str) -> None:
+    _same_inline(normalise(text))
+
+
+def test_the_inline_dispatcher_over_the_corpus(corpus_dir: Path) -> None:
+    for path in sorted((corpus_dir / "the-loop-docs").glob("*.md"))[1::4]:
+        env: dict = {}
+        src = normalise(path.read_text(encoding="utf-8"))
+        for token in _stock_blocks_env(src, env):
+            if token.type == "inline":
+                _same_inline(token.content, env)
+
+
+def _stock_blocks_env(src: str, env: dict) -> list:
+    tokens: list = []
+    _STOCK.block.parse(src, _STOCK, env, tokens)
+    return tokens
+
+
+# The ask's scans, made faster, find what their plain patterns find.
+_PLAIN_QUESTION = re.compile(r"\?(?![0-9A-Za-z=/%#])|&(?:#0*63|#[xX]0*3[fF]|quest);")
+_PLAIN_REPLY = re.compile(r"reply", re.IGNORECASE)
+_PLAIN_RISKY = re.compile(r"^[ \t]*(?:```|~~~|<)", re.MULTILINE)
+_ASK_SOUP = st.text(alphabet="?&#x3fFquest;063 \t\n`~<aA=rReEpPlLyY", max_size=80)
+
+
+def _plain_next_reply(src: str, pos: int) -> int:
+    for match in _PLAIN_REPLY.finditer(src, pos):
+        start = src.rfind("\n\n", 0, match.start()) + 1
+        end = src.find("\n\n", match.end())
+        if "`" in src[start : len(src) if end < 0 else end]:
+            return match.start()
+    return -1
+
+
+def _found(pattern: re.Pattern[str], src: str, pos: int) -> int:
+    match = pattern.search(src, pos)
+    return match.start() if match else -1
+
+
+@settings(max_examples=500, deadline=None)
+@given(src=_ASK_SOUP, at=st.integers(0, 80))
+def test_the_ask_scans_find_what_the_plain_patterns_find(src: str, at: int) -> None:
+    pos = min(at, len(src))
+    line = src.rfind("\n", 0, pos) + 1  # next_risky is asked at line starts
+    assert next_question(src, pos) == _found(_PLAIN_QUESTION, src, pos)
+    assert next_risky(src, line) == _found(_PLAIN_RISKY, src, line)
+    assert next_reply(src, pos) == _plain_next_reply(src, pos)
+    assert may_ask(src) == bool(_PLAIN_QUESTION.search(src))
+    assert may_reply(src) == ("`" in src and bool(_PLAIN_REPLY.search(src)))

@@ -84,6 +84,8 @@ _LEAVES = st.one_of(
     st.just("| a | b? |\n|---|---|\n| 1 | `2` |"),
     st.just("<div>\n<b>html?</b>\n</div>"),
     st.just("<!-- block\n\ncomment -->"),
+    st.just("<details>\n<summary>Why **this**?</summary>\n\nfolded words.\n\n</details>"),
+    st.just("<details><summary><!here> & co</summary>\nraw <b>words</b>\n</details>"),
     st.just("***"),
     st.just("[r]: https://e.com/ref"),
     st.just('Traceback (most recent call last):\n  File "x.py", line 1, in f\nValueError: x'),

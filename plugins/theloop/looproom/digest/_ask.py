@@ -25,16 +25,22 @@ __all__ = [
     "restart_before",
 ]
 
-_QUESTION = re.compile(r"\?(?![0-9A-Za-z=/%#])|&(?:#0*63|#[xX]0*3[fF]|quest);")
-_REPLY = re.compile(r"reply", re.IGNORECASE)
+# Each pattern opens with a literal, which ``re`` finds by a fast scan: these
+# run over the unread rest of every document (an alternation of the two, or
+# ``^`` with MULTILINE, would try every position).
+_QUESTION = re.compile(r"\?(?![0-9A-Za-z=/%#])")
+_QUESTION_REF = re.compile(r"&(?:#0*63|#[xX]0*3[fF]|quest);")
+_REPLY = re.compile(r"[Rr][Ee][Pp][Ll][Yy]")  # "reply", any case
 #: A line that may open what a blank line does not end: a fence (top-level, or
-#: seen as such), an HTML block (``<script``, ``<!--`` …).
-_RISKY = re.compile(r"^[ \t]*(?:```|~~~|<)", re.MULTILINE)
+#: seen as such), an HTML block (``<script``, ``<!--`` …) — at ``pos``, or after
+#: a line end.
+_RISKY_HERE = re.compile(r"[ \t]*(?:```|~~~|<)")
+_RISKY = re.compile(r"\n[ \t]*(?:```|~~~|<)")
 
 
 def may_ask(raw: str) -> bool:
     """Whether a block's source could hold a question."""
-    return _QUESTION.search(raw) is not None
+    return _QUESTION.search(raw) is not None or _QUESTION_REF.search(raw) is not None
 
 
 def may_reply(raw: str) -> bool:
@@ -44,8 +50,8 @@ def may_reply(raw: str) -> bool:
 
 def next_question(src: str, pos: int) -> int:
     """Offset of the next possible question at or after ``pos``, or -1."""
-    match = _QUESTION.search(src, pos)
-    return match.start() if match else -1
+    found = [m.start() for m in (_QUESTION.search(src, pos), _QUESTION_REF.search(src, pos)) if m]
+    return min(found, default=-1)
 
 
 def next_reply(src: str, pos: int) -> int:
@@ -64,8 +70,10 @@ def next_reply(src: str, pos: int) -> int:
 def next_risky(src: str, pos: int) -> int:
     """Offset of the next line at or after ``pos`` (a line start) that may open a
     fence or an HTML block, or -1."""
+    if (pos == 0 or src[pos - 1 : pos] == "\n") and _RISKY_HERE.match(src, pos):
+        return pos
     match = _RISKY.search(src, pos)
-    return match.start() if match else -1
+    return match.start() + 1 if match else -1
 
 
 def restart_before(src: str, start: int, stop: int) -> int:

@@ -4,7 +4,8 @@ Headings (ATX and setext) → a bold line; lists → ``•`` bullets or the auth
 numbers (an ordered list keeps its start), nested by three spaces a level, task
 boxes ☐/☑; block quotes → ``>`` lines; fences and indented code → ``` blocks,
 verbatim but escaped; tables → a ``` block of aligned rows; a rule → ``———``;
-HTML → escaped text without its comments; front matter → nothing. Blocks are
+HTML → escaped text without its comments, ``<details>`` shown open with its
+summary a bold line; front matter → nothing. Blocks are
 separated by a blank line, which a heading keeps too (§5).
 """
 
@@ -14,6 +15,7 @@ import re
 
 from markdown_it.token import Token
 
+from ._html import html_lines
 from ._inline import render_inline
 from ._parser import normalise, parse_blocks, parse_inline
 from ._slack import escape, strip_comments
@@ -54,9 +56,17 @@ def _draw(node: Node, env: dict) -> str:
         return code_block(node.token.content)
     if kind == "table":
         return code_block(_table_rows(node))
-    if kind in ("html_block", "deep_text"):
+    if kind == "html_block":
+        return _html(node.token.content)
+    if kind == "deep_text":
         return escape(strip_comments(node.token.content)).strip()
     return RULE if kind == "hr" else ""
+
+
+def _html(content: str) -> str:
+    """HTML as the reader sees it: escaped text, ``<details>`` open, each summary
+    a bold line (R3.3)."""
+    return "\n".join(f"*{text}*" if bold else text for text, bold in html_lines(content)).strip()
 
 
 def _inline(node: Node, env: dict, bold: bool = False) -> str:

@@ -34,8 +34,10 @@ from itertools import accumulate
 
 from markdown_it import MarkdownIt
 from markdown_it.parser_block import ParserBlock
+from markdown_it.parser_inline import RuleFuncInlineType as InlineRule
 from markdown_it.ruler import Ruler
 from markdown_it.rules_block import StateBlock
+from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
 from mdit_py_plugins.front_matter import front_matter_plugin
 
@@ -62,6 +64,21 @@ _SETEXT_LOOK = 16
 #: The characters the enabled inline rules start at (newline, escape, backticks,
 #: strikethrough, emphasis, link, image, autolink and HTML, entity).
 _INLINE_MARKUP = re.compile(r"[\n\\`~*_\[!<&]")
+#: The characters each inline rule's first check accepts (``text`` takes every
+#: character but markdown-it's terminators; rules not named here are tried on
+#: every terminator).
+_INLINE_STARTS = {
+    "newline": "\n",
+    "escape": "\\",
+    "backticks": "`",
+    "strikethrough": "~",
+    "emphasis": "*_",
+    "link": "[",
+    "image": "!",
+    "autolink": "<",
+    "html_inline": "<",
+    "entity": "&",
+}
 
 
 def _starting(rules: list[tuple[str, BlockRule]], first: str, setext: bool) -> list[BlockRule]:
@@ -95,15 +112,30 @@ class _Chain:
         self.setext_too = {c: _starting(rest, c, setext=True) for c in chars}
 
     def __call__(self, state: StateBlock, line: int, end: int, silent: bool) -> bool:
-        if self.front and line == 0 and self._try_front(state, line, end, silent):
+        # Called for every line a paragraph runs over (as its terminator check):
+        # the checks below are inlined, not method calls.
+        if line == 0 and self.front and self._try_front(state, line, end, silent):
             return True
-        table, code = self.table, self.code
-        if table and self._table_may_start(state, line, end) and table(state, line, end, silent):
-            return True
-        if code and state.is_code_block(line) and code(state, line, end, silent):
+        table, code, src = self.table, self.code, state.src
+        if table is not None and line + 2 <= end:
+            # The table rule's own first checks: a second line, whose first
+            # character is one of `|-:`.
+            pos = state.bMarks[line + 1] + state.tShift[line + 1]
+            if (
+                pos < state.eMarks[line + 1]
+                and src[pos] in _TABLE_RULE_CHARS
+                and table(state, line, end, silent)
+            ):
+                return True
+        # StateBlock.is_code_block: the code rule is enabled (it is in this chain).
+        if (
+            code is not None
+            and state.sCount[line] - state.blkIndent >= 4
+            and code(state, line, end, silent)
+        ):
             return True
         pos = state.bMarks[line] + state.tShift[line]
-        first = state.src[pos] if pos < len(state.src) else ""
+        first = src[pos] if pos < len(src) else ""
         if first not in self.plain:
             first = ""
         setext = self.setext and _underline_may_follow(state, line, end)
@@ -119,15 +151,6 @@ class _Chain:
             return False
         assert self.front is not None
         return self.front(state, line, end, silent)
-
-    @staticmethod
-    def _table_may_start(state: StateBlock, line: int, end: int) -> bool:
-        # The table rule's own first checks: a second line, whose first character
-        # is one of `|-:`.
-        if line + 2 > end:
-            return False
-        pos = state.bMarks[line + 1] + state.tShift[line + 1]
-        return pos < state.eMarks[line + 1] and state.src[pos] in _TABLE_RULE_CHARS
 
 
 def _underline_may_follow(state: StateBlock, line: int, end: int) -> bool:
@@ -196,6 +219,54 @@ class _DispatchBlock(ParserBlock):
                 state.line = line
 
 
+class _InlineChain:
+    """The inline rule chain as one rule: at a character, only the rules whose
+    first check it passes, in their order. markdown-it tries all eleven at every
+    terminator (``:``, ``-``, ``*`` …), and most give up on the character."""
+
+    def __init__(self, md: MarkdownIt, rules: list[tuple[str, InlineRule]]) -> None:
+        self.md = md
+        self.rules = rules
+        self.text = rules[0][1]
+        self.by_char: dict[str, list[InlineRule]] = {}
+
+    def __call__(self, state: StateInline, silent: bool) -> bool:
+        char = state.src[state.pos]
+        rules = self.by_char.get(char)
+        if rules is None:
+            rules = self.by_char[char] = self._rules_for(char)
+        for rule in rules:  # noqa: SIM110 — a loop, not any(): no generator per character
+            if rule(state, silent):
+                return True
+        return False
+
+    def _rules_for(self, char: str) -> list[InlineRule]:
+        if not self.md.inline.terminator_re.match(char):
+            return [self.text]  # the text rule takes it, whatever follows
+        return [
+            fn
+            for name, fn in self.rules[1:]
+            if name not in _INLINE_STARTS or char in _INLINE_STARTS[name]
+        ]
+
+
+class _InlineDispatchRuler(Ruler[InlineRule]):
+    """markdown-it's inline ruler, answering the main chain with one dispatcher
+    (the parser's ``tokenize`` and ``skipToken`` both ask it)."""
+
+    def __init__(self, md: MarkdownIt, base: Ruler[InlineRule]) -> None:
+        super().__init__()
+        self.__rules__ = base.__rules__
+        rules = [(rule.name, rule.fn) for rule in self.__rules__ if rule.enabled]
+        if not rules or rules[0][0] != "text":
+            raise RuntimeError("the inline dispatcher expects markdown-it's text rule first")
+        self._chain: list[InlineRule] = [_InlineChain(md, rules)]
+        self._base = base
+
+    def getRules(self, chainName: str = "") -> list[InlineRule]:
+        return self._chain if not chainName else self._base.getRules(chainName)
+
+
 def _keep_deep_text(state: StateBlock, line: int, end: int) -> None:
     """The lines past the nesting limit, kept as text (markdown-it drops them)."""
     token = state.push("deep_text", "", 0)
@@ -229,6 +300,7 @@ def _make_parser() -> MarkdownIt:
         if rule.name == "table":
             rule.fn = _table_rule()
     md.block = _DispatchBlock(md.block)
+    md.inline.ruler = _InlineDispatchRuler(md, md.inline.ruler)
     return md
 
 

@@ -16,10 +16,10 @@ class Node:
     token: Token
     children: list[Node] = field(default_factory=list)
     inline: Token | None = None
+    type: str = field(init=False)  # the token's type without ``_open``
 
-    @property
-    def type(self) -> str:
-        return self.token.type.removesuffix("_open")
+    def __post_init__(self) -> None:
+        self.type = self.token.type.removesuffix("_open")
 
 
 def tree(tokens: list[Token]) -> list[Node]:

@@ -4,7 +4,8 @@ Paragraphs are their sentences; headings a bold line; lists one numbered line an
 item (``1. ☑ item``; a nested item ``1.2. item``, three spaces in a level; an
 ordered list keeps the author's numbers); code, tables and stack traces a
 pointer (``_⟨code: 3 lines⟩_`` — inside a list item, at the end of its line);
-quotes ``>`` lines; HTML its escaped text, comments gone; rules and front matter
+quotes ``>`` lines; HTML its escaped text, comments gone, ``<details>`` open and
+its summary a bold line; rules and front matter
 nothing. Only a paragraph or a heading at the top level may hold the ask.
 
 Lines are drawn when first asked for, so a list of 500 items costs what the
@@ -17,6 +18,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from ._html import HtmlLine, html_lines
 from ._inline import render_inline
 from ._mrkdwn import inline_children
 from ._parser import parse_inline
@@ -97,7 +99,7 @@ def units_of(node: Node, env: dict) -> list[Unit]:
     """The digest's units for one top-level block, in the author's order."""
     kind = node.type
     if kind in ("html_block", "deep_text"):
-        return [Unit(_text_lines(node.token.content))]
+        return [Unit(_text_lines(node))]
     if kind == "paragraph":
         return _paragraph(node, env)
     if kind == "heading":
@@ -128,17 +130,29 @@ def _leaf_line(node: Node) -> Line | None:
         rows = sum(len(part.children) for part in node.children if part.type == "tbody")
         return Line(pointer("table", rows, "row"))
     if kind in ("html_block", "deep_text"):
-        text = escape(strip_comments(node.token.content)).strip()
-        return Line(Run(" ".join(text.split()))) if text else None
+        words = [(" ".join(text.split()), bold) for text, bold in _html_of(node)]
+        run = Run.join([_bold(text) if bold else Run(text) for text, bold in words])
+        return Line(run) if run.text else None
     return None
 
 
-def _text_lines(content: str) -> Iterator[Line]:
+def _text_lines(node: Node) -> Iterator[Line]:
     """HTML (or text nested too deep), escaped and without its comments, a line
-    for each of its lines."""
-    for line in escape(strip_comments(content)).split("\n"):
-        if line.strip():
-            yield Line(Run(line.strip()))
+    for each of its lines; a ``<details>`` summary a bold line."""
+    for text, bold in _html_of(node):
+        if text.strip():
+            yield Line(Run(text.strip()), wrap="*" if bold else "")
+
+
+def _html_of(node: Node) -> list[HtmlLine]:
+    if node.type == "html_block":
+        return html_lines(node.token.content)
+    return [(line, False) for line in escape(strip_comments(node.token.content)).split("\n")]
+
+
+def _bold(words: str) -> Run:
+    """A summary inside a list item's line: bold, its marks a pair."""
+    return Run(f"*{words}*", pairs=[(0, len(words) + 1, "*")])
 
 
 def _paragraph(node: Node, env: dict) -> list[Unit]:
