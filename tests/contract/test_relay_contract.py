@@ -31,8 +31,8 @@ from looproom.authz import Policy, Said, Where
 from looproom.compose import Decision
 from looproom.events import Event
 from looproom.memory import ItemState, observe
+from tests.support.corpus import MESSAGES
 
-MESSAGES = Path(__file__).resolve().parents[2] / ".." / "shared" / "corpus" / "messages"
 WORK_ITEM = "github:acme/api#7"
 MEMBER, LOGIN = "U0123ABC", "octocat"
 AT = "2026-11-30T10:00:00Z"

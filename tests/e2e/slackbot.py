@@ -8,17 +8,16 @@ from __future__ import annotations
 import http.client
 import json
 import time
-from pathlib import Path
 from typing import Any
 
 from botproc import BotProcess
 
 from looproom.signing import sign
 from tests.fakes.slack_api import APP_TOKEN, BOT_TOKEN, FakeSlack
+from tests.support.corpus import MESSAGES
 
 SECRET = "e2e-slack-webhook-secret"
 LOOP, API_LOOP = "C0LOOP0001", "C0APILOOP1"
-MESSAGES = Path(__file__).resolve().parents[2] / ".." / "shared" / "corpus" / "messages"
 
 
 class SlackBot:

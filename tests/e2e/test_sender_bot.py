@@ -18,13 +18,13 @@ import theloop_send
 
 from looproom.queue import DurableQueue
 from tests.e2e.botproc import BotProcess, free_port
+from tests.support.corpus import MESSAGES
 
 pytestmark = pytest.mark.e2e
 
 SECRET = "e2e-secret-0123456789abcdef0123456789abcdef"
 SECRET_ENV = "THELOOP_E2E_SECRET"
 SENDER = Path(theloop_send.__file__).resolve()
-MESSAGES = Path(__file__).resolve().parents[2] / ".." / "shared" / "corpus" / "messages"
 
 
 def inbox_of(bot: BotProcess) -> DurableQueue:

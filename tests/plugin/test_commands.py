@@ -18,8 +18,10 @@ from typing import Any
 import pytest
 from errbot.backends.base import Message
 
+from tests.support.corpus import MESSAGES
+
 extra_plugin_dir = str(Path(__file__).resolve().parents[2] / "plugins")
-MESSAGES = Path(__file__).resolve().parents[2] / ".." / "shared" / "corpus" / "messages"
+
 ITEM = "github:acme/api#7"
 SETTINGS = """
     slack:

@@ -6,8 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.corpus import SHARED_CORPUS
+
 #: The shared corpus sits beside the repository checkout: ``../shared/corpus``.
-CORPUS_DIR = Path(__file__).resolve().parents[2] / ".." / "shared" / "corpus"
+CORPUS_DIR = SHARED_CORPUS
 
 
 @pytest.fixture(scope="session")

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,8 +14,8 @@ from looproom.authz import ADMITTED, IGNORED, REFUSED, Policy, Said, Where
 from looproom.compose import Sinks
 from looproom.events import Event
 from looproom.memory import ItemState, Memory, observe
+from tests.support.corpus import MESSAGES
 
-MESSAGES = Path(__file__).resolve().parents[2] / ".." / "shared" / "corpus" / "messages"
 ITEM = "github:acme/api#7"
 ALICE, MALLORY, BOT = "U0ALICE01", "U0MALLORY", "U0THELOOP"
 POLICY = Policy(BOT, frozenset({ALICE}), {ALICE: "alice-gh"})

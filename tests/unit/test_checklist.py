@@ -4,14 +4,12 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
 from looproom import checklist as checklists
 from looproom.checklist import Refused, Unticked
-
-MESSAGES = Path(__file__).resolve().parents[2] / ".." / "shared" / "corpus" / "messages"
+from tests.support.corpus import MESSAGES
 
 
 def shown(name: str) -> checklists.Checklist:

@@ -17,8 +17,8 @@ from looproom.decisions import Desk, room_facts
 from looproom.events import Event
 from looproom.memory import Memory
 from looproom.queue import DurableQueue
+from tests.support.corpus import MESSAGES
 
-MESSAGES = Path(__file__).resolve().parents[2] / ".." / "shared" / "corpus" / "messages"
 ITEM, ALICE, MALLORY = "github:acme/api#7", "U0ALICE01", "U0MALLORY"
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -25,11 +24,12 @@ from looproom.rooms import RoomBook
 from looproom.settings import Settings
 from looproom.transport import Pacer, SlackTransport
 from tests.fakes.slack_api import BOT_TOKEN, BOT_USER, FakeSlack, block_errors
+from tests.support.corpus import MESSAGES
 
 LOOP = "C0LOOP0001"
 ITEM = "github:acme/api#7"
 URL = "https://github.com/acme/api/issues/7#issuecomment-1"
-MESSAGES = Path(__file__).resolve().parents[2] / ".." / "shared" / "corpus" / "messages"
+
 ALICE = "U0ALICE01"
 
 

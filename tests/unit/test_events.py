@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
 from looproom.events import Event, SchemaError
-
-MESSAGES = Path(__file__).resolve().parents[2] / ".." / "shared" / "corpus" / "messages"
+from tests.support.corpus import MESSAGES
 
 
 def _wire(**fields: object) -> dict[str, object]:

@@ -12,10 +12,10 @@ from looproom.events import Event
 from looproom.ingress import MAX_BODY_BYTES, Request, handle
 from looproom.queue import DurableQueue
 from looproom.signing import sign
+from tests.support.corpus import MESSAGES
 
 SECRET = "webhook-secret-for-tests"
 NOW = 1_790_000_000
-MESSAGES = Path(__file__).resolve().parents[2] / ".." / "shared" / "corpus" / "messages"
 
 
 @pytest.fixture

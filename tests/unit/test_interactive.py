@@ -9,7 +9,6 @@ import hmac
 import json
 import urllib.parse
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,8 +18,8 @@ from looproom.authz import ADMITTED, IGNORED, REFUSED, Policy
 from looproom.events import Event
 from looproom.memory import ItemState, observe
 from tests.fakes.slack_api import block_errors
+from tests.support.corpus import MESSAGES
 
-MESSAGES = Path(__file__).resolve().parents[2] / ".." / "shared" / "corpus" / "messages"
 ITEM, ALICE, BOT = "github:acme/api#7", "U0ALICE01", "U0THELOOP"
 POLICY = Policy(BOT, frozenset({ALICE}))
 SECRET, NOW = "signing-secret-for-tests", 1_800_000_000.0

@@ -21,8 +21,8 @@ from looproom.render import (
 )
 from looproom.settings import Settings
 from tests.fakes.slack_api import block_errors
+from tests.support.corpus import MESSAGES
 
-MESSAGES = Path(__file__).resolve().parents[2] / ".." / "shared" / "corpus" / "messages"
 CORPUS = sorted(MESSAGES.glob("*.json"))
 VERBOSITIES = ("quiet", "normal", "verbose")
 HOSTILE = "Ping <!here> and <!channel>, <!everyone>, <!subteam^S0TEAM|@devs> and <@U0ALICE01>!"

@@ -26,11 +26,11 @@ from looproom import signing
 from looproom.events import Event
 from looproom.ingress import Request, handle
 from looproom.queue import DurableQueue
+from tests.support.corpus import MESSAGES
 
 SECRET = "s3cret-for-tests-0123456789abcdef"
 SECRET_ENV = "THELOOP_TEST_SECRET"
 SENDER = Path(theloop_send.__file__).resolve()
-MESSAGES = Path(__file__).resolve().parents[2] / ".." / "shared" / "corpus" / "messages"
 
 
 class Bot:
