@@ -69,7 +69,7 @@ class TheLoop(Decisions, BotPlugin):
             return None
         # The plugin's storage keeps the cursor, so a restart resumes from the last id.
         follower = StreamFollower(
-            url, accept=lambda event: inbox.put(event.delivery_key, event.to_json()), cursor=self
+            url, accept=lambda event: ingress.admit(inbox, event), cursor=self
         )
         follower.start()
         return follower

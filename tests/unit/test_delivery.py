@@ -16,7 +16,7 @@ from slack_sdk import WebClient
 
 from looproom import controls, interactive
 from looproom.authz import ADMITTED, Policy
-from looproom.delivery import InOrder, PlainOutlet, SlackOutlet
+from looproom.delivery import PlainOutlet, SlackOutlet
 from looproom.events import KNOWN_EVENTS, Event
 from looproom.memory import Memory
 from looproom.outlet import Delivered, Failed, RetryLater
@@ -186,36 +186,6 @@ def test_posts_are_paced_per_channel_by_the_queue_not_by_sleeping(
     bot.clock.now += paced.after
     assert isinstance(bot.outlet.deliver(event(2), maybe_delivered=False), Delivered)
     assert len(slack.calls_to("chat.postMessage")) == 4
-
-
-def test_a_later_event_never_overtakes_one_waiting_for_a_retry(slack: FakeSlack, bot: Bot) -> None:
-    bot.deliver(event(1))
-    slack.fail("chat.postMessage", "429", retry_after=30)
-    assert isinstance(bot.deliver(event(2)), RetryLater)
-    behind = bot.deliver(event(3))  # due now at the queue, but evt-2 is still waiting
-    assert isinstance(behind, RetryLater) and "evt-2" in behind.reason
-    assert behind.after is not None and behind.after <= InOrder.POLL_CAP
-    bot.clock.now += 30
-    assert isinstance(bot.deliver(event(2)), Delivered)
-    assert isinstance(bot.deliver(event(3)), Delivered)
-    replies = slack.thread(LOOP, slack.top_level(LOOP)[0]["ts"])
-    assert [r["metadata"]["event_payload"]["key"] for r in replies] == ["evt-1", "evt-2", "evt-3"]
-    assert isinstance(bot.deliver(event(4, item="github:acme/api#8")), Delivered)
-
-
-def test_a_hold_ends_when_its_event_is_parked_or_its_time_lapses() -> None:
-    clock = Clock()
-    order = InOrder(clock=clock)
-    first, second, third = event(1), event(2), event(3)
-    order.settle(first, RetryLater("429", after=10))
-    assert order.wait(second) is not None
-    assert order.wait(first) is None  # the held event itself goes through
-    order.settle(first, Failed("refused"))
-    assert order.wait(second) is None
-    order.settle(second, RetryLater("outage"))  # no delay given: held at most the worker's cap
-    assert order.wait(third) is not None
-    clock.now += InOrder.UNKNOWN_WAIT + 1
-    assert order.wait(third) is None
 
 
 def test_a_429_is_waited_out_at_the_queue_and_posts_once(slack: FakeSlack, bot: Bot) -> None:

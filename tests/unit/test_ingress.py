@@ -46,6 +46,17 @@ def test_an_accepted_event_is_stored_before_the_202(inbox: DurableQueue) -> None
     assert (stored.event_type, stored.text) == ("decision-pending", "Which option?")
 
 
+def test_accepted_events_of_one_work_item_are_delivered_in_the_order_accepted(
+    inbox: DurableQueue,
+) -> None:
+    for key, item in (("e1", "github:o/r#7"), ("e2", "github:o/r#7"), ("e3", "github:o/r#8")):
+        assert _post(_signed(_body(id=key, workItem=item)), inbox).status == 202
+    first = inbox.claim()
+    assert (first.key, inbox.claim().key, inbox.claim()) == ("e1", "e3", None)
+    inbox.done(first.key)
+    assert inbox.claim().key == "e2"
+
+
 def test_a_retried_delivery_answers_200_and_stores_nothing_new(inbox: DurableQueue) -> None:
     _post(_signed(_body()), inbox)
     again = _post(_signed(_body(text="changed on the retry")), inbox)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 from pathlib import Path
 
@@ -67,6 +68,50 @@ def test_a_retry_waits_until_due_and_counts_attempts(q: DurableQueue, clock: Clo
     second = q.claim()
     assert (first.attempts, second.attempts, second.last_error) == (1, 2, "slack: ratelimited")
     assert q.last_error().error == "slack: ratelimited"
+
+
+def test_a_later_item_never_overtakes_an_earlier_one_of_its_group(
+    q: DurableQueue, clock: Clock
+) -> None:
+    for key, group in (("a1", "item-a"), ("a2", "item-a"), ("b1", "item-b"), ("a3", "item-a")):
+        q.put(key, key, group=group)
+    assert q.claim().key == "a1"
+    assert q.claim().key == "b1"  # a2 waits while a1 is in flight; another group does not
+    assert q.claim() is None
+    q.retry("a1", 30, "slack: ratelimited")
+    assert q.claim() is None  # a2 and a3 are due, but a1 is still waiting
+    assert q.next_due() == clock.now + 30  # so the worker sleeps until a1, not a busy loop
+    clock.now += 30
+    assert q.claim().key == "a1"
+    q.done("a1")
+    assert q.claim().key == "a2"
+
+
+def test_a_parked_or_dropped_item_no_longer_holds_its_group_back(q: DurableQueue) -> None:
+    for key in ("a1", "a2", "a3"):
+        q.put(key, key, group="item-a")
+    q.claim()
+    q.park("a1", "invalid_blocks")
+    assert q.claim().key == "a2"
+    assert q.drop("a2") is True
+    assert q.claim().key == "a3"
+
+
+def test_a_file_from_before_groups_gains_them_and_keeps_its_items(db: Path, clock: Clock) -> None:
+    old = sqlite3.connect(db)
+    old.executescript(
+        queue_module._SCHEMA.replace("    grp        TEXT    NOT NULL DEFAULT '',\n", "")
+    )
+    old.execute(
+        "INSERT INTO items (queue, key, payload, state, due, created, updated)"
+        " VALUES ('inbox', 'old', '{}', 'pending', 0, 0, 0)"
+    )
+    old.commit()
+    old.close()
+    reopened = DurableQueue(db, "inbox", clock=clock)
+    reopened.put("new", "{}", group="item-a")
+    assert [reopened.claim().key, reopened.claim().key] == ["old", "new"]
+    reopened.close()
 
 
 def test_a_parked_item_stays_visible_and_waits_for_an_admin(q: DurableQueue, clock: Clock) -> None:

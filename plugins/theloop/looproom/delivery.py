@@ -23,8 +23,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import threading
-import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Protocol
 
@@ -112,16 +110,13 @@ class SlackOutlet:
         self._slack, self._book, self._settings = transport, rooms, settings
         self._observer = observer if observer is not None else _Nobody()
         self._interactive = interactive
-        self._order = InOrder()
 
     def deliver(self, event: Event, *, maybe_delivered: bool) -> Outcome:
         """Post ``event``; ``maybe_delivered``: look for it in Slack before posting again."""
         if event.event_type not in self._settings.subscribe:
             self._observer.observe(event)  # the bot saw it, though the room did not
             return Delivered("not subscribed")
-        return self._order.wait(event) or self._order.settle(
-            event, self._deliver(event, maybe_delivered)
-        )
+        return self._deliver(event, maybe_delivered)
 
     def _deliver(self, event: Event, maybe_delivered: bool) -> Outcome:
         room = self._book.room_for(event.work_item, self._settings.channel, self._settings.rooms)
@@ -315,59 +310,6 @@ class SlackOutlet:
             log.warning("could not update the parent of %s: %s", thread.work_item, reply.error)
 
 
-class InOrder:
-    """Keeps a work item's events in order while one of them waits to be retried.
-
-    The queue retries an item after a delay while later items are due at once, so a later
-    event of the same work item could overtake one that waits (pacing, a 429, an outage)
-    and the thread would read out of order. The first event of a work item told to wait
-    holds the others back until it is delivered or parked — or until its hold lapses (an
-    admin may have dropped it), so nothing waits forever.
-    """
-
-    FOLLOW_GAP = 0.2  # a held event comes back just after the one holding it
-    POLL_CAP = 5.0
-    UNKNOWN_WAIT = 300.0  # the worker's longest backoff, when the outlet gave no delay
-    _MAX_HOLDS = 1000
-
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
-        self._clock = clock
-        self._holds: dict[str, tuple[str, float]] = {}  # work item -> (key, until)
-        self._lock = threading.Lock()
-
-    def wait(self, event: Event) -> RetryLater | None:
-        """A RetryLater when an earlier event of the same work item is waiting, else None."""
-        with self._lock:
-            hold = self._holds.get(event.work_item)
-            if hold is None or hold[0] == event.delivery_key:
-                return None
-            key, until = hold
-            left = until - self._clock()
-            if left <= 0:
-                del self._holds[event.work_item]
-                return None
-        after = max(self.FOLLOW_GAP, min(left + self.FOLLOW_GAP, self.POLL_CAP))
-        return RetryLater(f"waiting behind {key}, an earlier event of {event.work_item}", after)
-
-    def settle(self, event: Event, outcome: Outcome) -> Outcome:
-        """Record ``outcome`` of ``event`` (hold its work item, or release it); return it."""
-        with self._lock:
-            hold = self._holds.get(event.work_item)
-            if isinstance(outcome, RetryLater):
-                if hold is None or hold[0] == event.delivery_key:
-                    delay = self.UNKNOWN_WAIT if outcome.after is None else outcome.after
-                    self._holds[event.work_item] = (event.delivery_key, self._clock() + delay)
-                    self._forget_lapsed()
-            elif hold is not None and hold[0] == event.delivery_key:
-                del self._holds[event.work_item]
-        return outcome
-
-    def _forget_lapsed(self) -> None:
-        if len(self._holds) > self._MAX_HOLDS:
-            now = self._clock()
-            self._holds = {item: hold for item, hold in self._holds.items() if hold[1] > now}
-
-
 class _ThreadGone(Exception):
     """Slack says the parent message is no longer there."""
 
@@ -417,7 +359,6 @@ class PlainOutlet:
     ) -> None:
         self._send, self._book, self._settings = send, rooms, settings
         self._observer = observer if observer is not None else _Nobody()
-        self._order = InOrder()
 
     def deliver(self, event: Event, *, maybe_delivered: bool) -> Outcome:
         """Send ``event``; a plain backend cannot be searched, so a crash may repeat one."""
@@ -425,7 +366,7 @@ class PlainOutlet:
         if event.event_type not in self._settings.subscribe:
             self._observer.observe(event)  # the bot saw it, though the room did not
             return Delivered("not subscribed")
-        return self._order.wait(event) or self._order.settle(event, self._deliver(event))
+        return self._deliver(event)
 
     def _deliver(self, event: Event) -> Outcome:
         room = self._book.room_for(event.work_item, self._settings.channel, self._settings.rooms)

@@ -29,7 +29,12 @@ SECRET_ENV = "THELOOP_WEBHOOK_SECRET"
 class Inbox(Protocol):
     """Where accepted events go: ``put`` stores durably, False for a known key."""
 
-    def put(self, key: str, payload: str) -> bool: ...
+    def put(self, key: str, payload: str, group: str = "") -> bool: ...
+
+
+def admit(inbox: Inbox, event: Event) -> bool:
+    """Store ``event`` once, keyed for idempotency and ordered within its work item."""
+    return inbox.put(event.delivery_key, event.to_json(), group=event.work_item)
 
 
 @dataclass(frozen=True)
@@ -88,7 +93,7 @@ def _accept(body: bytes, inbox: Inbox) -> Answer:
     if warnings:
         log.warning("webhook: %s", warnings[0])
     key = event.delivery_key
-    if not inbox.put(key, event.to_json()):
+    if not admit(inbox, event):
         return Answer(200, {"status": "duplicate", "id": key})
     return Answer(
         202, {"status": "accepted", "id": key, **({"warnings": warnings} if warnings else {})}

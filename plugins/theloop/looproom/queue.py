@@ -10,6 +10,11 @@ States: ``pending`` (due at ``due``) → ``inflight`` (claimed) → ``done`` | b
 ``pending`` (retry) | ``parked`` (stuck: kept and visible, not retried until an admin says
 so) | ``dropped`` (an admin gave up on it). Done and dropped keys are remembered for a while
 so a retried delivery stays a duplicate after the item was delivered.
+
+Order within a group: an item put with a ``group`` (the inbox uses the work item) is not
+handed out while an earlier item of the same group is pending or in flight, so a later
+event cannot overtake one that waits for a retry and a thread reads in the author's order.
+A parked or dropped item no longer holds its group back: nothing waits behind a stuck one.
 """
 
 from __future__ import annotations
@@ -39,10 +44,18 @@ CREATE TABLE IF NOT EXISTS items (
     created    REAL    NOT NULL,
     updated    REAL    NOT NULL,
     last_error TEXT    NOT NULL DEFAULT '',
+    grp        TEXT    NOT NULL DEFAULT '',
     UNIQUE (queue, key)
 );
 CREATE INDEX IF NOT EXISTS items_due ON items (queue, state, due, seq);
 """
+_GROUP_INDEX = "CREATE INDEX IF NOT EXISTS items_group ON items (queue, grp, seq)"
+#: A pending item that no earlier open item of its group holds back.
+_FIRST_IN_GROUP = (
+    "(grp = '' OR NOT EXISTS (SELECT 1 FROM items AS earlier WHERE earlier.queue = items.queue"
+    " AND earlier.grp = items.grp AND earlier.seq < items.seq"
+    " AND earlier.state IN ('pending', 'inflight')))"
+)
 _OPEN_STATES = ("pending", "inflight", "parked")
 _COLUMNS = "key, payload, state, attempts, maybe_delivered, due, created, last_error"
 
@@ -92,8 +105,16 @@ class DurableQueue:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=FULL")
         self._db.executescript(_SCHEMA)
+        self._add_group_column()
         self._recover()
         self.prune()
+
+    def _add_group_column(self) -> None:
+        """Files written before groups existed gain the column (every old item ungrouped)."""
+        columns = {row[1] for row in self._db.execute("PRAGMA table_info(items)")}
+        if "grp" not in columns:
+            self._db.execute("ALTER TABLE items ADD COLUMN grp TEXT NOT NULL DEFAULT ''")
+        self._db.execute(_GROUP_INDEX)
 
     def _recover(self) -> None:
         """Items in flight when the last process died may have been delivered: flag them."""
@@ -107,14 +128,18 @@ class DurableQueue:
     def _tx(self) -> _Transaction:
         return _Transaction(self._db)
 
-    def put(self, key: str, payload: str) -> bool:
-        """Store an item durably; False when ``key`` was seen before (a duplicate)."""
+    def put(self, key: str, payload: str, group: str = "") -> bool:
+        """Store an item durably; False when ``key`` was seen before (a duplicate).
+
+        Items of one non-empty ``group`` are handed out one at a time, in the order put.
+        """
         now = self._clock()
         with self._lock, self._tx() as db:
             cursor = db.execute(
-                "INSERT OR IGNORE INTO items (queue, key, payload, state, due, created, updated)"
-                " VALUES (?, ?, ?, 'pending', ?, ?, ?)",
-                (self.name, key, payload, now, now, now),
+                "INSERT OR IGNORE INTO items"
+                " (queue, key, payload, state, due, created, updated, grp)"
+                " VALUES (?, ?, ?, 'pending', ?, ?, ?, ?)",
+                (self.name, key, payload, now, now, now, group),
             )
             added = cursor.rowcount == 1
             if added:
@@ -126,12 +151,13 @@ class DurableQueue:
         return added
 
     def claim(self, now: float | None = None) -> Item | None:
-        """The oldest due item, marked in flight with one more attempt; None if none is due."""
+        """The oldest due item not held back by its group, marked in flight with one more
+        attempt; None if none is due."""
         now = self._clock() if now is None else now
         with self._lock, self._tx() as db:
             row = db.execute(
                 f"SELECT {_COLUMNS} FROM items WHERE queue=? AND state='pending' AND due<=? "
-                "ORDER BY seq LIMIT 1",
+                f"AND {_FIRST_IN_GROUP} ORDER BY seq LIMIT 1",
                 (self.name, now),
             ).fetchone()
             if row is None:
@@ -226,10 +252,12 @@ class DurableQueue:
         return {state: 0 for state in _OPEN_STATES} | {str(s): int(n) for s, n in rows}
 
     def next_due(self) -> float | None:
-        """When the earliest pending item becomes due; None when nothing is pending."""
+        """When the earliest claimable pending item becomes due; None when none is pending."""
         with self._lock:
             (due,) = self._db.execute(
-                "SELECT MIN(due) FROM items WHERE queue=? AND state='pending'", (self.name,)
+                "SELECT MIN(due) FROM items WHERE queue=? AND state='pending' "
+                f"AND {_FIRST_IN_GROUP}",
+                (self.name,),
             ).fetchone()
         return due
 
