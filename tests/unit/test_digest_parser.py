@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib
 import re
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
@@ -14,12 +15,20 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 from markdown_it.rules_block import StateBlock
+from markdown_it.token import Token
 from mdit_py_plugins.front_matter import front_matter_plugin
 from test_digest_properties import markdown_texts
 
 from looproom.digest._ask import may_ask, may_reply, next_question, next_reply, next_risky
 from looproom.digest._lazy import LazyBlocks
-from looproom.digest._parser import MD, new_state, normalise, parse_blocks, parse_inline
+from looproom.digest._parser import (
+    MD,
+    _token,
+    new_state,
+    normalise,
+    parse_blocks,
+    parse_inline,
+)
 
 _STOCK = (
     MarkdownIt("commonmark", {"tasklists": True})
@@ -33,7 +42,7 @@ _MARKERS = ("bMarks", "eMarks", "tShift", "sCount", "bsCount", "lineMax")
 def _shape(tokens: list) -> list[tuple]:
     return [
         (t.type, t.tag, t.nesting, t.level, t.content, t.markup, t.info, t.meta, t.hidden, t.map,
-         t.attrs)
+         t.attrs, t.block)
         for t in tokens
     ]  # fmt: skip
 
@@ -67,6 +76,32 @@ def test_the_dispatcher_on_markup_soup(text: str) -> None:
     _same_blocks(text)
 
 
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(alphabet=" \t\n-=a>1.", max_size=40))
+def test_the_setext_check_passes_every_underline(text: str) -> None:
+    # Underlines and near-misses at every indentation, in lists and quotes.
+    _same_blocks(text)
+
+
+_CELLS = st.sampled_from(["-", "--", " - ", ":-", "-:", " :-: ", "\t-", "- ", "-\t", " a", ""])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    columns=st.integers(1, 3),
+    cells=st.lists(_CELLS, min_size=1, max_size=3),
+    edges=st.sampled_from(["", "|", " |"]),
+    rest=st.text(alphabet="a|-\n", max_size=12),
+)
+def test_the_table_check_passes_every_delimiter_row(
+    columns: int, cells: list[str], edges: str, rest: str
+) -> None:
+    # Delimiter rows spaced, tabbed, aligned and near-misses, under a header.
+    head, row = "|".join(["a"] * columns), edges + "|".join(cells) + edges.strip()
+    _same_blocks(f"{head}\n{row}\n{rest}")
+    _same_blocks(f"- {head}\n  {row}\n{rest}")
+
+
 def test_the_dispatcher_over_the_corpus(corpus_dir: Path) -> None:
     for path in sorted((corpus_dir / "the-loop-docs").glob("*.md"))[::2]:
         _same_blocks(path.read_text(encoding="utf-8"))
@@ -86,6 +121,30 @@ def test_the_inline_fast_path_is_markdown_its(text: str) -> None:
     ours = [(t.type, t.content) for t in parse_inline(text, {})]
     stock = [(t.type, t.content) for t in _STOCK.inline.parse(text, _STOCK, {}, [])]
     assert ours == stock
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    kind=st.text(max_size=12),
+    tag=st.sampled_from(["", "p", "ul", "code"]),
+    nesting=st.sampled_from([-1, 0, 1]),
+    level=st.integers(0, 30),
+    block=st.booleans(),
+)
+def test_the_token_factory_makes_markdown_its_token(
+    kind: str, tag: str, nesting: int, level: int, block: bool
+) -> None:
+    stock = Token(kind, tag, nesting)  # type: ignore[arg-type]
+    stock.level, stock.block = level, block
+    ours = _token(kind, tag, nesting, level, block)
+    assert type(ours) is Token
+    assert [getattr(ours, f.name) for f in fields(Token)] == [
+        getattr(stock, f.name) for f in fields(Token)
+    ]
+    # Fresh containers each time: a rule that fills one token's attrs or meta
+    # must not fill another's.
+    assert ours.attrs is not _token(kind, tag, nesting, level, block).attrs
+    assert ours.meta is not _token(kind, tag, nesting, level, block).meta
 
 
 @settings(max_examples=500, deadline=None)
@@ -135,7 +194,7 @@ def _inline_shape(tokens: list) -> list[tuple]:
 
 
 def _same_inline(src: str, env: dict | None = None) -> None:
-    ours = MD.inline.parse(src, MD, dict(env or {}), [])
+    ours = parse_inline(src, dict(env or {}))
     stock = _STOCK.inline.parse(src, _STOCK, dict(env or {}), [])
     assert _inline_shape(ours) == _inline_shape(stock)
 
@@ -146,6 +205,13 @@ _INLINE_SOUP = " \n*_`~[]()!<>&;#\\:-=|/.ahx\u00a0"
 @settings(max_examples=500, deadline=None)
 @given(text=st.text(alphabet=_INLINE_SOUP, max_size=60))
 def test_the_inline_dispatcher_makes_markdown_its_tokens_on_markup_soup(text: str) -> None:
+    _same_inline(text, {"references": {"A": {"href": "https://e.com", "title": ""}}})
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(alphabet=_INLINE_SOUP.translate({ord(c): None for c in "*_~"}), max_size=60))
+def test_without_delimiters_the_skipped_post_processing_changes_nothing(text: str) -> None:
+    # No `*`, `_` or `~`: the parser skips markdown-it's pairing and joining.
     _same_inline(text, {"references": {"A": {"href": "https://e.com", "title": ""}}})
 
 

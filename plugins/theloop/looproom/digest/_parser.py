@@ -16,7 +16,12 @@ about a third off the block parse, the digest's main cost:
 * **Line markers by string methods**, not a loop over every indentation character.
 * **Table cells split by a pattern**: the table rule is markdown-it's own function,
   given a regex splitter equal to its character loop.
-* **Plain inline content is one text token**, without a parser call.
+* **Plain inline content is one text token**, without a parser call; in other
+  content a run of characters no inline rule starts at is taken whole, and the
+  pairing of emphasis delimiters is skipped where the content has none.
+* **Tokens made directly**: every field set as markdown-it's ``Token`` sets it,
+  without its dataclass ``__init__``; and its block rules' debug logging (off,
+  but a call per rule per line) is not called.
 
 And one deliberate difference: **too deep is text, not nothing.** Past
 ``maxNesting`` markdown-it drops the rest of the container silently; here the rest
@@ -27,13 +32,16 @@ loses no word (R4.1, A1).
 from __future__ import annotations
 
 import importlib
+import logging
 import re
 import types
 from collections.abc import Callable
 from itertools import accumulate
+from typing import Literal
 
 from markdown_it import MarkdownIt
 from markdown_it.parser_block import ParserBlock
+from markdown_it.parser_inline import ParserInline
 from markdown_it.parser_inline import RuleFuncInlineType as InlineRule
 from markdown_it.ruler import Ruler
 from markdown_it.rules_block import StateBlock
@@ -58,12 +66,17 @@ _STARTS = {
 }
 #: Rules whose first check looks somewhere else than the line's first character.
 _SPECIAL = ("front_matter", "table", "code")
-_TABLE_RULE_CHARS = "|-:"
+#: The table rule's first check of its second line: ``|``, ``-`` or ``:``, then
+#: at least one more of those or a space or tab, and no other character — but
+#: not ``-`` and a space (a list item).
+_DELIMITER_ROW = re.compile(r"(?!-[ \t])[-:|][-:| \t]+")
 #: How many lines the setext check reads before it lets the rule decide.
 _SETEXT_LOOK = 16
-#: The characters the enabled inline rules start at (newline, escape, backticks,
-#: strikethrough, emphasis, link, image, autolink and HTML, entity).
-_INLINE_MARKUP = re.compile(r"[\n\\`~*_\[!<&]")
+#: The delimiters the emphasis and strikethrough rules record. Without one, the
+#: post-processing rules change nothing: they pair delimiters (none), and
+#: ``fragments_join`` merges text tokens that only delimiters leave adjacent and
+#: recomputes levels that only pairing changes.
+_DELIMITER = re.compile(r"[*_~]")
 #: The characters each inline rule's first check accepts (``text`` takes every
 #: character but markdown-it's terminators; rules not named here are tried on
 #: every terminator).
@@ -79,6 +92,14 @@ _INLINE_STARTS = {
     "html_inline": "<",
     "entity": "&",
 }
+_MARKUP_CHARS = re.escape("".join(sorted(set("".join(_INLINE_STARTS.values())))))
+#: A character an enabled inline rule but ``text`` starts at (newline, escape,
+#: backticks, strikethrough, emphasis, link, image, autolink and HTML, entity).
+_INLINE_MARKUP = re.compile(f"[{_MARKUP_CHARS}]")
+#: A run of characters no inline rule but ``text`` starts at: markdown-it adds
+#: it to the pending text in pieces (the text rule's, and one character for
+#: each terminator no rule takes, such as ``:`` or ``-``); here in one.
+_PLAIN_RUN = re.compile(f"[^{_MARKUP_CHARS}]+")
 
 
 def _starting(rules: list[tuple[str, BlockRule]], first: str, setext: bool) -> list[BlockRule]:
@@ -118,13 +139,11 @@ class _Chain:
             return True
         table, code, src = self.table, self.code, state.src
         if table is not None and line + 2 <= end:
-            # The table rule's own first checks: a second line, whose first
-            # character is one of `|-:`.
+            # The table rule's own first checks: a second line that can be a
+            # delimiter row.
             pos = state.bMarks[line + 1] + state.tShift[line + 1]
-            if (
-                pos < state.eMarks[line + 1]
-                and src[pos] in _TABLE_RULE_CHARS
-                and table(state, line, end, silent)
+            if _DELIMITER_ROW.fullmatch(src, pos, state.eMarks[line + 1]) and table(
+                state, line, end, silent
             ):
                 return True
         # StateBlock.is_code_block: the code rule is enabled (it is in this chain).
@@ -155,17 +174,25 @@ class _Chain:
 
 def _underline_may_follow(state: StateBlock, line: int, end: int) -> bool:
     """The setext rule's own condition: a line of its stretch (up to a blank line)
-    opening with ``=`` or ``-``. Without one it returns ``False`` — after asking
+    that is an underline (``===``, ``---``). Without one it returns ``False`` — after asking
     every terminator rule of every line, which is what this spares. Past
     ``_SETEXT_LOOK`` lines it answers "maybe": the check stays constant-time, so
     a document of a million unbroken lines costs what markdown-it makes it cost
     (A1)."""
     src, begins, shifts, ends = state.src, state.bMarks, state.tShift, state.eMarks
+    counts, indent = state.sCount, state.blkIndent
     for number in range(line + 1, min(end, line + 1 + _SETEXT_LOOK)):
         pos = begins[number] + shifts[number]
         if pos >= ends[number]:
             return False
-        if src[pos] in "=-":
+        marker = src[pos]
+        # An underline, as the rule reads one: indented 0-3 past the block, one
+        # marker repeated, then spaces or tabs to the line's end.
+        if (
+            marker in "=-"
+            and indent <= counts[number] <= indent + 3
+            and not src[pos : ends[number]].rstrip(" \t").lstrip(marker)
+        ):
             return True
     return line + 1 + _SETEXT_LOOK < end
 
@@ -267,6 +294,95 @@ class _InlineDispatchRuler(Ruler[InlineRule]):
         return self._chain if not chainName else self._base.getRules(chainName)
 
 
+_new_object = object.__new__
+
+
+def _token(kind: str, tag: str, nesting: int, level: int, block: bool) -> Token:
+    """``Token(kind, tag, nesting)`` with its level and ``block`` set — every
+    field as the dataclass sets it, without its generated ``__init__`` and
+    ``__post_init__`` (a token is made for every block and inline piece)."""
+    token = _new_object(Token)
+    token.type, token.tag, token.nesting, token.attrs = kind, tag, nesting, {}
+    token.map, token.level, token.children, token.content = None, level, None, ""
+    token.markup, token.info, token.meta = "", "", {}
+    token.block, token.hidden = block, False
+    return token
+
+
+class _BlockState(StateBlock):
+    """markdown-it's block state, its ``push`` making tokens with ``_token``."""
+
+    def push(self, ttype: str, tag: str, nesting: Literal[-1, 0, 1]) -> Token:
+        if nesting < 0:
+            self.level -= 1  # closing tag
+        token = _token(ttype, tag, nesting, self.level, True)
+        if nesting > 0:
+            self.level += 1  # opening tag
+        self.tokens.append(token)
+        return token
+
+
+class _InlineState(StateInline):
+    """markdown-it's inline state, its ``push`` and ``pushPending`` making
+    tokens with ``_token``."""
+
+    def pushPending(self) -> Token:
+        token = _token("text", "", 0, self.pendingLevel, False)
+        token.content = self.pending
+        self.tokens.append(token)
+        self.pending = ""
+        return token
+
+    def push(self, ttype: str, tag: str, nesting: Literal[-1, 0, 1]) -> Token:
+        if self.pending:
+            self.pushPending()
+        token_meta = None
+        if nesting < 0:  # closing tag
+            self.level -= 1
+            self.delimiters = self._prev_delimiters.pop()
+        token = _token(ttype, tag, nesting, self.level, False)
+        if nesting > 0:  # opening tag
+            self.level += 1
+            self._prev_delimiters.append(self.delimiters)
+            self.delimiters = []
+            token_meta = {"delimiters": self.delimiters}
+        self.pendingLevel = self.level
+        self.tokens.append(token)
+        self.tokens_meta.append(token_meta)
+        return token
+
+
+class _DispatchInline(ParserInline):
+    """markdown-it's inline parser, its tokenizer taking plain runs whole."""
+
+    def __init__(self, base: ParserInline) -> None:
+        self.__dict__.update(base.__dict__)
+
+    def tokenize(self, state: StateInline) -> None:
+        """markdown-it's ``tokenize``, with a run of plain characters added to
+        the pending text at once (the pieces it would have added, joined)."""
+        rule = self.ruler.getRules("")[0]
+        src, end = state.src, state.posMax
+        max_nesting = state.md.options["maxNesting"]
+        while state.pos < end:
+            pos = state.pos
+            run = _PLAIN_RUN.match(src, pos, end)
+            if run is not None:
+                state.append_pending(run.group())
+                state.pos = run.end()
+                continue
+            if state.level < max_nesting and rule(state, False):
+                if state.pos <= pos:
+                    raise RuntimeError("inline rule didn't increment state.pos")
+                if state.pos >= end:
+                    break
+                continue
+            state.append_pending(src[pos])
+            state.pos += 1
+        if state.pending:
+            state.pushPending()
+
+
 def _keep_deep_text(state: StateBlock, line: int, end: int) -> None:
     """The lines past the nesting limit, kept as text (markdown-it drops them)."""
     token = state.push("deep_text", "", 0)
@@ -285,11 +401,36 @@ def _split_cells(row: str) -> list[str]:
     return [cell.replace("\\|", "|") for cell in cells] if "\\|" in row else cells
 
 
+class _Quiet:
+    """A rule module's logger without ``debug``: markdown-it's block rules log a
+    debug line on every call (a call even with logging off); anything else
+    they log goes to their own logger."""
+
+    def __init__(self, logger: logging.Logger) -> None:
+        self._logger = logger
+
+    def debug(self, *args: object, **kwargs: object) -> None:
+        return None
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._logger, name)
+
+
+def _rebuilt(fn: BlockRule, **names: object) -> BlockRule:
+    """``fn`` with its module's globals, ``names`` replacing some and its logger
+    quiet (its code and defaults unchanged); a rule with a closure is left as it is."""
+    if not isinstance(fn, types.FunctionType) or fn.__closure__ is not None:
+        return fn
+    scope = {**fn.__globals__, **names}
+    if isinstance(scope.get("LOGGER"), logging.Logger):
+        scope["LOGGER"] = _Quiet(scope["LOGGER"])
+    return types.FunctionType(fn.__code__, scope, fn.__name__, fn.__defaults__)
+
+
 def _table_rule() -> BlockRule:
     """markdown-it's table rule, its globals but the splitter its own."""
     module = importlib.import_module("markdown_it.rules_block.table")
-    scope = {**vars(module), "escapedSplit": _split_cells}
-    return types.FunctionType(module.table.__code__, scope, "table")
+    return _rebuilt(module.table, escapedSplit=_split_cells)
 
 
 def _make_parser() -> MarkdownIt:
@@ -297,10 +438,10 @@ def _make_parser() -> MarkdownIt:
     md.enable(["table", "strikethrough"])
     md.use(front_matter_plugin)
     for rule in md.block.ruler.__rules__:
-        if rule.name == "table":
-            rule.fn = _table_rule()
+        rule.fn = _table_rule() if rule.name == "table" else _rebuilt(rule.fn)
     md.block = _DispatchBlock(md.block)
     md.inline.ruler = _InlineDispatchRuler(md, md.inline.ruler)
+    md.inline = _DispatchInline(md.inline)
     return md
 
 
@@ -326,7 +467,7 @@ def new_state(src: str, env: dict) -> StateBlock:
     """markdown-it's block state over ``src``, its line markers found with string
     methods — the markers markdown-it's per-character loop records (pinned by
     ``test_digest_parser.py``), at a fraction of the cost."""
-    state = StateBlock("", MD, env, [])
+    state = _BlockState("", MD, env, [])
     state.src = src
     lines = src.split("\n")
     bodies = [line.lstrip(" \t") for line in lines]
@@ -371,7 +512,13 @@ def parse_inline(content: str, env: dict) -> list[Token]:
         token = Token("text", "", 0)
         token.content = content
         return [token]
-    return MD.inline.parse(content, MD, env, [])
+    # markdown-it's ``ParserInline.parse``, over the faster state.
+    state = _InlineState(content, MD, env, [])
+    MD.inline.tokenize(state)
+    if _DELIMITER.search(content) is not None:
+        for rule in MD.inline.ruler2.getRules(""):
+            rule(state)
+    return state.tokens
 
 
 def normalise(text: str) -> str:

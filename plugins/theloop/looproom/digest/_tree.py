@@ -2,24 +2,26 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from markdown_it.token import Token
 
 __all__ = ["Node", "tree"]
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)
 class Node:
     """A block: its opening (or only) token, its children, its inline token."""
 
     token: Token
-    children: list[Node] = field(default_factory=list)
-    inline: Token | None = None
-    type: str = field(init=False)  # the token's type without ``_open``
+    children: list[Node]
+    inline: Token | None
+    type: str  # the token's type without ``_open``
 
-    def __post_init__(self) -> None:
-        self.type = self.token.type.removesuffix("_open")
+    def __init__(self, token: Token) -> None:
+        # Written out: one is made for every block read (performance).
+        self.token, self.children, self.inline = token, [], None
+        self.type = token.type.removesuffix("_open")
 
 
 def tree(tokens: list[Token]) -> list[Node]:
