@@ -36,7 +36,7 @@ from looproom.queue import DurableQueue  # noqa: E402
 from looproom.signing import sign  # noqa: E402
 
 SECRET = "bench-secret"
-MESSAGES = REPO / ".." / "shared" / "corpus" / "messages"
+MESSAGES = REPO / "tests" / "data" / "messages"  # the-loop's real messages, kept in the repo
 
 
 def corpus() -> list[dict]:
