@@ -270,3 +270,28 @@ def test_every_put_that_returned_survives_a_sigkill(db: Path) -> None:
     assert all(reopened.get(f"event-{i}") is not None for i in acknowledged)
     assert reopened.depth() >= len(acknowledged)
     reopened.close()
+
+
+def test_an_uncertain_retry_comes_back_flagged_until_done(q: DurableQueue, clock: Clock) -> None:
+    q.put("e1", "{}")
+    q.claim()
+    q.retry("e1", 0, "raised after posting", uncertain=True)
+    q.claim()
+    q.retry("e1", 0, "slack down")  # a plain failure does not settle the doubt
+    assert q.claim().maybe_delivered is True
+    q.done("e1")
+    assert q.get("e1").maybe_delivered is False
+
+
+def test_the_group_probe_seeks_by_index_rather_than_scanning_delivered_items(
+    q: DurableQueue,
+) -> None:
+    # A long-lived work item accumulates delivered keys; asking "is an earlier item of my
+    # group still open?" must stay a seek on (queue, grp, state, seq), or ingest slows
+    # with every event the work item ever had.
+    plan = q._db.execute(
+        "EXPLAIN QUERY PLAN SELECT 1 FROM items WHERE queue='inbox' AND state='pending' "
+        f"AND {queue_module._FIRST_IN_GROUP}"
+    ).fetchall()
+    details = " | ".join(str(row[-1]) for row in plan)
+    assert "items_group_open (queue=? AND grp=? AND state=? AND seq<?)" in details, details

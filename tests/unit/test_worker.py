@@ -155,3 +155,17 @@ def test_the_thread_delivers_in_order_through_an_outage_and_stops_cleanly(
     assert delivered == ["e1", "e2", "e3", "e4", "e5"]
     assert q.get("e1").attempts == 3
     q.close()
+
+
+def test_an_outlet_that_raised_after_posting_is_retried_flagged_to_reconcile_first(
+    q: DurableQueue, clock: Clock
+) -> None:
+    # e.g. chat.postMessage succeeded, then recording the post raised: never post blindly again.
+    outlet = ScriptedOutlet(OSError("disk full"), RetryLater("slack down"), Delivered())
+    worker = Worker(q, outlet, clock=clock)
+    _put(q, _event(1))
+    for _ in range(3):
+        clock.now += BACKOFF_CAP
+        worker.step()
+    assert outlet.calls == [("e1", False), ("e1", True), ("e1", True)]
+    assert q.get("e1").state == "done"

@@ -23,10 +23,14 @@ class Delivered:
 
 @dataclass(frozen=True)
 class RetryLater:
-    """Not posted now; try again after ``after`` seconds, or the worker's backoff if None."""
+    """Not posted now; try again after ``after`` seconds, or the worker's backoff if None.
+
+    ``uncertain``: it may have been posted after all, so the next attempt reconciles first.
+    """
 
     reason: str
     after: float | None = None
+    uncertain: bool = False
 
 
 @dataclass(frozen=True)

@@ -49,7 +49,9 @@ CREATE TABLE IF NOT EXISTS items (
 );
 CREATE INDEX IF NOT EXISTS items_due ON items (queue, state, due, seq);
 """
-_GROUP_INDEX = "CREATE INDEX IF NOT EXISTS items_group ON items (queue, grp, seq)"
+#: With state in the index the "earlier open item of my group?" probe is a seek, not a
+#: scan over every delivered item of a long-lived work item.
+_GROUP_INDEX = "CREATE INDEX IF NOT EXISTS items_group_open ON items (queue, grp, state, seq)"
 #: A pending item that no earlier open item of its group holds back.
 _FIRST_IN_GROUP = (
     "(grp = '' OR NOT EXISTS (SELECT 1 FROM items AS earlier WHERE earlier.queue = items.queue"
@@ -174,10 +176,15 @@ class DurableQueue:
         """Delivered: forget the payload, remember the key for deduplication."""
         self._set(key, "state='done', payload='', maybe_delivered=0", ())
 
-    def retry(self, key: str, after_seconds: float, error: str) -> None:
-        """Not delivered yet: due again in ``after_seconds``, the error kept for status."""
+    def retry(self, key: str, after_seconds: float, error: str, *, uncertain: bool = False) -> None:
+        """Not delivered yet: due again in ``after_seconds``, the error kept for status.
+
+        ``uncertain``: the attempt may have landed, so the item comes back flagged
+        ``maybe_delivered`` (never cleared here: only :meth:`done` settles it).
+        """
         due = self._clock() + max(0.0, after_seconds)
-        self._set(key, "state='pending', due=?, last_error=?", (due, error))
+        flag = ", maybe_delivered=1" if uncertain else ""
+        self._set(key, f"state='pending', due=?, last_error=?{flag}", (due, error))
 
     def park(self, key: str, error: str) -> None:
         """Stuck: kept and visible, not retried until :meth:`retry_now`."""

@@ -111,7 +111,8 @@ class Worker:
             return self._outlet.deliver(event, maybe_delivered=item.maybe_delivered)
         except Exception as exc:  # an outlet bug must not lose the event
             log.exception("outlet raised on %s", item.key)
-            return RetryLater(f"{type(exc).__name__}: {exc}")
+            # It may have raised after posting (its bookkeeping failed): reconcile first.
+            return RetryLater(f"{type(exc).__name__}: {exc}", uncertain=True)
 
     def _apply(self, item: Item, outcome: Outcome) -> None:
         if isinstance(outcome, Delivered):
@@ -125,7 +126,7 @@ class Worker:
                 delay,
                 outcome.reason,
             )
-            self._queue.retry(item.key, delay, outcome.reason)
+            self._queue.retry(item.key, delay, outcome.reason, uncertain=outcome.uncertain)
         else:
             log.error("delivery of %s failed for good, parked: %s", item.key, outcome.reason)
             self._queue.park(item.key, outcome.reason)
