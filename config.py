@@ -86,7 +86,13 @@ Path(BOT_DATA_DIR).mkdir(parents=True, exist_ok=True)
 BOT_EXTRA_PLUGIN_DIR = str(_HERE / "plugins")
 BOT_EXTRA_BACKEND_DIR = _slackv3_dir()
 BOT_LOG_FILE = str(Path(BOT_DATA_DIR) / "errbot.log")
-BOT_LOG_LEVEL = getattr(logging, _env("THELOOP_LOG_LEVEL", "INFO").upper(), logging.INFO)
+_LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+_LOG_LEVEL = _env("THELOOP_LOG_LEVEL", "INFO").upper()
+if _LOG_LEVEL not in _LOG_LEVELS:  # a typo must not silently log at another level
+    raise SystemExit(
+        f"THELOOP_LOG_LEVEL must be one of {', '.join(_LOG_LEVELS)}, got {_LOG_LEVEL[:40]!r}"
+    )
+BOT_LOG_LEVEL = getattr(logging, _LOG_LEVEL)
 BOT_PREFIX = "!"
 BOT_ASYNC = True
 # Shelf sits on dbm, and where only dbm.dumb exists a SIGKILL mid-write leaves it unreadable

@@ -180,7 +180,16 @@ class Decisions:
         ts = str(event.get("ts") or "") or f"plain-{time.time_ns()}"
         thread_ts = str(event.get("thread_ts") or "")
         is_bot = bool(event.get("bot_id")) or event.get("subtype") == "bot_message"
-        said = Said(member_of(msg.frm), text.strip(), channel, ts, thread_ts, is_bot, addressed)
+        said = Said(
+            member_of(msg.frm),
+            text.strip(),
+            channel,
+            ts,
+            thread_ts,
+            is_bot,
+            addressed,
+            subtype=str(event.get("subtype") or ""),
+        )
         desk.said(said, desk.where(channel, thread_ts, *self._room_facts(channel)))
 
     def _room_facts(self, channel: str) -> tuple[str, str]:

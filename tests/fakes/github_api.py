@@ -4,8 +4,10 @@ Like GitHub: a Bearer token is required (401 ``Bad credentials`` otherwise), an 
 repository or issue is 404, a body that is not ``{"body": "<non-empty string>"}`` is 422,
 a comment is created on every POST — GitHub is **not** idempotent, so a retried POST makes
 a second comment — and ``GET …/comments?since=`` lists comments updated at or after
-``since``. Rate limiting is scripted as GitHub answers it (403 with
-``x-ratelimit-remaining: 0``, or 429 with ``Retry-After``).
+``since``, oldest first, a page at a time (``per_page`` default 30, at most 100; ``page``
+from 1) with a ``Link`` header naming the ``next`` and ``last`` pages. Rate limiting is
+scripted as GitHub answers it (403 with ``x-ratelimit-remaining: 0``, or 429 with
+``Retry-After``).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import re
 import threading
 from datetime import datetime, timezone
 from typing import Any
+from urllib.parse import urlencode
 
 from tests.fakes.loopback import LoopbackServer, Request
 
@@ -46,7 +49,7 @@ class FakeGitHub(LoopbackServer):
             return 404, {}, {"message": "Not Found"}
         key = (match[1], int(match[2]))
         if request.method == "GET":
-            return 200, {}, self._listed(key, request.query.get("since", ""))
+            return self._page(request, self._listed(key, request.query.get("since", "")))
         body = request.body.get("body") if isinstance(request.body, dict) else None
         if not isinstance(body, str) or not body.strip():
             return 422, {}, {"message": "Validation Failed"}
@@ -66,6 +69,21 @@ class FakeGitHub(LoopbackServer):
         with self._lock:
             self.comments.setdefault(key, []).append(comment)
         return comment
+
+    def _page(
+        self, request: Request, comments: list[dict[str, Any]]
+    ) -> tuple[int, dict[str, str], Any]:
+        per_page = max(1, min(100, int(request.query.get("per_page") or 30)))
+        page = max(1, int(request.query.get("page") or 1))
+        last = max(1, -(-len(comments) // per_page))
+        links = [(page + 1, "next")] if page < last else []
+        links += [(last, "last")] if page < last else []
+        header = ", ".join(
+            f'<{self.url}{request.path}?{urlencode({**request.query, "page": n})}>; rel="{rel}"'
+            for n, rel in links
+        )
+        body = comments[(page - 1) * per_page : page * per_page]
+        return 200, ({"Link": header} if header else {}), body
 
     def _listed(self, key: tuple[str, int], since: str) -> list[dict[str, Any]]:
         with self._lock:

@@ -4,8 +4,11 @@ Like the-loop 20.10.2 (``the_loop/api/routes.py`` and ``core``): ``POST
 /api/v1/sessions/reply`` needs ``ref`` and ``text`` (422 otherwise, FastAPI's shape), a
 ref with no registered session is 404 and a paused one 400 (``detail`` says why), and
 each accepted reply is delivered — the-loop does **not** deduplicate, so a retried POST
-delivers twice. ``POST /api/v1/graph/skip`` needs ``repo``, ``workItem``, ``nodes`` and
-``reason``; nodes outside the graph's skip vocabulary come back in ``rejected``.
+delivers twice — except while its tmux session is busy: then it answers 200 with
+``"delivered": false`` and delivers nothing ("the caller may retry"; ``busy`` counts
+them). ``POST /api/v1/graph/skip`` needs ``repo``, ``workItem``, ``nodes`` and
+``reason``; nodes outside the graph's skip vocabulary come back in ``rejected`` as
+``{"token", "why"}`` objects, as the-loop's graph command prints them.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ class FakeLoop(LoopbackServer):
         self.sessions = sessions if sessions is not None else {"github:acme/api#7": False}
         self.replies: list[dict[str, Any]] = []
         self.skips: list[dict[str, Any]] = []
+        self.busy = 0  # replies answered "delivered": false before one is delivered
 
     def route(self, request: Request) -> tuple[int, dict[str, str], Any]:
         required = _REQUIRED.get(request.path)
@@ -48,8 +52,11 @@ class FakeLoop(LoopbackServer):
             return 404, {}, {"detail": f"no session registered for {ref}"}
         if self.sessions[ref]:
             return 400, {}, {"detail": f"the session for {ref} is paused"}
+        if self.busy:
+            self.busy -= 1
+            return 200, {}, {"workItem": ref, "delivered": False, "exitCode": 1}
         self.replies.append(body)
-        return 200, {}, {"ref": ref, "delivered": True}
+        return 200, {}, {"workItem": ref, "delivered": True, "exitCode": 0}
 
     def _skip(self, body: dict[str, Any]) -> tuple[int, dict[str, str], Any]:
         nodes = [str(n) for n in body["nodes"]]
@@ -58,7 +65,11 @@ class FakeLoop(LoopbackServer):
         answer = {
             "workItem": body["workItem"],
             "declared": declared,
-            "rejected": [n for n in nodes if n not in SKIPPABLE],
+            "rejected": [
+                {"token": n, "why": "not a selectable node of this loop"}
+                for n in nodes
+                if n not in SKIPPABLE
+            ],
             "reason": body["reason"],
             "warnings": [],
         }

@@ -157,6 +157,7 @@ class Fault:
     times: int = 1
     headers: dict[str, str] = field(default_factory=dict)
     kind: str = "status"  # "status" | "drop" | "land_then_drop"
+    body: Any = None  # the scripted answer's JSON body; None: ``{"message": "scripted"}``
 
 
 class _JSONHandler(LoopbackHandler):
@@ -202,7 +203,8 @@ class LoopbackServer(LoopbackHTTP):
             if fault is not None and fault.kind != "status":
                 status, headers, body = 0, {}, None
             elif fault is not None:
-                status, headers, body = fault.status, fault.headers, {"message": "scripted"}
+                status, headers = fault.status, fault.headers
+                body = {"message": "scripted"} if fault.body is None else fault.body
             request.status = status
             self.requests.append(request)
             self._changed.notify_all()

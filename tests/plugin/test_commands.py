@@ -164,6 +164,15 @@ def test_the_bots_own_messages_and_other_bots_are_never_input(checklist: Any) ->
 
 
 @pytest.mark.theloop_yaml(SETTINGS)
+def test_an_edited_message_is_not_taken_as_a_new_decision(checklist: Any) -> None:
+    plugin = _plugin(checklist)
+    edit = Message(f"execute {ITEM}", frm=checklist.bot.build_identifier("gbin@localhost"))
+    edit.extras["slack_event"] = {"channel": "C1", "ts": "6.0", "subtype": "message_changed"}
+    plugin.callback_message(edit)
+    assert _heard(checklist) == [] and plugin._relay.queue.depth() == 0
+
+
+@pytest.mark.theloop_yaml(SETTINGS)
 def test_decisions_not_relayed_yet_are_listed_by_the_queue_command(checklist: Any) -> None:
     plugin = _plugin(checklist)
     plugin._relay.stop()  # hold the relay so the decision waits

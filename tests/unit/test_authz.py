@@ -233,3 +233,10 @@ def test_memory_persists_settles_reopens_and_locates_messages() -> None:
     assert Memory(store).get(ITEM).gate.answered_by == ALICE  # type: ignore[union-attr]
     memory.reopen(ITEM, "gate")
     assert Memory(store).get(ITEM).gate.answered_by == ""  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("subtype", ["message_changed", "message_deleted"])
+def test_an_edited_or_deleted_message_is_never_a_new_decision(subtype: str) -> None:
+    verdict = judge("approve", GATE, thread="200.0", ts="401.0", subtype=subtype, addressed=True)
+    assert (verdict.status, verdict.reason, verdict.decision) == (IGNORED, "edited", None)
+    assert judge("approve", GATE, thread="200.0").status == ADMITTED

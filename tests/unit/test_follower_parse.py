@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from looproom.events import ASK
 from looproom.follower import (
+    FollowerStatus,
     SSEEvent,
     SSEParser,
     record_id,
@@ -176,3 +177,14 @@ def test_records_the_room_does_not_show_and_broken_records_map_to_nothing() -> N
 def test_a_bare_control_plane_url_gets_the_stream_path() -> None:
     assert stream_url("http://127.0.0.1:8765") == "http://127.0.0.1:8765/api/v1/stream"
     assert stream_url("http://h/api/v1/stream?workItem=x") == "http://h/api/v1/stream?workItem=x"
+
+
+def test_the_status_line_shows_the_peers_id_and_error_inert() -> None:
+    status = FollowerStatus(
+        url="http://loop.example/api/v1/stream",
+        last_id="<!channel>",
+        last_error="HTTP 502: <@U0EVIL> `break` <https://evil.example|here>",
+    )
+    line = status.describe()
+    assert not any(c in line.removeprefix("loop stream ") for c in "<>`")
+    assert "HTTP 502" in line and "!channel" in line

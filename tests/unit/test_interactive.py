@@ -139,6 +139,20 @@ def test_no_signing_secret_fails_closed_and_a_bad_body_is_400() -> None:
     assert interactive.verify(signed(b"payload=nope"), b"payload=nope", SECRET, NOW).status == 400
 
 
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("channel", "C1"), ("user", ["U0ALICE"]), ("message", 7), ("state", "x"), ("actions", {})],
+)
+def test_a_signed_payload_of_the_wrong_shape_is_400_naming_the_field(
+    field: str, value: Any
+) -> None:
+    body = form(payload(controls.APPROVE, "200.0") | {field: value})
+    checked = interactive.verify(signed(body), body, SECRET, NOW)
+    assert (checked.status, checked.payload) == (400, None) and field in checked.error
+    # Socket Mode hands the payload over unverified in shape: reading it must not raise.
+    interactive.read(json.loads(urllib.parse.parse_qs(body.decode())["payload"][0]))
+
+
 # -- judging a press ----------------------------------------------------------------------
 
 GATE = posted(("01", "100.0"), ("06", "200.0"))

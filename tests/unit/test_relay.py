@@ -218,6 +218,17 @@ def test_an_answer_reaches_the_waiting_session(tmp_path: Path, loop: FakeLoop) -
     assert loop.requests[0].headers["Idempotency-Key"] == decision(compose.ANSWER).key
 
 
+def test_an_answer_the_loop_was_too_busy_to_type_is_retried_not_lost(
+    tmp_path: Path, loop: FakeLoop
+) -> None:
+    loop.busy = 2  # the-loop answers 200 "delivered": false twice ("the caller may retry")
+    r = rig(tmp_path, loop=loop)
+    r.relay.record(decision(compose.ANSWER, words="Option 1", thread="300.0"), REPOS)
+    r.drain()
+    assert [reply["text"] for reply in loop.replies] == ["Option 1"]
+    assert r.queue.depth() == 0
+
+
 def test_an_answer_with_no_session_is_parked_with_the_loops_reason(
     tmp_path: Path, loop: FakeLoop
 ) -> None:
@@ -236,9 +247,9 @@ def test_a_skip_reports_what_the_loop_rejected(tmp_path: Path, loop: FakeLoop) -
     r.drain()
     assert [s["nodes"] for s in loop.skips] == [["evidence", "human-approval"], ["human-approval"]]
     assert loop.skips[0]["repo"] == "/srv/checkouts/api"
-    assert "rejected: human-approval" in r.room.replies()[0]
+    assert "rejected: human-approval (not a selectable node of this loop)" in r.room.replies()[0]
     (parked,) = r.queue.list()
-    assert "rejected the skip of human-approval" in parked.last_error
+    assert "rejected the skip of human-approval (not a selectable" in parked.last_error
 
 
 def test_without_sinks_the_ledger_records_each_decision_once(tmp_path: Path) -> None:
@@ -286,3 +297,128 @@ def test_the_queue_lists_what_has_not_landed(tmp_path: Path) -> None:
     r.relay.record(decision(), REPOS)
     (line,) = relay.queue_lines(r.queue.list(), r.clock.now)
     assert "approve · github:acme/api#7 by U0ALICE01" in line and decision().key in line
+
+
+def test_the_peers_error_text_reaches_the_room_inert(tmp_path: Path, loop: FakeLoop) -> None:
+    # the-loop's 404 detail echoes the ref it was given; a ref is producer-controlled.
+    ref = "github:acme/api#7 <!channel> <https://evil.example|click>"
+    r = rig(tmp_path, loop=loop)
+    r.relay.record(decision(compose.ANSWER, words="1", work_item=ref), REPOS)
+    r.drain()
+    (text,) = r.room.replies()
+    assert "no session registered" in text
+    assert "<!channel>" not in text and "<https://evil" not in text
+    assert "&lt;https://evil.example|click&gt;" in text
+
+
+def test_a_still_trying_reply_carries_the_peers_words_inert(
+    tmp_path: Path, github: FakeGitHub
+) -> None:
+    github.fail("/comments", 503, times=3, body={"message": "down <!here> @everyone"})
+    r = rig(tmp_path, github=github)
+    r.relay.record(decision(), REPOS)
+    r.drain()
+    (still,) = [t for t in r.room.replies() if "has not reached the-loop yet" in t]
+    assert "<!here>" not in still and "@everyone" not in still and "here" in still
+
+
+def _answer_rig(tmp_path: Path, loop: FakeLoop) -> tuple[Rig, str]:
+    r = rig(tmp_path, loop=loop)
+    answer = decision(compose.ANSWER, words="Option 1", thread="300.0")
+    r.relay.record(answer, REPOS)
+    return r, answer.key
+
+
+def test_an_answer_that_may_have_landed_is_parked_not_sent_twice(
+    tmp_path: Path, loop: FakeLoop
+) -> None:
+    loop.fail("/sessions/reply", kind="land_then_drop")  # delivered, then the line dropped
+    r, key = _answer_rig(tmp_path, loop)
+    r.drain()
+    assert len(loop.replies) == 1  # the-loop does not deduplicate: no second POST
+    (item,) = r.queue.list()
+    assert item.state == "parked" and f"!theloop queue retry {key}" in item.last_error
+    assert f"!theloop queue drop {key}" in item.last_error
+    assert "may have reached the-loop" in r.room.replies()[0] and key in r.room.replies()[0]
+    assert r.room.reactions() == ["eyes", "warning"] and r.given_up == []  # not reopened
+    r.queue.retry_now(key)  # the admin checked: it did not arrive after all
+    r.drain()
+    assert len(loop.replies) == 2 and r.queue.depth() == 0
+
+
+def test_an_answer_the_loop_failed_on_with_a_5xx_is_parked_as_unsure(
+    tmp_path: Path, loop: FakeLoop
+) -> None:
+    loop.fail("/sessions/reply", 500)
+    r, _ = _answer_rig(tmp_path, loop)
+    r.drain()
+    (item,) = r.queue.list()
+    assert item.state == "parked" and "answered 500" in item.last_error
+    assert [q.path for q in loop.requests] == [compose.REPLY_PATH]
+
+
+def test_an_answer_that_never_left_is_retried_until_it_lands(tmp_path: Path) -> None:
+    with FakeLoop() as gone:
+        url = gone.url
+    r = rig(tmp_path)
+    r.relay.sinks.loop = relay.LoopSink(url, timeout=5)  # connection refused
+    r.relay.record(decision(compose.ANSWER, words="1"), REPOS)
+    r.relay.step()
+    (item,) = r.queue.list()
+    assert item.state == "pending" and "unreachable" in item.last_error
+    with FakeLoop() as loop:
+        r.relay.sinks.loop = relay.LoopSink(loop.url, timeout=5)
+        r.drain()
+        assert len(loop.replies) == 1 and r.queue.depth() == 0
+
+
+def test_a_skip_whose_answer_was_lost_is_retried_as_the_loop_keeps_the_first(
+    tmp_path: Path, loop: FakeLoop
+) -> None:
+    loop.fail("/graph/skip", kind="land_then_drop")
+    r = rig(tmp_path, loop=loop)
+    r.relay.record(decision(compose.SKIP, nodes=("evidence",)), REPOS)
+    r.drain()
+    assert r.queue.depth() == 0 and r.room.reactions() == ["eyes", "white_check_mark"]
+
+
+def test_the_duplicate_check_reads_every_page_of_a_busy_issue(
+    tmp_path: Path, github: FakeGitHub
+) -> None:
+    for n in range(150):  # others' comments since the decision, ahead of ours
+        github._create(("acme/api", 7), f"comment {n}")
+    github.fail("/comments", kind="land_then_drop")
+    r = rig(tmp_path, github=github)
+    r.relay.record(decision(), REPOS)
+    r.drain()
+    assert github.posted().count(compose.relay_body(decision())) == 1
+    gets = [q for q in github.requests if q.method == "GET"]
+    assert [q.query.get("page", "1") for q in gets] == ["1", "2"]
+    assert r.queue.depth() == 0
+
+
+def test_the_duplicate_check_sends_the_token_only_to_its_own_api() -> None:
+    sink = relay.GitHubSink("https://api.github.com", TOKEN)
+    foreign = relay.Answer(200, {"Link": '<https://evil.example/r?page=2>; rel="next"'})
+    own = relay.Answer(200, {"link": '<https://api.github.com/r?page=2>; rel="next"'})
+    assert sink._next_page(foreign) is None
+    assert sink._next_page(own) == "https://api.github.com/r?page=2"
+
+
+def test_a_secondary_rate_limit_waits_instead_of_parking(
+    tmp_path: Path, github: FakeGitHub
+) -> None:
+    secondary = {"message": "You have exceeded a secondary rate limit. Please wait."}
+    github.fail("/comments", 403, headers={"Retry-After": "90"}, body=secondary)
+    r = rig(tmp_path, github=github)
+    r.relay.record(decision(), REPOS)
+    r.relay.step()
+    (item,) = r.queue.list()
+    assert item.state == "pending" and item.due == pytest.approx(r.clock.now + 90)
+    github.fail("/comments", 403, body=secondary)  # no header: GitHub says wait a minute
+    r.clock.now = item.due
+    r.relay.step()
+    (item,) = r.queue.list()
+    assert item.state == "pending" and item.due == pytest.approx(r.clock.now + 60)
+    r.drain()
+    assert len(github.posted()) == 1 and r.given_up == []

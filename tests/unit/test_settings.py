@@ -301,3 +301,18 @@ def test_describe_shows_secrets_only_as_set_or_unset() -> None:
     assert shown["THELOOP_HTTP_PORT"] == "3141"
     text = f"{shown} {env!r} {env}"
     assert not any(value in text for value in SECRETS.values())
+
+
+def test_describe_shows_urls_without_their_credentials() -> None:
+    env = Environment.from_env(
+        {
+            "THELOOP_LOOP_API": "http://bot:hunter2@loop.example:8080/base?token=tok-5#frag",
+            "THELOOP_LOOP_STREAM": "https://[::1]:9000/api/v1/stream?access_token=tok-6",
+            "THELOOP_GITHUB_API": "https://x-access-token:ghs-7@ghe.example/api/v3",
+        }
+    )
+    shown = env.describe()
+    assert shown["THELOOP_LOOP_API"] == "http://loop.example:8080/base"
+    assert shown["THELOOP_LOOP_STREAM"] == "https://[::1]:9000/api/v1/stream"
+    assert shown["THELOOP_GITHUB_API"] == "https://ghe.example/api/v3"
+    assert not any(s in str(shown) for s in ("hunter2", "tok-5", "tok-6", "ghs-7"))

@@ -56,7 +56,7 @@ def status_text(env: Environment, settings: Settings, health: Health, now: float
     lines = ["**theloop status**", *_webhook_lines(env), *_queue_lines(health, now)]
     lines += ["", "**configuration** " + (settings.source or "(no file: defaults)")]
     lines += [f"- {line}" for line in _settings_lines(settings)]
-    lines += [f"- warning: {_defang(w)}" for w in settings.warnings]
+    lines += [f"- warning: {defang(w)}" for w in settings.warnings]
     lines += ["", "**environment**"]
     lines += [f"- {name}: {value or '(unset)'}" for name, value in env.describe().items()]
     return "\n".join(lines)
@@ -82,8 +82,8 @@ def _queue_lines(health: Health, now: float) -> list[str]:
         lines.append("last delivery error: none")
     else:
         lines.append(
-            f"last delivery error ({_ago(now - failure.at)} ago, `{_defang(failure.key)}`): "
-            f"{_defang(failure.error)}"
+            f"last delivery error ({_ago(now - failure.at)} ago, `{defang(failure.key)}`): "
+            f"{defang(failure.error)}"
         )
     return lines
 
@@ -122,9 +122,9 @@ def _item_line(item: Item, now: float) -> str:
     if item.state == "pending" and item.due > now:
         state += f", next try in {_ago(item.due - now)}"
     flags = ", maybe delivered before a restart" if item.maybe_delivered else ""
-    error = f" — {_defang(item.last_error)}" if item.last_error else ""
+    error = f" — {defang(item.last_error)}" if item.last_error else ""
     return (
-        f"- `{_defang(item.key)}` {_describe(item.payload)}: {state}, "
+        f"- `{defang(item.key)}` {_describe(item.payload)}: {state}, "
         f"{item.attempts} attempt(s){flags}{error}"
     )
 
@@ -132,12 +132,12 @@ def _item_line(item: Item, now: float) -> str:
 def _describe(payload: str) -> str:
     try:
         wire = json.loads(payload)
-        return _defang(f"{wire['eventType']} · {wire['workItem']}")
+        return defang(f"{wire['eventType']} · {wire['workItem']}")
     except (ValueError, KeyError, TypeError):
         return "(unreadable payload)"
 
 
-def _defang(text: str, limit: int = 200) -> str:
+def defang(text: str, limit: int = 200) -> str:
     """Producer text as inert display text: no mention, link or code-span break-out."""
     text = text.replace("<", "‹").replace(">", "›").replace("`", "'").replace("\n", " ")
     return text if len(text) <= limit else text[: limit - 1] + "…"

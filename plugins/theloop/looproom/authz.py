@@ -19,6 +19,8 @@ from looproom.compose import Decision, Sinks
 from looproom.memory import Asked, ItemState
 
 IGNORED, REFUSED, ADMITTED = "ignored", "refused", "admitted"
+#: Slack message subtypes that are not a new message: an edit, a deletion.
+NOT_NEW = frozenset({"message_changed", "message_deleted"})
 
 
 @dataclass(frozen=True)
@@ -27,6 +29,7 @@ class Said:
 
     ``addressed`` marks an explicit command (``!execute …``): it is always answered, even
     where it maps to no work item. ``ts`` is the message's own id in its channel.
+    ``subtype`` is Slack's message subtype (``message_changed`` for an edit).
     """
 
     member: str
@@ -36,6 +39,7 @@ class Said:
     thread_ts: str = ""
     is_bot: bool = False
     addressed: bool = False
+    subtype: str = ""
 
 
 @dataclass(frozen=True)
@@ -102,6 +106,10 @@ def judge(
     said: Said, where: Where, state_of: Callable[[str], ItemState], policy: Policy, now: str
 ) -> Verdict:
     """The D6 pipeline for one typed message, without I/O (seed 004 D6)."""
+    if said.subtype in NOT_NEW:
+        # An edit re-sends the whole message under a new ts: read as new, a decision would
+        # be taken twice, or a word changed after the fact would decide anew.
+        return Verdict(IGNORED, "edited")
     parsed = grammar.parse(said.text)
     work_item, problem = _map(parsed, where)
     if not work_item:

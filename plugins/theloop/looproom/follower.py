@@ -33,7 +33,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlsplit
 
+from looproom.admin import defang
 from looproom.events import ASK, Event, SchemaError
+from looproom.settings import redact_url
 
 log = logging.getLogger(__name__)
 
@@ -228,11 +230,12 @@ class FollowerStatus:
         """One line for the status command."""
         parts = [f"loop stream {self.url}: {self.state}"]
         parts.append(f"{self.accepted} accepted, {self.duplicates} duplicate(s)")
-        parts.append(f"last id {self.last_id or 'none'}")
+        # The id and the error are the peer's words (an SSE id, an HTTP body): inert them.
+        parts.append(f"last id {defang(self.last_id) if self.last_id else 'none'}")
         if self.desyncs:
             parts.append(f"{self.desyncs} gap(s) reported by the-loop")
         if self.last_error:
-            parts.append(f"last error: {self.last_error}")
+            parts.append(f"last error: {defang(self.last_error)}")
         return "; ".join(parts)
 
 
@@ -242,14 +245,6 @@ def stream_url(url: str) -> str:
     if parts.path in ("", "/"):
         return parts._replace(path=STREAM_PATH).geturl()
     return url
-
-
-def _shown(url: str) -> str:
-    """The URL without userinfo or query, which may carry credentials."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    netloc = f"{host}:{parts.port}" if parts.port else host
-    return f"{parts.scheme}://{netloc}{parts.path}"
 
 
 class StreamFollower:
@@ -280,7 +275,7 @@ class StreamFollower:
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._connection: http.client.HTTPConnection | None = None
-        self._status = FollowerStatus(url=_shown(self.url), last_id=self._stored_id())
+        self._status = FollowerStatus(url=redact_url(self.url), last_id=self._stored_id())
         self._pending_id = ""
         self._flushed_at = 0.0
         self._server_retry: int | None = None  # the last ``retry:`` the-loop sent, in ms

@@ -83,27 +83,41 @@ def verify(headers: Mapping[str, str], body: bytes, secret: str, now: float) -> 
         return Checked(400, error="expected a form with a JSON payload field")
     if not isinstance(payload, dict):
         return Checked(400, error="payload is not a JSON object")
+    wrong = [name for name in _OBJECTS if not isinstance(payload.get(name, {}), dict | None)]
+    if not isinstance(payload.get("actions", []), list | None):
+        wrong.append("actions (a list)")
+    if wrong:
+        return Checked(400, error=f"payload fields must be JSON objects: {', '.join(wrong)}")
     return Checked(200, payload)
+
+
+#: The payload's fields :func:`read` looks into, which Slack always sends as objects.
+_OBJECTS = ("channel", "container", "message", "state", "user")
+
+
+def _obj(value: Any) -> Mapping[str, Any]:
+    """``value`` when it is an object, else empty: a malformed field reads as missing."""
+    return value if isinstance(value, Mapping) else {}
 
 
 def read(payload: Mapping[str, Any]) -> Press | None:
     """The press in a ``block_actions`` payload — ``None`` for anything we do not act on."""
     if payload.get("type") != "block_actions":
         return None
-    actions = payload.get("actions") or []
-    action = actions[0] if actions and isinstance(actions[0], Mapping) else {}
+    actions = payload.get("actions")
+    action = _obj(actions[0]) if isinstance(actions, list) and actions else {}
     action_id = str(action.get("action_id") or "")
     if not action_id.startswith(controls.PREFIX):
         return None
-    message = payload.get("message") or {}
-    container = payload.get("container") or {}
-    channel = str((payload.get("channel") or {}).get("id") or container.get("channel_id") or "")
+    message, container = _obj(payload.get("message")), _obj(payload.get("container"))
+    channel = str(_obj(payload.get("channel")).get("id") or container.get("channel_id") or "")
     ts = str(message.get("ts") or container.get("message_ts") or "")
-    member = str((payload.get("user") or {}).get("id") or "")
+    member = str(_obj(payload.get("user")).get("id") or "")
     if not (channel and ts and member):
         return None
-    blocks = tuple(b for b in message.get("blocks") or [] if isinstance(b, Mapping))
-    values = (payload.get("state") or {}).get("values") or {}
+    listed = message.get("blocks")
+    blocks = tuple(b for b in listed if isinstance(b, Mapping)) if isinstance(listed, list) else ()
+    values = _obj(payload.get("state")).get("values") or {}
     return Press(
         member=member,
         channel=channel,

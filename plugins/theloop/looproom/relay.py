@@ -9,7 +9,11 @@ and the question reopened so the member can answer again.
 
 Exactly once, against sinks that are not idempotent themselves: a GitHub comment is
 looked for before it is posted again after any attempt that may have landed; the ledger
-is searched for the key; the control plane gets an ``Idempotency-Key`` header.
+is searched for the key. the-loop's ``sessions/reply`` ignores the ``Idempotency-Key`` we
+send and offers nothing to look a reply up by, so a reply that may have landed (a timeout
+or a dropped connection after sending, a 5xx) is parked as :class:`Unsure` for an admin to
+check, never re-sent on its own; ``graph/skip`` is idempotent there (a declared skip is
+kept as first declared) and is retried as usual.
 """
 
 from __future__ import annotations
@@ -26,13 +30,16 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from email.utils import parsedate_to_datetime
+from http.client import HTTPException
 from pathlib import Path
 from typing import Any, Protocol
 
 from looproom import compose
+from looproom.admin import defang
 from looproom.compose import Decision
 from looproom.outlet import Delivered, Failed, Outcome, RetryLater
 from looproom.queue import DurableQueue, Item
+from looproom.slacktext import escape, neutralise
 from looproom.worker import Worker
 
 log = logging.getLogger(__name__)
@@ -42,6 +49,10 @@ USER_AGENT = "theloop-relay"
 #: After this many failed attempts the room hears once that the relay is still trying.
 STILL_TRYING_AFTER = 3
 _MAX_ERROR = 200
+#: How many pages of 100 comments the duplicate check reads before it gives up looking.
+FIND_PAGES = 10
+#: How long to wait on a GitHub secondary rate limit that names no time (its docs: a minute).
+SECONDARY_WAIT = 60.0
 
 
 class Acks(Protocol):
@@ -59,12 +70,18 @@ class Acks(Protocol):
 
 @dataclass(frozen=True)
 class Answer:
-    """One HTTP answer; ``status`` 0 means no answer at all (connection, timeout)."""
+    """One HTTP answer; ``status`` 0 means no answer at all (connection, timeout).
+
+    ``sent``: with status 0, the request went out before it failed (a read timeout, a
+    dropped connection), so the peer may have acted on it; False when it never left
+    (refused, DNS, a connect timeout).
+    """
 
     status: int
     headers: Mapping[str, str]
     body: bytes = b""
     error: str = ""
+    sent: bool = False
 
     def json(self) -> Any:
         try:
@@ -84,8 +101,12 @@ def http(method: str, url: str, headers: Mapping[str, str], data: Any, timeout: 
             return Answer(response.status, dict(response.headers), response.read())
     except urllib.error.HTTPError as error:
         return Answer(error.code, dict(error.headers or {}), error.read() or b"")
-    except (OSError, ValueError) as error:
+    except urllib.error.URLError as error:  # urllib wraps what fails before the request is out
+        return Answer(0, {}, error=type(error.reason).__name__)
+    except ValueError as error:  # not a URL urllib can open: nothing was sent
         return Answer(0, {}, error=type(error).__name__)
+    except (OSError, HTTPException) as error:  # waiting for or reading the answer
+        return Answer(0, {}, error=type(error).__name__, sent=True)
 
 
 def retry_after(headers: Mapping[str, str], now: float) -> float | None:
@@ -108,16 +129,26 @@ def judge(answer: Answer, what: str, now: float) -> Outcome | None:
     if 200 <= answer.status < 300:
         return None
     if answer.status == 0:
-        return RetryLater(f"{what} unreachable ({answer.error or 'no answer'})")
-    limited = answer.status == 429 or (
-        answer.status == 403 and _header(answer, "x-ratelimit-remaining") == "0"
-    )
+        how = "no answer after sending" if answer.sent else "unreachable"
+        return RetryLater(f"{what} {how} ({answer.error or 'no answer'})")
     said = _message(answer)
-    if limited:
-        return RetryLater(f"{what} rate limit", retry_after(answer.headers, now))
+    if answer.status == 429 or (answer.status == 403 and _rate_limited(answer, said)):
+        after = retry_after(answer.headers, now)
+        if after is None and answer.status == 403:
+            after = SECONDARY_WAIT  # GitHub: a secondary limit naming no time is "a minute"
+        return RetryLater(f"{what} rate limit", after)
     if answer.status >= 500 or answer.status == 408:
         return RetryLater(f"{what} answered {answer.status}{said}")
     return Failed(f"{what} refused it ({answer.status}{said})")
+
+
+def _rate_limited(answer: Answer, said: str) -> bool:
+    """A 403 that is GitHub's primary or secondary rate limit, not a refusal."""
+    return (
+        _header(answer, "x-ratelimit-remaining") == "0"
+        or bool(_header(answer, "retry-after"))
+        or "rate limit" in said.lower()
+    )
 
 
 def _header(answer: Answer, name: str) -> str:
@@ -136,6 +167,11 @@ def _message(answer: Answer) -> str:
 
 
 # -- sinks -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Unsure(Failed):
+    """It may have landed and cannot be looked up: parked for an admin, never re-sent alone."""
 
 
 class GitHubSink:
@@ -167,27 +203,53 @@ class GitHubSink:
         return Delivered(str(data.get("html_url", "")) if isinstance(data, dict) else "")
 
     def _find(self, url: str, body: str, since: str) -> Outcome | None:
-        """``Delivered`` when the comment is already there; a retry when we cannot tell."""
+        """``Delivered`` when the comment is already there; a retry when we cannot tell.
+
+        Follows GitHub's ``Link: rel="next"`` pages (a busy issue has more than 100
+        comments), up to :data:`FIND_PAGES`, and only on our own API host: the token goes
+        with each request.
+        """
         query = urllib.parse.urlencode({"since": _earlier(since), "per_page": 100})
-        answer = http("GET", f"{url}?{query}", self._headers(), None, self._timeout)
-        failed = judge(answer, "GitHub", time.time())
-        if failed is not None:
-            return failed if isinstance(failed, RetryLater) else RetryLater(failed.reason)
-        comments = answer.json()
-        for comment in comments if isinstance(comments, list) else []:
-            if isinstance(comment, dict) and str(comment.get("body", "")).strip() == body.strip():
-                return Delivered(str(comment.get("html_url", "")))
+        page: str | None = f"{url}?{query}"
+        for _ in range(FIND_PAGES):
+            if page is None:
+                return None
+            answer = http("GET", page, self._headers(), None, self._timeout)
+            failed = judge(answer, "GitHub", time.time())
+            if failed is not None:
+                return failed if isinstance(failed, RetryLater) else RetryLater(failed.reason)
+            found = _matching(answer.json(), body)
+            if found is not None:
+                return found
+            page = self._next_page(answer)
+        log.warning("relay: more than %d pages of comments on %s; posting", FIND_PAGES, url)
+        return None
+
+    def _next_page(self, answer: Answer) -> str | None:
+        for part in _header(answer, "link").split(","):
+            target, _, params = part.partition(";")
+            target = target.strip().removeprefix("<").removesuffix(">")
+            if 'rel="next"' in params and target.startswith(self._api + "/"):
+                return target
         return None
 
 
+def _matching(comments: Any, body: str) -> Delivered | None:
+    for comment in comments if isinstance(comments, list) else []:
+        if isinstance(comment, dict) and str(comment.get("body", "")).strip() == body.strip():
+            return Delivered(str(comment.get("html_url", "")))
+    return None
+
+
 def _earlier(at: str) -> str:
-    """A day before ``at``: our clock and GitHub's may disagree, and the body match is
-    exact, so looking a little further back costs a page, never a false match."""
+    """Ten minutes before ``at`` (the decision's time, before any attempt): room for our
+    clock and GitHub's to disagree; the body match is exact, so a wider window costs
+    pages, never a false match."""
     try:
         moment = datetime.strptime(at, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
     except ValueError:
         return at
-    return (moment - timedelta(days=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return (moment - timedelta(minutes=10)).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class LoopSink:
@@ -200,20 +262,56 @@ class LoopSink:
         headers = {"User-Agent": USER_AGENT, "Idempotency-Key": key}
         url = f"{self._api}{target['path']}"
         answer = http("POST", url, headers, target["json"], self._timeout)
+        if target["path"] == compose.REPLY_PATH and _maybe_applied(answer):
+            return Unsure(_unsure_reason(answer, key))
         failed = judge(answer, "the-loop", time.time())
         if failed is not None:
             return failed
-        return _skip_outcome(answer.json()) if target["path"] == compose.SKIP_PATH else Delivered()
+        if target["path"] == compose.SKIP_PATH:
+            return _skip_outcome(answer.json())
+        return _reply_outcome(answer.json())
+
+
+def _reply_outcome(data: Any) -> Outcome:
+    """``"delivered": false`` is the-loop's busy session: nothing was typed, nothing
+    commented, and it says the caller may retry — so we do, rather than lose the answer."""
+    if isinstance(data, dict) and data.get("delivered") is False:
+        return RetryLater("the-loop could not type the answer into its session yet (busy)")
+    return Delivered()
+
+
+def _maybe_applied(answer: Answer) -> bool:
+    """the-loop may have delivered the reply: no answer after sending, or a 5xx (its
+    handler can fail after typing into the pane, and a 502 is a member that timed out)."""
+    return (answer.status == 0 and answer.sent) or answer.status >= 500
+
+
+def _unsure_reason(answer: Answer, key: str) -> str:
+    what = f"answered {answer.status}" if answer.status else f"no answer ({answer.error})"
+    return (
+        f"the-loop may have delivered it ({what}) and does not deduplicate replies, so it is "
+        "not sent again on its own — look in the agent's session or on the work item for "
+        f"the answer, then `!theloop queue retry {key}` to send it, or "
+        f"`!theloop queue drop {key}` if it arrived"
+    )
 
 
 def _skip_outcome(data: Any) -> Outcome:
     """A skip lands when the-loop declared at least one node; what it rejected is said."""
     data = data if isinstance(data, dict) else {}
     declared = [str(n) for n in data.get("declared") or []]
-    rejected = [str(n) for n in data.get("rejected") or []]
+    rejected = [_rejected(entry) for entry in data.get("rejected") or []]
     if rejected and not declared:
         return Failed("the-loop rejected the skip of " + ", ".join(rejected))
     return Delivered("rejected: " + ", ".join(rejected) if rejected else "")
+
+
+def _rejected(entry: Any) -> str:
+    """One rejected node as the-loop reports it (``{"token", "why"}``), in words."""
+    if isinstance(entry, dict):
+        token, why = str(entry.get("token", "?")), str(entry.get("why", ""))
+        return f"{token} ({why})" if why else token
+    return str(entry)
 
 
 class LedgerSink:
@@ -294,23 +392,38 @@ SETTLES = {
 }
 
 
+def _peer(text: str) -> str:
+    """A peer's words (an error ``detail``, rejected node names) as inert mrkdwn (A2): a
+    FastAPI 422 echoes our input back, so it may carry ``<!channel>`` or a link."""
+    return escape(neutralise(text))
+
+
 def landed_text(decision: Decision, detail: str) -> str:
     """The threaded reply once a decision landed (R10.1)."""
-    note = f" ({detail})" if detail.startswith("rejected") else ""
+    note = f" ({_peer(detail)})" if detail.startswith("rejected") else ""
     return f"✅ recorded — moving on: the {_WHAT[decision.kind]} of <@{decision.member}>{note}."
 
 
 def failed_text(decision: Decision, reason: str, key: str) -> str:
     return (
         f"⚠️ The {_WHAT[decision.kind]} of <@{decision.member}> could not be relayed: "
-        f"{reason}. It is kept as `{key}` — an admin can `!theloop queue retry {key}`."
+        f"{_peer(reason)}. It is kept as `{key}` — an admin can `!theloop queue retry {key}`."
+    )
+
+
+def unsure_text(decision: Decision, key: str) -> str:
+    return (
+        f"⚠️ The {_WHAT[decision.kind]} of <@{decision.member}> may have reached the-loop, "
+        f"but it did not confirm; it is not sent again on its own, so it cannot arrive twice. "
+        f"It is kept as `{key}` — an admin checks, then `!theloop queue retry {key}` or "
+        f"`drop {key}`."
     )
 
 
 def still_trying_text(decision: Decision, reason: str) -> str:
     return (
         f"⚠️ The {_WHAT[decision.kind]} of <@{decision.member}> has not reached the-loop "
-        f"yet ({reason}); it is kept and retried — see `!theloop queue`."
+        f"yet ({_peer(reason)}); it is kept and retried — see `!theloop queue`."
     )
 
 
@@ -375,9 +488,15 @@ class Relay:
         if decision is None:
             return
         _quietly(self.acks.react, decision.channel, decision.ts, "warning")
-        text = failed_text(decision, outcome.reason, item.key)
+        unsure = isinstance(outcome, Unsure)
+        text = (
+            unsure_text(decision, item.key)
+            if unsure
+            else failed_text(decision, outcome.reason, item.key)
+        )
         _quietly(self.acks.reply, decision.channel, decision.thread or decision.ts, text)
-        self._on_given_up(decision)
+        if not unsure:  # reopening would invite a second answer while the first may stand
+            self._on_given_up(decision)
 
 
 class _RelayWorker(Worker):
@@ -439,6 +558,6 @@ def queue_lines(items: list[Item], now: float) -> list[str]:
         state = "PARKED" if item.state == "parked" else item.state
         if item.state == "pending" and item.due > now:
             state += f", next try in {int(item.due - now)} s"
-        error = f" — {item.last_error}" if item.last_error else ""
+        error = f" — {defang(item.last_error)}" if item.last_error else ""
         lines.append(f"- `{item.key}` {what}: {state}, {item.attempts} attempt(s){error}")
     return lines

@@ -334,6 +334,8 @@ _PLAIN = {
     "loop_api": "THELOOP_LOOP_API",
     "loop_stream": "THELOOP_LOOP_STREAM",
 }
+#: Shown redacted: a URL may carry ``user:pass@`` or ``?token=``.
+_URLS = ("THELOOP_GITHUB_API", "THELOOP_LOOP_API", "THELOOP_LOOP_STREAM")
 
 
 @dataclass(frozen=True)
@@ -403,7 +405,20 @@ class Environment:
         for name, var in _PLAIN.items():
             value = getattr(self, name)
             shown[var] = ", ".join(value) if isinstance(value, tuple) else str(value)
+        for var in _URLS:
+            shown[var] = redact_url(shown[var])
         return dict(sorted(shown.items()))
+
+
+def redact_url(url: str) -> str:
+    """``url`` without userinfo, query or fragment, which may carry credentials (D9).
+
+    Scheme, host, port and path stay, so an admin can still tell which server it is.
+    """
+    if not url:
+        return ""
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}{parts.path}"
 
 
 def _port(raw: str, errors: list[str]) -> int:
