@@ -57,8 +57,12 @@ class TheLoop(Decisions, BotPlugin):
         self._env, self._settings = env, settings
         data_dir = Path(self.bot_config.BOT_DATA_DIR) / "theloop"
         self._queue = DurableQueue(data_dir / "queues.sqlite3", INBOX)
-        self._decisions_open(env, settings, data_dir)  # issue 4: before the outlet is built
-        self._worker = Worker(self._queue, self._outlet(settings))
+        # One transport for every Slack call, so deliveries and decision replies share
+        # one per-channel pace and one 429 hold (DESIGN §2: one transport).
+        slack_web = getattr(self._bot, "slack_web", None)
+        slack = SlackTransport.beside(slack_web) if slack_web is not None else None
+        self._decisions_open(env, settings, data_dir, slack)  # before the outlet is built
+        self._worker = Worker(self._queue, self._outlet(settings, slack))
         self._worker.start()
         self._follower = self._follow(env.loop_stream, self._queue)
         theloop_routes.activate(self)
@@ -89,15 +93,13 @@ class TheLoop(Decisions, BotPlugin):
         super().deactivate()
 
     # -- rooms/threads wiring (looproom.delivery) ------------------------------------------
-    def _outlet(self, settings: Settings) -> Outlet:
-        """Slack: rooms, threads, Block Kit on the backend's client; elsewhere plain text."""
+    def _outlet(self, settings: Settings, slack: SlackTransport | None) -> Outlet:
+        """Slack: rooms, threads, Block Kit through the transport; elsewhere plain text."""
         book = RoomBook(self)  # the plugin is Errbot's storage: bindings survive restarts
         memory = self._memory  # issue 4: the room's memory learns each event and where it went
-        slack_web = getattr(self._bot, "slack_web", None)
-        if slack_web is not None:
-            transport = SlackTransport.beside(slack_web)
+        if slack is not None:
             return SlackOutlet(
-                transport, book, settings, observer=memory, interactive=self._interactive
+                slack, book, settings, observer=memory, interactive=self._interactive
             )
         return PlainOutlet(self._post, book, settings, observer=memory)
 

@@ -92,7 +92,9 @@ class Decisions:
 
     # -- lifecycle (called from TheLoop.activate / deactivate) ----------------------------
 
-    def _decisions_open(self, env: Environment, settings: Settings, data_dir: Path) -> None:
+    def _decisions_open(
+        self, env: Environment, settings: Settings, data_dir: Path, slack: SlackTransport | None
+    ) -> None:
         memory = Memory(self)  # type: ignore[arg-type] - the plugin is Errbot's storage
         self._memory = memory
         self._interactive = bool(env.slack_app_token or env.slack_signing_secret)
@@ -101,8 +103,7 @@ class Decisions:
             github=relay.GitHubSink(env.github_api, env.github_token) if env.github_token else None,
             loop=relay.LoopSink(env.loop_api) if env.loop_api else None,
         )
-        web = getattr(self._bot, "slack_web", None)  # type: ignore[attr-defined]
-        room = SlackRoom(SlackTransport.beside(web)) if web is not None else PlainRoom(self)
+        room = SlackRoom(slack) if slack is not None else PlainRoom(self)
         queue = DurableQueue(data_dir / "queues.sqlite3", relay.RELAY)
         self._relay = relay.Relay(queue, sinks, room, on_given_up=self._given_up)
         self._desk = Desk(memory, self._relay, room, self._policy)
