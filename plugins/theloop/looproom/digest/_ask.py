@@ -17,6 +17,7 @@ from collections.abc import Callable
 
 __all__ = [
     "Lookahead",
+    "ReplyScan",
     "may_ask",
     "may_reply",
     "next_question",
@@ -57,14 +58,36 @@ def next_question(src: str, pos: int) -> int:
 def next_reply(src: str, pos: int) -> int:
     """Offset of the next *reply* whose stretch between blank lines — a paragraph
     never crosses one — holds a backtick, or -1."""
-    while (match := _REPLY.search(src, pos)) is not None:
-        start = src.rfind("\n\n", 0, match.start()) + 1
-        end = src.find("\n\n", match.end())
-        end = len(src) if end < 0 else end
-        if "`" in src[start:end]:
-            return match.start()
-        pos = end
-    return -1
+    return ReplyScan()(src, pos)
+
+
+class ReplyScan:
+    """:func:`next_reply` for one document, asked again and again: its UTF-8
+    bytes with ASCII letters lowered, made once, where *reply* in any case is
+    one literal — found by a fast scan, where a case-blind pattern tries every
+    position. No other character lowers to one of its letters, and lowering
+    ASCII leaves every other character's bytes as they are. The bytes start
+    where the first search does (the reader asks from further and further on)."""
+
+    __slots__ = ("_base", "_data")
+
+    def __init__(self) -> None:
+        self._base = 0
+        self._data: bytes | None = None
+
+    def __call__(self, src: str, pos: int) -> int:
+        if self._data is None or pos < self._base:
+            self._base, self._data = pos, src[pos:].encode("utf-8", "surrogatepass").lower()
+        data, base = self._data, self._base
+        start = len(src[base:pos].encode("utf-8", "surrogatepass"))
+        while (found := data.find(b"reply", start)) >= 0:
+            begin = data.rfind(b"\n\n", 0, found) + 1
+            end = data.find(b"\n\n", found)
+            end = len(data) if end < 0 else end
+            if data.find(b"`", begin, end) >= 0:
+                return base + len(data[:found].decode("utf-8", "surrogatepass"))
+            start = end
+        return -1
 
 
 def next_risky(src: str, pos: int) -> int:

@@ -11,22 +11,27 @@ about a third off the block parse, the digest's main cost:
 * **Dispatch by first character.** markdown-it tries every block rule on every
   line, in order, and most give up on the line's first character (a fence needs
   a backtick or a tilde, a heading a ``#`` …). The dispatcher calls only the rules
-  that character can start — the same rules, in the same order — and the setext
-  rule only where an underline may follow.
-* **Line markers by string methods**, not a loop over every indentation character.
+  that character can start — the same rules, in the same order — the setext
+  rule only where an underline may follow, and the rule for ``---`` only on a
+  line that is one (not on every ``- item``).
+* **Line markers by string methods**, not a loop over every indentation
+  character; and lines cut for a block's content by slicing where no tab can
+  widen an indent.
 * **Table cells split by a pattern**: the table rule is markdown-it's own function,
   given a regex splitter equal to its character loop.
 * **Plain inline content is one text token**, without a parser call; in other
   content a run of characters no inline rule starts at is taken whole, and the
-  pairing of emphasis delimiters is skipped where the content has none.
+  pairing of emphasis delimiters is skipped where the parse recorded none.
 * **Tokens made directly**: every field set as markdown-it's ``Token`` sets it,
   without its dataclass ``__init__``; and its block rules' debug logging (off,
   but a call per rule per line) is not called.
 
-And one deliberate difference: **too deep is text, not nothing.** Past
+And two deliberate differences. **Too deep is text, not nothing.** Past
 ``maxNesting`` markdown-it drops the rest of the container silently; here the rest
 is kept as one ``deep_text`` token, drawn as escaped text, so a 500-deep quote
-loses no word (R4.1, A1).
+loses no word (R4.1, A1). **The digest reads tables without cells**
+(``new_state(cells=False)``): it draws a table as its row count, so the tokens of
+its cells are never made — the table and its rows are markdown-it's, pinned too.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ import re
 import types
 from collections.abc import Callable
 from itertools import accumulate
+from operator import add, sub
 from typing import Literal
 
 from markdown_it import MarkdownIt
@@ -70,13 +76,13 @@ _SPECIAL = ("front_matter", "table", "code")
 #: at least one more of those or a space or tab, and no other character — but
 #: not ``-`` and a space (a list item).
 _DELIMITER_ROW = re.compile(r"(?!-[ \t])[-:|][-:| \t]+")
+_DELIMITER_FIRST = frozenset("-:|")
+#: The line a thematic break (the ``hr`` rule) needs: three of one marker, and
+#: spaces or tabs only. A list item's ``- `` opens like one, and is told apart
+#: here at a fraction of the rule's cost.
+_RULE_LINE = re.compile(r"([-*_])(?:[ \t]*\1){2,}[ \t]*")
 #: How many lines the setext check reads before it lets the rule decide.
 _SETEXT_LOOK = 16
-#: The delimiters the emphasis and strikethrough rules record. Without one, the
-#: post-processing rules change nothing: they pair delimiters (none), and
-#: ``fragments_join`` merges text tokens that only delimiters leave adjacent and
-#: recomputes levels that only pairing changes.
-_DELIMITER = re.compile(r"[*_~]")
 #: The characters each inline rule's first check accepts (``text`` takes every
 #: character but markdown-it's terminators; rules not named here are tried on
 #: every terminator).
@@ -102,14 +108,9 @@ _INLINE_MARKUP = re.compile(f"[{_MARKUP_CHARS}]")
 _PLAIN_RUN = re.compile(f"[^{_MARKUP_CHARS}]+")
 
 
-def _starting(rules: list[tuple[str, BlockRule]], first: str, setext: bool) -> list[BlockRule]:
+def _starting(rules: list[tuple[str, BlockRule]], first: str) -> list[BlockRule]:
     """The rules, in order, whose first check a line opening with ``first`` passes."""
-    return [
-        fn
-        for name, fn in rules
-        if (name != "lheading" or setext)
-        and (name not in _STARTS or (first and first in _STARTS[name]))
-    ]
+    return [fn for name, fn in rules if name not in _STARTS or (first and first in _STARTS[name])]
 
 
 class _Chain:
@@ -124,13 +125,19 @@ class _Chain:
         self.front = named.get("front_matter")
         self.table = named.get("table")
         self.code = named.get("code")
-        self.setext = "lheading" in named
+        self.setext = named.get("lheading")
         rest = [(name, fn) for name, fn in rules if name not in _SPECIAL]
         chars = [*{c for starts in _STARTS.values() for c in starts}, ""]
-        # Per first character, the rules it can start: without the setext rule,
-        # and with it (where the setext rule's own condition holds).
-        self.plain = {c: _starting(rest, c, setext=False) for c in chars}
-        self.setext_too = {c: _starting(rest, c, setext=True) for c in chars}
+        # Per first character, the rules it can start: those before the setext
+        # rule, and those after it (it is tried between them only where its own
+        # condition may hold — which most lines, opening a list item or a
+        # heading, never get as far as asking).
+        cut = [name for name, _ in rest].index("lheading") if self.setext else len(rest)
+        self.before = {c: _starting(rest[:cut], c) for c in chars}
+        self.after = {c: _starting(rest[cut + 1 :], c) for c in chars}
+        # …and for a line that opens like a rule but is none: without the rule.
+        unruled = [(name, fn) for name, fn in rest[:cut] if name != "hr"]
+        self.unruled = {c: _starting(unruled, c) for c in _STARTS["hr"]}
 
     def __call__(self, state: StateBlock, line: int, end: int, silent: bool) -> bool:
         # Called for every line a paragraph runs over (as its terminator check):
@@ -142,8 +149,10 @@ class _Chain:
             # The table rule's own first checks: a second line that can be a
             # delimiter row.
             pos = state.bMarks[line + 1] + state.tShift[line + 1]
-            if _DELIMITER_ROW.fullmatch(src, pos, state.eMarks[line + 1]) and table(
-                state, line, end, silent
+            if (
+                src[pos : pos + 1] in _DELIMITER_FIRST
+                and _DELIMITER_ROW.fullmatch(src, pos, state.eMarks[line + 1])
+                and table(state, line, end, silent)
             ):
                 return True
         # StateBlock.is_code_block: the code rule is enabled (it is in this chain).
@@ -155,10 +164,22 @@ class _Chain:
             return True
         pos = state.bMarks[line] + state.tShift[line]
         first = src[pos] if pos < len(src) else ""
-        if first not in self.plain:
+        if first not in self.before:
             first = ""
-        setext = self.setext and _underline_may_follow(state, line, end)
-        for rule in (self.setext_too if setext else self.plain)[first]:
+        rules = self.before[first]
+        if first in self.unruled and not _RULE_LINE.fullmatch(src, pos, state.eMarks[line]):
+            rules = self.unruled[first]
+        for rule in rules:
+            if rule(state, line, end, silent):
+                return True
+        setext = self.setext
+        if (
+            setext is not None
+            and _underline_may_follow(state, line, end)
+            and setext(state, line, end, silent)
+        ):
+            return True
+        for rule in self.after[first]:  # noqa: SIM110 — a loop: no generator per line
             if rule(state, line, end, silent):
                 return True
         return False
@@ -309,10 +330,47 @@ def _token(kind: str, tag: str, nesting: int, level: int, block: bool) -> Token:
     return token
 
 
+#: A table's cell tokens. The digest draws a table as a pointer with its row
+#: count (R3.1), so its reading makes none of them (``new_state(cells=False)``):
+#: a third of the tokens of agent documents, which tabulate a lot.
+_CELL_TOKENS = frozenset({"th_open", "th_close", "td_open", "td_close", "inline"})
+
+
 class _BlockState(StateBlock):
-    """markdown-it's block state, its ``push`` making tokens with ``_token``."""
+    """markdown-it's block state, its ``push`` making tokens with ``_token`` and
+    its ``getLines`` slicing lines whole where no tab can widen an indent.
+
+    Without ``cells``, markdown-it's table rule decides where a table ends and
+    which lines are its rows exactly as ever, but its cells' tokens go to a
+    scratch token, not into the stream."""
+
+    tabs = True  # the source may hold a tab (``new_state`` knows)
+    cells = True
+    scratch: Token | None = None
+
+    def getLines(self, begin: int, end: int, indent: int, keepLastLF: bool) -> str:
+        """markdown-it's ``getLines``: lines ``begin`` to ``end``, each without up to
+        ``indent`` columns of its indentation. Without a tab every indentation
+        character is one column, so a line is one slice (markdown-it walks it)."""
+        if self.tabs or begin >= end:
+            return super().getLines(begin, end, indent, keepLastLF)
+        src, begins, ends, shifts = self.src, self.bMarks, self.eMarks, self.tShift
+        last = end - 1
+        stop = ends[last] + 1 if keepLastLF else ends[last]
+        tail = src[begins[last] + min(indent, shifts[last]) : stop]
+        if begin == last:
+            return tail  # most paragraphs of agent lists: one line
+        lines = [src[begins[n] + min(indent, shifts[n]) : ends[n] + 1] for n in range(begin, last)]
+        lines.append(tail)
+        return "".join(lines)
 
     def push(self, ttype: str, tag: str, nesting: Literal[-1, 0, 1]) -> Token:
+        if self.parentType == "table" and not self.cells and ttype in _CELL_TOKENS:
+            # The rule sets fields of what it is handed, never reads them back;
+            # a cell opens and closes at one level, so skipping both keeps it.
+            if self.scratch is None:
+                self.scratch = _token(ttype, tag, nesting, self.level, True)
+            return self.scratch
         if nesting < 0:
             self.level -= 1  # closing tag
         token = _token(ttype, tag, nesting, self.level, True)
@@ -463,19 +521,22 @@ def parse_blocks(src: str, env: dict) -> list[Token]:
     return state.tokens
 
 
-def new_state(src: str, env: dict) -> StateBlock:
+def new_state(src: str, env: dict, cells: bool = True) -> StateBlock:
     """markdown-it's block state over ``src``, its line markers found with string
     methods — the markers markdown-it's per-character loop records (pinned by
-    ``test_digest_parser.py``), at a fraction of the cost."""
+    ``test_digest_parser.py``), at a fraction of the cost. ``cells=False``: tables
+    without their cells' tokens (``_BlockState``)."""
     state = _BlockState("", MD, env, [])
+    state.cells = cells
     state.src = src
     lines = src.split("\n")
     bodies = [line.lstrip(" \t") for line in lines]
     if not bodies[-1]:  # a last line of blanks only (or nothing): markdown-it records none
         lines.pop()
         bodies.pop()
-    shifts = [len(line) - len(body) for line, body in zip(lines, bodies, strict=True)]
-    begins = list(accumulate((len(line) + 1 for line in lines[:-1]), initial=0))[: len(lines)]
+    lengths = list(map(len, lines))
+    shifts = list(map(sub, lengths, map(len, bodies)))
+    begins = list(accumulate(map((1).__add__, lengths[:-1]), initial=0))[: len(lines)]
     counts = shifts
     if "\t" in src:
         counts = [
@@ -484,11 +545,12 @@ def new_state(src: str, env: dict) -> StateBlock:
         ]
     length = len(src)
     state.bMarks = [*begins, length]
-    state.eMarks = [*(b + len(line) for b, line in zip(begins, lines, strict=True)), length]
+    state.eMarks = [*map(add, begins, lengths), length]
     state.tShift = [*shifts, 0]
     state.sCount = [*counts, 0]
     state.bsCount = [0] * (len(lines) + 1)
     state.lineMax = len(lines)
+    state.tabs = "\t" in src
     return state
 
 
@@ -515,10 +577,19 @@ def parse_inline(content: str, env: dict) -> list[Token]:
     # markdown-it's ``ParserInline.parse``, over the faster state.
     state = _InlineState(content, MD, env, [])
     MD.inline.tokenize(state)
-    if _DELIMITER.search(content) is not None:
+    if _has_delimiters(state):
         for rule in MD.inline.ruler2.getRules(""):
             rule(state)
     return state.tokens
+
+
+def _has_delimiters(state: StateInline) -> bool:
+    """Whether the emphasis or strikethrough rule recorded a delimiter, at the top
+    or inside a link. Without one the post-processing rules change nothing: they
+    pair delimiters (none), and ``fragments_join`` merges text tokens that only
+    delimiters leave adjacent and recomputes levels that only pairing changes.
+    (A ``_`` inside a code span, as in ``snake_case``, records none.)"""
+    return bool(state.delimiters) or any(meta and meta["delimiters"] for meta in state.tokens_meta)
 
 
 def normalise(text: str) -> str:

@@ -19,10 +19,10 @@ from markdown_it.token import Token
 
 from ._ask import (
     Lookahead,
+    ReplyScan,
     may_ask,
     may_reply,
     next_question,
-    next_reply,
     next_risky,
     restart_before,
 )
@@ -85,11 +85,12 @@ class Reader:
         self.question: Ask | None = None
         self.reply: Ask | None = None
         self.questions = Lookahead(src, next_question)
-        self.replies = Lookahead(src, next_reply)
+        self.replies = Lookahead(src, ReplyScan())
         self.risky = Lookahead(src, next_risky)
         self.restart = (-1, 0, -1)  # the last restart_before: (stop, start, found)
         self.drawable = sys.maxsize  # entries past a jump are read for the ask only
         self.shortcut = False  # blocks jumped over, or a list read in part only
+        self.whole_at = -1  # a block whose first items fell short: read it whole
 
     def more(self, threshold: int) -> int:
         """Everything read fitted but the text goes on: read twice as far."""
@@ -99,6 +100,8 @@ class Reader:
 
     def exhausted(self) -> bool:
         """Every block of the document is an entry the digest may draw."""
+        if self.shortcut:
+            return False  # something was jumped over or left unread
         return self.drawable >= len(self.entries) and self.doc.get(self.blocks) is None
 
     def read(self, threshold: int) -> None:
@@ -106,7 +109,8 @@ class Reader:
         while not (self.size > threshold and self._settled()):
             if self.size > threshold and not self.doc.done:
                 self._skip_ahead()
-            block = self.doc.get(self.blocks, partial=self.size <= threshold)
+            room = threshold - self.size if self.whole_at != self.blocks and self._settled() else -1
+            block = self.doc.get(self.blocks, room=room if room >= 0 else None)
             if block is None:
                 return
             if block.partial:
@@ -123,18 +127,23 @@ class Reader:
                 self._look_for_ask(index)
 
     def _take_partial(self, block: Block, threshold: int) -> bool:
-        """A long list's first items: enough when they spend the budget and no ask
-        can follow (what lies inside the list is never the ask)."""
+        """A long list's first items: enough when they spend the budget — what
+        lies inside the list is never the ask, so past them the document is read
+        for the ask only, or not at all once it is settled (``True``). Items that
+        fall short are forgotten, and the list is read whole."""
         entries, size = len(self.entries), self.size
         for node in tree(block.tokens):
             self.entries.append(_Entry(node))
             self._measure(len(self.entries) - 1, threshold)
-        if self.size > threshold and self._settled(block.end):
-            self.shortcut = True
-            return True
-        del self.entries[entries:]
-        self.size = size
-        return False
+        if self.size <= threshold:
+            del self.entries[entries:]
+            self.size = size
+            self.whole_at = self.blocks
+            return False
+        self.shortcut = True
+        self.drawable = min(self.drawable, len(self.entries))
+        self.read_to = block.end
+        return self._settled()
 
     def _measure(self, index: int, threshold: int) -> None:
         """Count the entry's drawn lines into ``size`` — exactly what ``_assemble``
