@@ -37,7 +37,7 @@ def render_inline(children: Sequence[Token], *, shorten: bool = False, bold: boo
     are left out — Slack cannot nest bold.
     """
     writer = _Writer(shorten)
-    literal: set[int] | None = None  # found at the first mark: most lines have none
+    literal: set[int] | None = None  # found at the first ``_`` mark: most lines have none
     index = 0
     while index < len(children):
         token = children[index]
@@ -45,9 +45,9 @@ def render_inline(children: Sequence[Token], *, shorten: bool = False, bold: boo
             index = writer.link(children, index)
             continue
         if token.type in _MARKS or token.type in _CLOSES:
-            if literal is None:
+            if literal is None and token.markup[:1] == "_":
                 literal = _literal_underscores(children)
-            writer.mark(token, index in literal, bold)
+            writer.mark(token, literal is not None and index in literal, bold)
         else:
             writer.leaf(token)
         index += 1
