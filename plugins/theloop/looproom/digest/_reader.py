@@ -109,8 +109,7 @@ class Reader:
         while not (self.size > threshold and self._settled()):
             if self.size > threshold and not self.doc.done:
                 self._skip_ahead()
-            room = threshold - self.size if self.whole_at != self.blocks and self._settled() else -1
-            block = self.doc.get(self.blocks, room=room if room >= 0 else None)
+            block = self.doc.get(self.blocks, room=self._room(threshold))
             if block is None:
                 return
             if block.partial:
@@ -125,6 +124,14 @@ class Reader:
                 if self.size <= threshold:
                     self._measure(index, threshold)
                 self._look_for_ask(index)
+
+    def _room(self, threshold: int) -> int | None:
+        """What is left of the budget, when the next block may be read for that
+        much only: its words are to be drawn, the ask is settled past it, and its
+        first items have not fallen short already."""
+        if self.size > threshold or self.whole_at == self.blocks or not self._settled():
+            return None
+        return threshold - self.size
 
     def _take_partial(self, block: Block, threshold: int) -> bool:
         """A long list's first items: enough when they spend the budget — what
