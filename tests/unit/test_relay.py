@@ -254,15 +254,16 @@ def test_a_skip_reports_what_the_loop_rejected(tmp_path: Path, loop: FakeLoop) -
 
 def test_without_sinks_the_ledger_records_each_decision_once(tmp_path: Path) -> None:
     r = rig(tmp_path)
-    r.relay.record(decision(), REPOS)
+    approval = decision()  # one decision: its body carries the second it was made
+    r.relay.record(approval, REPOS)
     r.relay.record(decision(compose.ANSWER, words="Option 1", origin="C1:301.0"), REPOS)
     r.drain()
     lines = r.ledger.lines()
     assert [line["kind"] for line in lines] == ["approve", "answer"]
-    assert lines[0]["body"] == compose.relay_body(decision())
+    assert lines[0]["body"] == compose.relay_body(approval)
     assert lines[1]["json"]["text"] == "Option 1"
     # A retry of a line already written (a crash before `done`) writes nothing new.
-    item = json.loads(compose.payload(decision(), compose.Sinks()))
+    item = json.loads(compose.payload(approval, compose.Sinks()))
     assert r.ledger.send(item).detail == "already in the ledger"
     assert len(r.ledger.lines()) == 2
 
