@@ -17,7 +17,10 @@ Where the bot is: ``with: {url: …, secretEnv: …}``, else the environment var
 ``THELOOP_URL`` and ``THELOOP_WEBHOOK_SECRET`` (a secret is only ever named, never
 written in the config). The hook never wedges the graph: a bot that is down, a
 refusal or a bug is a logged warning and a passing result carrying ``error``, which
-the-loop reports as a degraded hook (``graph.hook_degraded``).
+the-loop reports as a degraded hook (``graph.hook_degraded``). Nothing is lost to a
+bot that is down: the event waits in a spool on disk (``with: {spool: …}``, else
+``THELOOP_SPOOL_DIR``, else ``$XDG_STATE_HOME/theloop/spool``) and goes first, in
+order, the next time the hook runs — or when ``theloop_send.py --flush`` runs.
 
 This module runs inside the-loop, so it imports ``the_loop``; the sender beside it
 needs nothing but the standard library.
@@ -44,6 +47,7 @@ logger = logging.getLogger("the-loop.graph.theloop")
 HOOK_NAME = "x-theloop-notify"
 URL_ENV = "THELOOP_URL"
 SECRET_ENV = "THELOOP_WEBHOOK_SECRET"
+SPOOL_ENV = "THELOOP_SPOOL_DIR"
 #: A graph step waits for this hook, so a bot that is down costs seconds, not minutes.
 DEFAULT_DEADLINE = 4.0
 DEFAULT_TIMEOUT = 2.0
@@ -87,6 +91,8 @@ def theloop_notify(ctx: HookContext) -> HookResult:
     data = {"event": event["eventType"], "id": event["id"], "status": result.status}
     if result.delivered:
         return HookResult.ok(HOOK_NAME, delivered=True, duplicate=result.duplicate, **data)
+    if result.spooled:
+        data["spooled"] = True
     logger.warning("%s: %s not delivered: %s", HOOK_NAME, event["eventType"], result.reason)
     return HookResult.ok(HOOK_NAME, delivered=False, error=result.reason, **data)
 
@@ -104,7 +110,18 @@ def _deliver(event: Mapping[str, Any], params: Mapping[str, Any]) -> Any:
         return sender.Result(False, reason=reason, event_id=event["id"])
     deadline = float(params.get("deadline") or DEFAULT_DEADLINE)
     timeout = float(params.get("timeout") or DEFAULT_TIMEOUT)
-    return sender.send(event, url, secret, deadline, timeout=timeout)
+    spool = sender.Spool(spool_dir(params))
+    return sender.send_or_spool(event, url, secret, spool, deadline, timeout=timeout)
+
+
+def spool_dir(params: Mapping[str, Any]) -> Path:
+    """Where events wait while the bot is down: the attachment's ``spool``, else
+    ``THELOOP_SPOOL_DIR``, else the user's state directory (XDG)."""
+    chosen = str(params.get("spool") or os.environ.get(SPOOL_ENV, "")).strip()
+    if chosen:
+        return Path(chosen).expanduser()
+    state = os.environ.get("XDG_STATE_HOME", "").strip() or "~/.local/state"
+    return Path(state).expanduser() / "theloop" / "spool"
 
 
 # -- what the node stands for -------------------------------------------------------

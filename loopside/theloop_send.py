@@ -10,17 +10,24 @@ the-loop and calls it from a shell, a cron job or a hook. It is also importable:
     python theloop_send.py --url URL --secret-env NAME --event-type decision-pending \\
         --work-item github:acme/api#7 --text-file question.md --detail node=spec-quiz
 
+    python theloop_send.py --url URL --secret-env NAME --spool DIR --event-file e.json
+    python theloop_send.py --url URL --secret-env NAME --spool DIR --flush
+
 Exit status: 0 delivered (or already delivered: a duplicate), 1 refused or gave up
-(with the reason: 401 means the secret, 422 names the fields), 2 bad arguments.
+(with the reason: 401 means the secret, 422 names the fields), 2 bad arguments,
+3 kept in the spool (``--spool``: the bot could not take it yet; it is sent first
+next time, or by ``--flush``).
 
 The event gets a stable ``id`` derived from its content when it has none, so a retry
-(ours after a timeout, or the operator running the command again) is answered
-"duplicate" by the bot instead of being posted twice.
+(ours after a timeout, the operator running the command again, or a spooled event
+sent once more after a crash) is answered "duplicate" by the bot instead of being
+posted twice.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import hmac
 import http.client
@@ -30,8 +37,9 @@ import random
 import ssl
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -48,7 +56,7 @@ _MAX_BACKOFF = 15.0
 _MAX_REASON = 300
 _USER_AGENT = "theloop-send/1"
 
-EXIT_DELIVERED, EXIT_REFUSED, EXIT_USAGE = 0, 1, 2
+EXIT_DELIVERED, EXIT_REFUSED, EXIT_USAGE, EXIT_SPOOLED = 0, 1, 2, 3
 
 
 @dataclass(frozen=True)
@@ -61,6 +69,12 @@ class Result:
     reason: str = ""
     attempts: int = 0
     event_id: str = ""
+    spooled: bool = False  # not delivered yet, but kept on disk to be sent first next time
+
+    @property
+    def transient(self) -> bool:
+        """Not delivered, and a later try could be: no answer, 429 or 5xx."""
+        return not self.delivered and (self.status in (0, 429) or self.status >= 500)
 
 
 def sign(secret: str, timestamp: str, body: bytes) -> str:
@@ -127,6 +141,137 @@ def send(
             return Result(False, status, False, reason, attempts, payload["id"])
         sleep(wait)
         backoff = min(backoff * 2, _MAX_BACKOFF)
+
+
+def send_or_spool(
+    event: Mapping[str, Any],
+    url: str,
+    secret: str,
+    spool: Spool,
+    deadline: float = DEFAULT_DEADLINE,
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
+) -> Result:
+    """:func:`send`, nothing lost: what waits in ``spool`` goes first (the bot sees
+    events in the order they happened), and an event the bot cannot take now —
+    no answer, 429, 5xx — waits there (``Result.spooled``) for the next send or
+    ``--flush``. A refusal is final and is not kept. A spool that cannot be
+    written costs the keeping, never the sending."""
+    if not spool.usable():
+        result = send(event, url, secret, deadline, timeout=timeout, sleep=sleep, clock=clock)
+        if result.transient:
+            reason = f"{result.reason}; not kept: the spool {spool.directory} cannot be written"
+            return replace(result, reason=reason)
+        return result
+    give_up_at = clock() + max(0.0, deadline)
+    with spool.locked():
+        result = spool.flush(url, secret, deadline, timeout=timeout, sleep=sleep, clock=clock)
+        if result is None:
+            remaining = max(0.0, give_up_at - clock())
+            result = send(event, url, secret, remaining, timeout=timeout, sleep=sleep, clock=clock)
+            if not result.transient:
+                return result
+        spool.put(event)
+        waiting = len(spool.waiting())
+    reason = f"{result.reason}; kept in the spool with {waiting - 1} older, sent first next time"
+    return replace(result, spooled=True, reason=reason, event_id=with_id(event)["id"])
+
+
+class Spool:
+    """Events the bot could not take yet, one file each in ``directory``, oldest
+    first by name. Each holds its event's ``id``, so one sent again after a crash
+    between its delivery and its removal is a duplicate, never a second post."""
+
+    def __init__(self, directory: str | os.PathLike[str]) -> None:
+        self.directory = Path(directory)
+
+    def usable(self) -> bool:
+        """Whether events can be kept here (the directory is made if need be)."""
+        try:
+            self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        except OSError:
+            return False
+        return os.access(self.directory, os.W_OK | os.X_OK)
+
+    def waiting(self) -> list[Path]:
+        """The events waiting, oldest first."""
+        if not self.directory.is_dir():
+            return []
+        return sorted(self.directory.glob("*.json"))
+
+    def put(self, event: Mapping[str, Any]) -> Path:
+        """Keep ``event`` (written whole, then renamed: never half a file)."""
+        payload = with_id(event)
+        self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        digest = hashlib.sha256(payload["id"].encode("utf-8")).hexdigest()[:16]
+        path = self.directory / f"{time.time_ns():020d}-{digest}.json"
+        partial = path.with_suffix(".tmp")
+        with open(partial, "w", encoding="utf-8", opener=_owner_only) as handle:
+            json.dump(payload, handle, ensure_ascii=False)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(partial, path)
+        return path
+
+    def flush(
+        self,
+        url: str,
+        secret: str,
+        deadline: float = DEFAULT_DEADLINE,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> Result | None:
+        """Send what waits, oldest first, until one cannot go yet: that result,
+        or ``None`` once nothing waits. One refused for good is set aside as
+        ``….refused`` beside the others, with the reason, for the operator."""
+        give_up_at = clock() + max(0.0, deadline)
+        for path in self.waiting():
+            try:
+                event = json.loads(path.read_text(encoding="utf-8"))
+            except FileNotFoundError:
+                continue  # another sender took it
+            except ValueError as exc:
+                self._set_aside(path, f"not an event: {exc}")
+                continue
+            remaining = max(0.0, give_up_at - clock())
+            result = send(event, url, secret, remaining, timeout=timeout, sleep=sleep, clock=clock)
+            if result.transient:
+                return result
+            if not result.delivered:
+                self._set_aside(path, result.reason)
+            path.unlink(missing_ok=True)
+        return None
+
+    @contextlib.contextmanager
+    def locked(self) -> Iterator[None]:
+        """One sender at a time sends what waits, so the order holds (where the
+        platform has ``fcntl``; elsewhere a second sender may only repeat one)."""
+        try:
+            import fcntl
+        except ImportError:
+            yield
+            return
+        with open(self.directory / ".lock", "a", opener=_owner_only) as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+    def _set_aside(self, path: Path, reason: str) -> None:
+        aside = path.with_suffix(".refused")
+        with contextlib.suppress(OSError):
+            os.replace(path, aside)
+            aside.with_suffix(".reason").write_text(reason + "\n", encoding="utf-8")
+
+
+def _owner_only(path: str, flags: int) -> int:
+    """Open for the owner only: a spooled event may carry an agent's words."""
+    return os.open(path, flags, 0o600)
 
 
 def _next_wait(backoff: float, asked: float, remaining: float) -> float | None:
@@ -238,23 +383,49 @@ class UsageError(Exception):
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; return the exit status (0 / 1 / 2)."""
+    """Run the command line; return the exit status (0 / 1 / 2 / 3)."""
     parser = _parser()
     args = parser.parse_args(argv)  # exits 2 on a malformed command line
     try:
         check_url(args.url)
         secret = _secret(args.secret_env)
-        event = _event(args)
+        if args.flush and not args.spool:
+            raise UsageError("--flush sends what waits in a spool: give --spool DIR")
+        event = {} if args.flush else _event(args)
     except (UsageError, ValueError) as exc:
         parser.print_usage(sys.stderr)
         print(f"theloop_send: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    result = send(event, args.url, secret, args.deadline, timeout=args.timeout)
+    if args.flush:
+        return _flush(Spool(args.spool), args.url, secret, args.deadline, args.timeout)
+    if args.spool:
+        spool = Spool(args.spool)
+        result = send_or_spool(event, args.url, secret, spool, args.deadline, timeout=args.timeout)
+    else:
+        result = send(event, args.url, secret, args.deadline, timeout=args.timeout)
     return _report(result, args.secret_env)
+
+
+def _flush(spool: Spool, url: str, secret: str, deadline: float, timeout: float) -> int:
+    """``--flush``: send what waits; 0 once nothing does, 3 while some still wait."""
+    with spool.locked():
+        blocked = spool.flush(url, secret, deadline, timeout=timeout)
+        waiting = len(spool.waiting())
+    if blocked is None:
+        print("theloop_send: nothing waits in the spool")
+        return EXIT_DELIVERED
+    print(f"theloop_send: {waiting} still waiting in the spool: {blocked.reason}", file=sys.stderr)
+    return EXIT_SPOOLED
 
 
 def _report(result: Result, secret_env: str) -> int:
     """Say what happened in one line (never the secret) and pick the exit status."""
+    if result.spooled:
+        print(
+            f"theloop_send: not delivered yet: {result.reason} (id {result.event_id})",
+            file=sys.stderr,
+        )
+        return EXIT_SPOOLED
     if result.delivered:
         tries = f", {result.attempts} attempts" if result.attempts > 1 else ""
         print(f"theloop_send: {result.reason} (HTTP {result.status}, id {result.event_id}{tries})")
@@ -281,6 +452,10 @@ def _parser() -> argparse.ArgumentParser:
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--event-file", metavar="F", help="a JSON event (- for stdin)")
     source.add_argument("--event-type", metavar="T", help="the event type, e.g. phase.started")
+    source.add_argument("--flush", action="store_true", help="send only what waits in --spool")
+    parser.add_argument(
+        "--spool", metavar="DIR", help="keep what the bot cannot take yet here; send it first"
+    )
     parser.add_argument("--work-item", metavar="REF", help="e.g. github:owner/repo#7")
     parser.add_argument("--text-file", metavar="F", help="the message markdown (- for stdin)")
     parser.add_argument("--url-link", metavar="U", default="", help="the event's link")

@@ -9,6 +9,7 @@ same context, captured through the seam the-loop's own tests patch.
 
 from __future__ import annotations
 
+import json
 import socket
 import sys
 from collections.abc import Iterator, Mapping
@@ -59,6 +60,13 @@ def gates_of_the_default_loop() -> set[str]:
     """Every node of the shipped default loop where the-loop's own ``notify`` runs."""
     graph = load_graph(name=DEFAULT_LOOP)
     return {n.id for n in graph.nodes.values() if _runs_notify((*n.entry, *n.exit))}
+
+
+@pytest.fixture(autouse=True)
+def spool(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Where the hook keeps what a down bot cannot take: this test's, never the user's."""
+    monkeypatch.setenv("THELOOP_SPOOL_DIR", str(tmp_path / "spool"))
+    return tmp_path / "spool"
 
 
 @pytest.fixture
@@ -281,6 +289,20 @@ def test_a_bot_that_is_down_is_a_passing_result_the_loop_reports_as_degraded(
     assert outcome.status == "pass"
     [(hook, error)] = _degradations(outcome)
     assert hook == HOOK and "could not reach" in error
+
+
+def test_what_a_down_bot_could_not_take_waits_in_the_spool_to_go_first(
+    graph: Graph, repo: Path, bot_env: pytest.MonkeyPatch, spool: Path
+) -> None:
+    spec = {"hook": HOOK, "with": {"deadline": 0.3, "timeout": 0.2}}
+    [result] = run_chain([spec], _context(graph, repo, "requirements-approval")).results
+    assert (result.data["delivered"], result.data["spooled"]) == (False, True)
+    [kept] = spool.glob("*.json")
+    assert json.loads(kept.read_text(encoding="utf-8"))["id"] == result.data["id"]
+    elsewhere = repo.parent / "elsewhere"  # the attachment's own spool wins
+    spec["with"]["spool"] = str(elsewhere)
+    run_chain([spec], _context(graph, repo, "requirements-approval"))
+    assert len(list(elsewhere.glob("*.json"))) == 1
 
 
 def test_a_missing_url_or_secret_is_a_degraded_pass_naming_the_variable(

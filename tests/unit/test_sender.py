@@ -280,6 +280,91 @@ def test_a_refusal_is_final_and_not_retried(bot: Bot) -> None:
     assert (result.delivered, result.status, result.attempts) == (False, 400, 1)
 
 
+# -- the spool: nothing lost while the bot is down ----------------------------------------
+
+
+def _down(port: int) -> str:
+    return f"http://127.0.0.1:{port}/theloop/events"
+
+
+def _event(n: int) -> dict[str, str]:
+    return {**_EVENT, "text": f"step {n}"}
+
+
+def test_what_a_down_bot_cannot_take_waits_and_goes_first_in_order(
+    bot: Bot, closed_port: int, tmp_path: Path
+) -> None:
+    spool, fake = theloop_send.Spool(tmp_path / "spool"), FakeTime()
+    kept = [
+        theloop_send.send_or_spool(
+            _event(n), _down(closed_port), SECRET, spool, 1, clock=fake.clock, sleep=fake.sleep
+        )
+        for n in (1, 2)
+    ]
+    assert [(r.delivered, r.spooled) for r in kept] == [(False, True), (False, True)]
+    assert "kept in the spool with 1 older" in kept[1].reason
+    assert len(spool.waiting()) == 2 and not bot.events()
+    last = theloop_send.send_or_spool(_event(3), bot.url, SECRET, spool, 10)
+    assert (last.delivered, last.spooled, last.status) == (True, False, 202)
+    assert [event.text for event in bot.events()] == ["step 1", "step 2", "step 3"]
+    assert spool.waiting() == []
+
+
+def test_a_refusal_is_not_kept_and_a_kept_event_refused_later_is_set_aside(
+    bot: Bot, closed_port: int, tmp_path: Path
+) -> None:
+    spool = theloop_send.Spool(tmp_path / "spool")
+    bot.script = [(422, {})]
+    refused = theloop_send.send_or_spool(_event(1), bot.url, SECRET, spool, 10)
+    assert (refused.delivered, refused.spooled, refused.status) == (False, False, 422)
+    assert spool.waiting() == []
+    spool.put(_event(2))
+    bot.script = [(401, {})]  # say, the secret changed while it waited
+    assert spool.flush(bot.url, SECRET, 10) is None
+    (aside,) = (tmp_path / "spool").glob("*.refused")
+    assert json.loads(aside.read_text(encoding="utf-8"))["text"] == "step 2"
+    assert "401" in aside.with_suffix(".reason").read_text(encoding="utf-8")
+
+
+def test_a_spool_that_cannot_be_written_costs_the_keeping_never_the_sending(
+    bot: Bot, closed_port: int, tmp_path: Path
+) -> None:
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a directory", encoding="utf-8")
+    spool = theloop_send.Spool(blocked / "spool")
+    sent = theloop_send.send_or_spool(_event(1), bot.url, SECRET, spool, 10)
+    assert (sent.delivered, sent.status) == (True, 202)
+    lost = theloop_send.send_or_spool(_event(2), _down(closed_port), SECRET, spool, 0.2)
+    assert not lost.delivered and not lost.spooled and "cannot be written" in lost.reason
+
+
+def test_an_event_sent_again_after_a_crash_is_a_duplicate_not_a_second_post(
+    bot: Bot, tmp_path: Path
+) -> None:
+    spool = theloop_send.Spool(tmp_path / "spool")
+    assert theloop_send.send(_event(1), bot.url, SECRET, 10).delivered
+    spool.put(_event(1))  # delivered, but the sender died before removing it
+    (tmp_path / "spool" / "00-half-written.tmp").write_text("{", encoding="utf-8")
+    assert spool.flush(bot.url, SECRET, 10) is None
+    assert len(bot.events()) == 1 and spool.waiting() == []
+
+
+def test_the_command_keeps_what_it_cannot_send_exits_3_and_flush_sends_it(
+    bot: Bot, closed_port: int, tmp_path: Path, secret_env: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spool = str(tmp_path / "spool")
+    down = _cli(bot, tmp_path, "--spool", spool, "--deadline", "0.3", "--timeout", "0.2")
+    down[1] = _down(closed_port)
+    assert theloop_send.main(down) == 3
+    assert "kept in the spool" in capsys.readouterr().err
+    flush = ["--url", bot.url, "--secret-env", SECRET_ENV, "--spool", spool, "--flush"]
+    assert theloop_send.main(flush) == 0
+    assert "nothing waits" in capsys.readouterr().out
+    assert [event.event_type for event in bot.events()] == ["decision-pending"]
+    assert theloop_send.main([*flush[:-3], "--flush"]) == 2  # no --spool
+    assert "--spool" in capsys.readouterr().err
+
+
 # -- bad arguments: exit 2 before anything is sent --------------------------------------
 
 
