@@ -235,7 +235,9 @@ class Spool:
             except FileNotFoundError:
                 continue  # another sender took it
             except ValueError as exc:
-                self._set_aside(path, f"not an event: {exc}")
+                event = f"not JSON: {exc}"
+            if not isinstance(event, dict):
+                self._set_aside(path, f"not an event: {str(event)[:_MAX_REASON]}")
                 continue
             remaining = max(0.0, give_up_at - clock())
             result = send(event, url, secret, remaining, timeout=timeout, sleep=sleep, clock=clock)
@@ -408,6 +410,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _flush(spool: Spool, url: str, secret: str, deadline: float, timeout: float) -> int:
     """``--flush``: send what waits; 0 once nothing does, 3 while some still wait."""
+    if not spool.usable():
+        print(f"theloop_send: error: --spool {spool.directory} cannot be written", file=sys.stderr)
+        return EXIT_USAGE
     with spool.locked():
         blocked = spool.flush(url, secret, deadline, timeout=timeout)
         waiting = len(spool.waiting())

@@ -345,8 +345,10 @@ def test_an_event_sent_again_after_a_crash_is_a_duplicate_not_a_second_post(
     assert theloop_send.send(_event(1), bot.url, SECRET, 10).delivered
     spool.put(_event(1))  # delivered, but the sender died before removing it
     (tmp_path / "spool" / "00-half-written.tmp").write_text("{", encoding="utf-8")
+    (tmp_path / "spool" / "01-not-an-event.json").write_text("[1]", encoding="utf-8")
     assert spool.flush(bot.url, SECRET, 10) is None
     assert len(bot.events()) == 1 and spool.waiting() == []
+    assert [p.name for p in (tmp_path / "spool").glob("*.refused")] == ["01-not-an-event.refused"]
 
 
 def test_the_command_keeps_what_it_cannot_send_exits_3_and_flush_sends_it(
@@ -363,6 +365,10 @@ def test_the_command_keeps_what_it_cannot_send_exits_3_and_flush_sends_it(
     assert [event.event_type for event in bot.events()] == ["decision-pending"]
     assert theloop_send.main([*flush[:-3], "--flush"]) == 2  # no --spool
     assert "--spool" in capsys.readouterr().err
+    (tmp_path / "a-file").write_text("", encoding="utf-8")
+    flush[5] = str(tmp_path / "a-file" / "spool")
+    assert theloop_send.main(flush) == 2
+    assert "cannot be written" in capsys.readouterr().err
 
 
 # -- bad arguments: exit 2 before anything is sent --------------------------------------
