@@ -25,6 +25,7 @@ from looproom.queue import DurableQueue
 from looproom.rooms import RoomBook
 from looproom.settings import Environment, Settings
 from looproom.transport import SlackTransport, is_channel_id
+from looproom.voice import QueuedRoom
 
 _GLYPHS = {"eyes": "👀", "white_check_mark": "✅", "warning": "⚠️"}
 
@@ -89,6 +90,8 @@ class Decisions:
     _interactive: bool = False
     _relay: relay.Relay | None = None
     _listener: Any = None
+    #: On Slack, what the desk and the relay say goes through one worker thread.
+    _voice: QueuedRoom | None = None
 
     # -- lifecycle (called from TheLoop.activate / deactivate) ----------------------------
 
@@ -103,7 +106,11 @@ class Decisions:
             github=relay.GitHubSink(env.github_api, env.github_token) if env.github_token else None,
             loop=relay.LoopSink(env.loop_api) if env.loop_api else None,
         )
-        room = SlackRoom(slack) if slack is not None else PlainRoom(self)
+        # On Slack, said off the caller's thread: a press is answered within Slack's
+        # 3 s, and the desk's lock is never held across a Slack call.
+        room: Any = PlainRoom(self)
+        if slack is not None:
+            room = self._voice = QueuedRoom(SlackRoom(slack))
         queue = DurableQueue(data_dir / "queues.sqlite3", relay.RELAY)
         self._relay = relay.Relay(queue, sinks, room, on_given_up=self._given_up)
         self._desk = Desk(memory, self._relay, room, self._policy)
@@ -117,7 +124,9 @@ class Decisions:
         if self._relay is not None:
             self._relay.stop()
             self._relay.queue.close()
-        self._desk = self._relay = self._memory = self._listener = None
+        if self._voice is not None:
+            self._voice.close()  # after the relay: its last ✅ is said too
+        self._desk = self._relay = self._memory = self._listener = self._voice = None
         self._interactive = False
 
     def _given_up(self, decision: compose.Decision) -> None:
