@@ -108,9 +108,11 @@ class Decisions:
         )
         # On Slack, said off the caller's thread: a press is answered within Slack's
         # 3 s, and the desk's lock is never held across a Slack call.
-        room: Any = PlainRoom(self)
+        room: QueuedRoom | PlainRoom
         if slack is not None:
             room = self._voice = QueuedRoom(SlackRoom(slack))
+        else:
+            room = PlainRoom(self)
         queue = DurableQueue(data_dir / "queues.sqlite3", relay.RELAY)
         self._relay = relay.Relay(queue, sinks, room, on_given_up=self._given_up)
         self._desk = Desk(memory, self._relay, room, self._policy)

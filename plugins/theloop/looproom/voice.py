@@ -16,21 +16,16 @@ import queue
 import threading
 from typing import Any, Protocol
 
+from looproom.decisions import Room
+from looproom.relay import Acks
+
 __all__ = ["QueuedRoom"]
 
 log = logging.getLogger(__name__)
 
 
-class Voice(Protocol):
-    """Everything the desk and the relay say in a room."""
-
-    def react(self, channel: str, ts: str, name: str) -> None: ...
-
-    def reply(self, channel: str, thread_ts: str, text: str) -> None: ...
-
-    def tell(self, channel: str, member: str, text: str, thread_ts: str = "") -> None: ...
-
-    def update(self, channel: str, ts: str, text: str, blocks: list[dict[str, Any]]) -> None: ...
+class Voice(Acks, Room, Protocol):
+    """Everything the desk (``Room``) and the relay (``Acks``) say in a room."""
 
 
 class QueuedRoom:

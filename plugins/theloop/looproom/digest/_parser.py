@@ -538,6 +538,7 @@ def new_state(src: str, env: dict, cells: bool = True) -> StateBlock:
     without their cells' tokens (``_BlockState``)."""
     state = _BlockState("", MD, env, [])
     state.cells = cells
+    state.tabs = "\t" in src
     state.src = src
     lines = src.split("\n")
     bodies = [line.lstrip(" \t") for line in lines]
@@ -548,7 +549,7 @@ def new_state(src: str, env: dict, cells: bool = True) -> StateBlock:
     shifts = list(map(sub, lengths, map(len, bodies)))
     begins = list(accumulate(map((1).__add__, lengths[:-1]), initial=0))[: len(lines)]
     counts = shifts
-    if "\t" in src:
+    if state.tabs:
         counts = [
             _columns(line, shift) if "\t" in line[:shift] else shift
             for line, shift in zip(lines, shifts, strict=True)
@@ -560,7 +561,6 @@ def new_state(src: str, env: dict, cells: bool = True) -> StateBlock:
     state.sCount = [*counts, 0]
     state.bsCount = [0] * (len(lines) + 1)
     state.lineMax = len(lines)
-    state.tabs = "\t" in src
     return state
 
 

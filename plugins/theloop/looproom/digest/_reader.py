@@ -134,23 +134,21 @@ class Reader:
         return threshold - self.size
 
     def _take_partial(self, block: Block, threshold: int) -> bool:
-        """A long list's first items: enough when they spend the budget — what
-        lies inside the list is never the ask, so past them the document is read
-        for the ask only, or not at all once it is settled (``True``). Items that
-        fall short are forgotten, and the list is read whole."""
+        """A long list's first items: enough (``True``: reading is done) when they
+        spend the budget — a partial list is only asked for once the ask is
+        settled past it (``_room``). Items that fall short are forgotten, and the
+        list is read whole."""
         entries, size = len(self.entries), self.size
         for node in tree(block.tokens):
             self.entries.append(_Entry(node))
             self._measure(len(self.entries) - 1, threshold)
-        if self.size <= threshold:
-            del self.entries[entries:]
-            self.size = size
-            self.whole_at = self.blocks
-            return False
-        self.shortcut = True
-        self.drawable = min(self.drawable, len(self.entries))
-        self.read_to = block.end
-        return self._settled()
+        if self.size > threshold:
+            self.shortcut = True
+            return True
+        del self.entries[entries:]
+        self.size = size
+        self.whole_at = self.blocks
+        return False
 
     def _measure(self, index: int, threshold: int) -> None:
         """Count the entry's drawn lines into ``size`` — exactly what ``_assemble``
