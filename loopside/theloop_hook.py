@@ -3,7 +3,7 @@
 Loaded by the-loop itself, as an operator hook module declared in its CLI config
 (``routing.graph.hooks``: ``modules`` + ``attach``; see ``the-loop-hooks.yaml`` beside
 this file). Attached at a node's entry (or exit), it sends the event that node stands
-for through ``theloop_send`` to the bot's signed webhook (DESIGN §3.1-3.2):
+for through ``theloop_send`` to the bot's signed webhook (docs/webhook.md):
 
 * at a gate — a node whose own chain runs the-loop's ``notify`` — the same
   notification ``notify`` publishes (``phase-approval-pending``, ``pr-review-pending``,
@@ -81,7 +81,7 @@ sender = _load_sender()
 
 @hook(HOOK_NAME)
 def theloop_notify(ctx: HookContext) -> HookResult:
-    """Send this node's event to the bot; pass whatever happens (issue 5, §3.2)."""
+    """Send this node's event to the bot; pass whatever happens (a hook never stops the graph)."""
     try:
         event = build_event(ctx)
         result = _deliver(event, ctx.params)
@@ -128,7 +128,7 @@ def spool_dir(params: Mapping[str, Any]) -> Path:
 
 
 def build_event(ctx: HookContext) -> dict[str, Any]:
-    """The webhook body (§3.1) for this node and boundary, with a stable ``id``."""
+    """The webhook body (docs/webhook.md) for this node and boundary, with a stable ``id``."""
     event_type, spec = _chosen(ctx)
     if event_type in _LIFECYCLE:
         event = _lifecycle_event(ctx, event_type)
@@ -240,7 +240,7 @@ def _event(
 
 
 def _event_id(ctx: HookContext, event: Mapping[str, Any]) -> str:
-    """Stable for one entry of one node, different for the next entry (§3.2 idempotency).
+    """Stable for one entry of one node, different for the next (a repeated id is a duplicate).
 
     The entry count comes from the work item's state, which the runtime saves before
     it runs a chain; the content is in the key too, so a revised artifact at a gate

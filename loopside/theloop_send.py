@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Send one the-loop event to the theloop bot's signed webhook (DESIGN §3.1-3.2).
+"""Send one the-loop event to the theloop bot's signed webhook (the contract: docs/webhook.md).
 
 Standard library only, Python 3.10 or newer: an operator drops this file next to
 the-loop and calls it from a shell, a cron job or a hook. It is also importable:
@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-#: Where the bot listens when the URL names only a host (DESIGN §3.2).
+#: Where the bot listens when the URL names only a host.
 WEBHOOK_PATH = "/theloop/events"
 #: How long the command line keeps retrying a bot that is down or restarting.
 DEFAULT_DEADLINE = 60.0
@@ -78,13 +78,13 @@ class Result:
 
 
 def sign(secret: str, timestamp: str, body: bytes) -> str:
-    """The ``X-TheLoop-Signature`` value for ``body`` sent at ``timestamp`` (§3.2)."""
+    """The ``X-TheLoop-Signature`` value for ``body`` sent at ``timestamp``."""
     message = b"v1:" + timestamp.encode("ascii") + b":" + body
     return "v1=" + hmac.new(secret.encode("utf-8"), message, hashlib.sha256).hexdigest()
 
 
 def stable_id(event: Mapping[str, Any]) -> str:
-    """A content-derived id: the same event always gets the same one (§3.2 idempotency)."""
+    """A content-derived id: the same event always gets the same one, so a resend is a duplicate."""
     content = {key: value for key, value in event.items() if key != "id"}
     canonical = json.dumps(content, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return "send:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:40]

@@ -1,4 +1,4 @@
-"""Errbot storage on SQLite, crash-safe where Errbot's Shelf is not (DESIGN §4, fact 2).
+"""Errbot storage on SQLite, crash-safe where Errbot's Shelf is not.
 
 Errbot's default ``Shelf`` sits on ``dbm``; where only ``dbm.dumb`` exists a SIGKILL in the
 middle of a write leaves the store unreadable and the bot cannot restart. Here every
