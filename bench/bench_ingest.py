@@ -27,13 +27,13 @@ from collections import Counter
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(REPO / "plugins" / "theloop"), str(REPO / "tests" / "e2e")]
+sys.path[:0] = [str(REPO), str(REPO / "plugins" / "theloop"), str(REPO / "tests" / "e2e")]
 
 from botproc import BotProcess  # noqa: E402 - after the path set-up above
 
-from looproom import ingress  # noqa: E402
-from looproom.queue import DurableQueue  # noqa: E402
-from looproom.signing import sign  # noqa: E402
+from looproom.durable.queue import DurableQueue  # noqa: E402
+from looproom.inbound import webhook as ingress  # noqa: E402
+from looproom.inbound.signing import sign  # noqa: E402
 
 SECRET = "bench-secret"
 MESSAGES = REPO / "tests" / "data" / "messages"  # the-loop's real messages, kept in the repo

@@ -17,15 +17,16 @@ from flask import Request, Response
 from theloop_decisions import Decisions  # decisions back to the-loop (issue 4)
 
 # Errbot puts every folder holding a .plug file on sys.path, so the core imports plainly.
-from looproom import admin, digest, ingress
-from looproom.delivery import PlainOutlet, SlackOutlet  # rooms/threads wiring
-from looproom.follower import StreamFollower  # issue 5: the-loop's event stream
-from looproom.outlet import Outlet
-from looproom.queue import DurableQueue
-from looproom.rooms import RoomBook, bind_command, unbind_command  # rooms/threads wiring
+from looproom import admin, digest
+from looproom.durable.outcome import Outlet
+from looproom.durable.queue import DurableQueue
+from looproom.durable.worker import Worker
+from looproom.inbound import webhook as ingress
+from looproom.inbound.stream import StreamFollower  # issue 5: the-loop's event stream
+from looproom.room.outlets import PlainOutlet, SlackOutlet  # rooms/threads wiring
+from looproom.room.routing import RoomBook, bind_command, unbind_command  # rooms/threads wiring
+from looproom.room.slack_transport import SlackTransport  # rooms/threads wiring
 from looproom.settings import ConfigError, Environment, Settings
-from looproom.transport import SlackTransport  # rooms/threads wiring
-from looproom.worker import Worker
 
 INBOX = "inbox"
 
@@ -92,7 +93,7 @@ class TheLoop(Decisions, BotPlugin):
         self._worker = self._queue = None
         super().deactivate()
 
-    # -- rooms/threads wiring (looproom.delivery) ------------------------------------------
+    # -- rooms/threads wiring (looproom.room.outlets) ------------------------------------------
     def _outlet(self, settings: Settings, slack: SlackTransport | None) -> Outlet:
         """Slack: rooms, threads, Block Kit through the transport; elsewhere plain text."""
         book = RoomBook(self)  # the plugin is Errbot's storage: bindings survive restarts

@@ -3,7 +3,7 @@
 A mixin of :class:`theloop.TheLoop`, kept beside it like ``theloop_routes``: it turns what
 Errbot and the SlackV3 backend hand us (a ``Message``, a Socket Mode request, a signed
 HTTP request) into :mod:`looproom` values and hands them to the decision desk
-(:class:`looproom.decisions.Desk`); every rule lives in ``looproom``. The backend does not
+(:class:`looproom.decide.desk.Desk`); every rule lives in ``looproom``. The backend does not
 route interactive payloads (DESIGN §4), so a listener is attached to its
 ``SocketModeClient`` and an HTTP endpoint verifies Slack's signature.
 """
@@ -17,15 +17,16 @@ from typing import Any
 from errbot import botcmd, webhook
 from flask import Request, Response
 
-from looproom import compose, interactive, relay
-from looproom.authz import Policy, Said
-from looproom.decisions import Desk, room_facts
-from looproom.memory import Memory
-from looproom.queue import DurableQueue
-from looproom.rooms import RoomBook
+from looproom.decide import presses
+from looproom.decide.authorization import Policy, Said
+from looproom.decide.desk import Desk, room_facts
+from looproom.durable.queue import DurableQueue
+from looproom.relay import forms, relay
+from looproom.room.memory import Memory
+from looproom.room.queued_room import QueuedRoom
+from looproom.room.routing import RoomBook
+from looproom.room.slack_transport import SlackTransport, is_channel_id
 from looproom.settings import Environment, Settings
-from looproom.transport import SlackTransport, is_channel_id
-from looproom.voice import QueuedRoom
 
 _GLYPHS = {"eyes": "👀", "white_check_mark": "✅", "warning": "⚠️"}
 
@@ -131,14 +132,14 @@ class Decisions:
         self._desk = self._relay = self._memory = self._listener = self._voice = None
         self._interactive = False
 
-    def _given_up(self, decision: compose.Decision) -> None:
+    def _given_up(self, decision: forms.Decision) -> None:
         if self._desk is not None:
             self._desk.given_up(decision)
 
     def _policy(self) -> Policy:
         settings: Settings = self._settings  # type: ignore[attr-defined]
         env: Environment = self._env  # type: ignore[attr-defined]
-        sinks = compose.Sinks(
+        sinks = forms.Sinks(
             github=bool(env.github_token), loop=bool(env.loop_api), repos=settings.relay_repos
         )
         own = member_of(self.bot_identifier)  # type: ignore[attr-defined]
@@ -239,10 +240,8 @@ class Decisions:
         env: Environment | None = self._env  # type: ignore[attr-defined]
         if self._desk is None or env is None:
             return Response('{"error": "theloop is not active"}', status=503)
-        body = request.stream.read(interactive.MAX_BODY_BYTES + 1)
-        checked = interactive.verify(
-            dict(request.headers), body, env.slack_signing_secret, time.time()
-        )
+        body = request.stream.read(presses.MAX_BODY_BYTES + 1)
+        checked = presses.verify(dict(request.headers), body, env.slack_signing_secret, time.time())
         if checked.status != 200 or checked.payload is None:
             self.log.warning("interactive request refused: %s", checked.error)  # type: ignore[attr-defined]
             return Response(checked.error, status=checked.status, mimetype="text/plain")

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from looproom.events import ASK, Event
-from looproom.follower import CURSOR_KEY, StreamFollower
-from looproom.queue import DurableQueue
+from looproom.durable.queue import DurableQueue
+from looproom.inbound.events import ASK, Event
+from looproom.inbound.stream import CURSOR_KEY, StreamFollower
 from tests.fakes.loop_stream import WORK_ITEM, LoopAPI, Proxy, until
 
 

@@ -27,7 +27,7 @@ from the_loop.graph.model import SHIPPED_LOOPS, Graph, load_graph
 from the_loop.graph.runtime import Runtime, _degradations
 from the_loop.graph.state import WorkItemState
 
-from looproom.queue import DurableQueue
+from looproom.durable.queue import DurableQueue
 from tests.e2e.botproc import BotProcess
 
 HOOK = "x-theloop-notify"

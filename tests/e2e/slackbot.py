@@ -12,7 +12,7 @@ from typing import Any
 
 from botproc import BotProcess
 
-from looproom.signing import sign
+from looproom.inbound.signing import sign
 from tests.fakes.slack_api import APP_TOKEN, BOT_TOKEN, FakeSlack
 from tests.support.corpus import MESSAGES
 

@@ -24,8 +24,8 @@ import pytest
 from botproc import BotProcess
 from slackbot import LOOP, SlackBot, slack_env
 
-from looproom.delivery import metadata
-from looproom.follower import STREAM_PATH, record_id
+from looproom.inbound.stream import STREAM_PATH, record_id
+from looproom.room.outlets import metadata
 from tests.fakes.loop_stream import WORK_ITEM, LoopAPI, Proxy, until
 from tests.fakes.slack_api import FakeSlack
 

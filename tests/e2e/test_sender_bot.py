@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import theloop_send
 
-from looproom.queue import DurableQueue
+from looproom.durable.queue import DurableQueue
 from tests.e2e.botproc import BotProcess, free_port
 from tests.support.corpus import MESSAGES
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from botproc import BotProcess, wait_for
 
-from looproom.signing import sign
+from looproom.inbound.signing import sign
 
 pytestmark = pytest.mark.e2e
 

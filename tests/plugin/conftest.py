@@ -21,7 +21,7 @@ import errbot.core_plugins
 import pytest
 from errbot.backends.test import testbot  # noqa: F401 - the fixture, re-exported
 
-from looproom.signing import sign
+from looproom.inbound.signing import sign
 
 PLUGINS = str(Path(__file__).resolve().parents[2] / "plugins")
 SECRET = "plugin-test-webhook-secret"

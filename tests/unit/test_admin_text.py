@@ -12,7 +12,7 @@ from looproom.admin import (
     queue_text,
     status_text,
 )
-from looproom.queue import Failure, Item
+from looproom.durable.queue import Failure, Item
 from looproom.settings import Environment, Settings
 
 

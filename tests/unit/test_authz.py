@@ -9,11 +9,12 @@ from typing import Any
 
 import pytest
 
-from looproom import authz, compose
-from looproom.authz import ADMITTED, IGNORED, REFUSED, Policy, Said, Where
-from looproom.compose import Sinks
-from looproom.events import Event
-from looproom.memory import ItemState, Memory, observe
+from looproom.decide import authorization
+from looproom.decide.authorization import ADMITTED, IGNORED, REFUSED, Policy, Said, Where
+from looproom.inbound.events import Event
+from looproom.relay import forms
+from looproom.relay.forms import Sinks
+from looproom.room.memory import ItemState, Memory, observe
 from tests.support.corpus import MESSAGES
 
 ITEM = "github:acme/api#7"
@@ -50,10 +51,10 @@ def judge(
     where: Where | None = None,
     policy: Policy = POLICY,
     **said: Any,
-) -> authz.Verdict:
+) -> authorization.Verdict:
     place = where if where is not None else Where(ITEM, thread_bound=True)
     message = Said(member, text, "C1", said.pop("ts", "400.0"), thread_ts=thread, **said)
-    return authz.judge(message, place, lambda _item: current, policy, NOW)
+    return authorization.judge(message, place, lambda _item: current, policy, NOW)
 
 
 # -- map ---------------------------------------------------------------------------------
@@ -133,7 +134,7 @@ def test_without_a_checklist_the_default_loop_is_used_and_said() -> None:
     verdict = judge("skip nonsense", ItemState())
     assert verdict.status == REFUSED and "default work-item loop" in verdict.text
     admitted = judge("skip design", ItemState())
-    assert admitted.decision is not None and admitted.decision.kind == compose.EXECUTE
+    assert admitted.decision is not None and admitted.decision.kind == forms.EXECUTE
 
 
 def test_execute_after_the_selection_was_recorded_is_refused() -> None:
@@ -143,7 +144,7 @@ def test_execute_after_the_selection_was_recorded_is_refused() -> None:
 
 def test_skip_before_the_gate_is_execute_without() -> None:
     verdict = judge("skip design")
-    assert verdict.decision is not None and verdict.decision.kind == compose.EXECUTE
+    assert verdict.decision is not None and verdict.decision.kind == forms.EXECUTE
     assert "- [ ] design" in verdict.decision.rows
 
 
@@ -153,7 +154,7 @@ def test_skip_after_the_gate_goes_to_the_control_plane_with_the_checkout() -> No
     assert refused.reason == "no-checkout" and "relay: {repos:" in refused.text
     ready = replace(POLICY, sinks=Sinks(loop=True, repos={"acme/api": "/srv/api"}))
     verdict = judge("skip evidence, 15", GATE, policy=ready)
-    assert verdict.decision is not None and verdict.decision.kind == compose.SKIP
+    assert verdict.decision is not None and verdict.decision.kind == forms.SKIP
     assert verdict.decision.nodes == ("evidence", "capability-docs")
 
 
@@ -194,13 +195,13 @@ def test_a_plain_reply_at_a_gate_is_not_an_answer_to_it() -> None:
 
 def test_a_reply_in_the_asks_thread_is_the_answer() -> None:
     verdict = judge("Option 2, please", ASK, thread="300.0", ts="301.0")
-    assert verdict.decision is not None and verdict.decision.kind == compose.ANSWER
+    assert verdict.decision is not None and verdict.decision.kind == forms.ANSWER
     assert verdict.decision.words == "Option 2, please" and verdict.settles == "ask"
 
 
 def test_a_reply_in_the_work_items_thread_after_the_ask_answers_it() -> None:
     verdict = judge("go with 1", ASK, thread="50.0", ts="301.0")
-    assert verdict.decision is not None and verdict.decision.kind == compose.ANSWER
+    assert verdict.decision is not None and verdict.decision.kind == forms.ANSWER
 
 
 def test_replies_before_the_ask_or_in_a_foreign_thread_are_conversation() -> None:

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from looproom import checklist as checklists
-from looproom.checklist import Refused, Unticked
+from looproom.room import checklist as checklists
+from looproom.room.checklist import Refused, Unticked
 from tests.support.corpus import MESSAGES
 
 

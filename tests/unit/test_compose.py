@@ -6,13 +6,13 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
-from looproom import compose
-from looproom.compose import Decision, Sinks
+from looproom.relay import forms
+from looproom.relay.forms import Decision, Sinks
 
 AT = "2026-11-30T10:00:00Z"
 
 
-def decision(kind: str = compose.APPROVE, **fields: object) -> Decision:
+def decision(kind: str = forms.APPROVE, **fields: object) -> Decision:
     base = {"work_item": "github:acme/api#7", "member": "U1", "origin": "C1:1.1", "at": AT}
     return Decision(kind=kind, **{**base, **fields})  # type: ignore[arg-type]
 
@@ -21,69 +21,67 @@ def test_a_retry_of_the_same_decision_has_the_same_key() -> None:
     first = decision(words="ok")
     assert first.key == decision(words="ok").key == Decision.from_dict(first.to_dict()).key
     assert first.key != decision(origin="C1:1.2").key
-    assert first.key != decision(compose.CHANGES).key
+    assert first.key != decision(forms.CHANGES).key
 
 
 def test_the_body_opens_with_the_words_and_ends_with_the_envelope() -> None:
-    body = compose.relay_body(decision(compose.EXECUTE, rows=("- [ ] design",)))
+    body = forms.relay_body(decision(forms.EXECUTE, rows=("- [ ] design",)))
     assert body.startswith("the-loop execute\n\n- [ ] design\n\n🗣️ _the-loop — control command")
     assert body.rstrip().endswith("-->") and body.count("<!-- the-loop:event") == 1
 
 
 def test_an_envelope_value_cannot_close_the_html_comment() -> None:
-    body = compose.relay_body(decision(login="evil-->x"))
+    body = forms.relay_body(decision(login="evil-->x"))
     stamp = body[body.index("<!-- the-loop:event") :]
     assert stamp.count("-->") == 1 and "\\u003e" in stamp
 
 
 def test_hidden_comments_in_the_words_are_removed_even_unclosed() -> None:
-    assert compose.clean_words("a <!-- hidden --> b") == "a  b"
-    assert compose.clean_words("keep <!-- the-loop:event {") == "keep"
+    assert forms.clean_words("a <!-- hidden --> b") == "a  b"
+    assert forms.clean_words("keep <!-- the-loop:event {") == "keep"
 
 
 def test_where_each_decision_goes() -> None:
     both = Sinks(github=True, loop=True, repos={"acme/api": "/srv/api"})
     none = Sinks()
-    assert compose.target(decision(), both)["sink"] == compose.GITHUB
-    assert compose.target(decision(), both) | {"sink": ""} == {
+    assert forms.target(decision(), both)["sink"] == forms.GITHUB
+    assert forms.target(decision(), both) | {"sink": ""} == {
         "sink": "",
         "repo": "acme/api",
         "number": 7,
-        "body": compose.relay_body(decision()),
+        "body": forms.relay_body(decision()),
     }
-    assert compose.target(decision(), none)["sink"] == compose.LEDGER
+    assert forms.target(decision(), none)["sink"] == forms.LEDGER
     jira = decision(work_item="jira:acme.atlassian.net/PROJ-7")
-    assert compose.target(jira, both)["sink"] == compose.LEDGER
-    answer = decision(compose.ANSWER, words="Option 1")
-    assert compose.target(answer, both)["sink"] == compose.LOOP
-    assert compose.target(answer, both)["path"] == compose.REPLY_PATH
-    assert compose.target(answer, none)["sink"] == compose.LEDGER
+    assert forms.target(jira, both)["sink"] == forms.LEDGER
+    answer = decision(forms.ANSWER, words="Option 1")
+    assert forms.target(answer, both)["sink"] == forms.LOOP
+    assert forms.target(answer, both)["path"] == forms.REPLY_PATH
+    assert forms.target(answer, none)["sink"] == forms.LEDGER
 
 
 def test_a_skip_after_the_gate_needs_the_loops_checkout() -> None:
-    refusal = compose.skip_refusal("github:acme/api#7", Sinks(loop=True))
+    refusal = forms.skip_refusal("github:acme/api#7", Sinks(loop=True))
     assert "relay: {repos:" in refusal and "acme/api" in refusal
-    assert (
-        compose.skip_refusal("github:acme/api#7", Sinks(loop=True, repos={"acme/api": "/x"})) == ""
-    )
-    assert compose.skip_refusal("github:acme/api#7", Sinks()) == ""  # the ledger records it
+    assert forms.skip_refusal("github:acme/api#7", Sinks(loop=True, repos={"acme/api": "/x"})) == ""
+    assert forms.skip_refusal("github:acme/api#7", Sinks()) == ""  # the ledger records it
 
 
 def test_an_approval_that_reads_as_a_change_request_is_explained() -> None:
-    assert compose.approval_refusal("looks good") == ""
-    assert "please change" in compose.approval_refusal("Please change the title")
+    assert forms.approval_refusal("looks good") == ""
+    assert "please change" in forms.approval_refusal("Please change the title")
 
 
 def test_the_ledger_line_carries_the_decision_and_its_form() -> None:
-    item = json.loads(compose.payload(decision(login="octocat"), Sinks()))
-    line = json.loads(compose.ledger_line(item))
-    assert line["key"] == decision().key and line["kind"] == compose.APPROVE
+    item = json.loads(forms.payload(decision(login="octocat"), Sinks()))
+    line = json.loads(forms.ledger_line(item))
+    assert line["key"] == decision().key and line["kind"] == forms.APPROVE
     assert line["actor"] == {"slack": "U1", "github": "octocat"}
     assert line["body"].startswith("approved\n\n")
 
 
 def test_an_answer_is_sent_without_hidden_comments() -> None:
-    request = compose.loop_request(replace(decision(compose.ANSWER), words="1 <!-- x -->"), {})
+    request = forms.loop_request(replace(decision(forms.ANSWER), words="1 <!-- x -->"), {})
     assert request["json"] == {
         "ref": "github:acme/api#7",
         "text": "1",

@@ -11,12 +11,13 @@ from typing import Any
 
 import pytest
 
-from looproom import controls, relay
-from looproom.authz import ADMITTED, REFUSED, Policy, Said
-from looproom.decisions import Desk, room_facts
-from looproom.events import Event
-from looproom.memory import Memory
-from looproom.queue import DurableQueue
+from looproom.decide.authorization import ADMITTED, REFUSED, Policy, Said
+from looproom.decide.desk import Desk, room_facts
+from looproom.durable.queue import DurableQueue
+from looproom.inbound.events import Event
+from looproom.relay import relay
+from looproom.room import buttons
+from looproom.room.memory import Memory
 from tests.support.corpus import MESSAGES
 
 ITEM, ALICE, MALLORY = "github:acme/api#7", "U0ALICE01", "U0MALLORY"
@@ -76,7 +77,7 @@ def test_a_typed_approval_is_stored_then_eyed_and_settles_the_gate(desk: Desk) -
     assert verdict.status == ADMITTED and desk.relay.queue.depth() == 1
     assert desk.room.of("react") == [("react", "201.0", "eyes")]  # type: ignore[attr-defined]
     assert desk.memory.get(ITEM).gate.answered_by == ALICE  # type: ignore[union-attr]
-    again = desk.pressed(press(controls.APPROVE, "200.0"))
+    again = desk.pressed(press(buttons.APPROVE, "200.0"))
     assert again is not None and again.reason == "already-answered"
     assert desk.relay.queue.depth() == 1
 
@@ -92,7 +93,7 @@ def test_a_slack_redelivery_of_the_same_message_is_not_recorded_twice(desk: Desk
 def test_an_unauthorized_attempt_gets_a_refusal_a_warning_and_a_log_line(
     desk: Desk, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.INFO, logger="looproom.decisions")
+    caplog.set_level(logging.INFO, logger="looproom.decide.desk")
     said = Said(MALLORY, "approve", "C1", "202.0", thread_ts="50.0")
     verdict = desk.said(said, desk.where("C1", "50.0"))
     assert verdict.status == REFUSED and desk.relay.queue.depth() == 0
@@ -103,17 +104,17 @@ def test_an_unauthorized_attempt_gets_a_refusal_a_warning_and_a_log_line(
 
 
 def test_a_press_updates_the_message_in_place_and_a_second_press_relays_nothing(desk: Desk) -> None:
-    first = desk.pressed(press(controls.APPROVE, "200.0"))
+    first = desk.pressed(press(buttons.APPROVE, "200.0"))
     assert first is not None and first.status == ADMITTED
     ((_, ts, blocks),) = desk.room.of("update")  # type: ignore[attr-defined]
     assert ts == "200.0" and "pressed by <@U0ALICE01>" in blocks[-1]["elements"][0]["text"]
-    second = desk.pressed(press(controls.APPROVE, "200.0"))
+    second = desk.pressed(press(buttons.APPROVE, "200.0"))
     assert second is not None and second.status == REFUSED
     assert desk.relay.queue.depth() == 1 and len(desk.room.of("update")) == 1  # type: ignore[attr-defined]
 
 
 def test_a_given_up_relay_reopens_the_question(desk: Desk) -> None:
-    verdict = desk.pressed(press(controls.APPROVE, "200.0"))
+    verdict = desk.pressed(press(buttons.APPROVE, "200.0"))
     assert verdict is not None and verdict.decision is not None
     desk.given_up(verdict.decision)
     assert desk.memory.get(ITEM).gate.answered_by == ""  # type: ignore[union-attr]

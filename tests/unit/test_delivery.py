@@ -14,15 +14,16 @@ from typing import Any
 import pytest
 from slack_sdk import WebClient
 
-from looproom import controls, interactive
-from looproom.authz import ADMITTED, Policy
-from looproom.delivery import PlainOutlet, SlackOutlet
-from looproom.events import KNOWN_EVENTS, Event
-from looproom.memory import Memory
-from looproom.outlet import Delivered, Failed, RetryLater
-from looproom.rooms import RoomBook
+from looproom.decide import presses
+from looproom.decide.authorization import ADMITTED, Policy
+from looproom.durable.outcome import Delivered, Failed, RetryLater
+from looproom.inbound.events import KNOWN_EVENTS, Event
+from looproom.room import buttons
+from looproom.room.memory import Memory
+from looproom.room.outlets import PlainOutlet, SlackOutlet
+from looproom.room.routing import RoomBook
+from looproom.room.slack_transport import Pacer, SlackTransport
 from looproom.settings import Settings
-from looproom.transport import Pacer, SlackTransport
 from tests.fakes.slack_api import BOT_TOKEN, BOT_USER, FakeSlack, block_errors
 from tests.support.corpus import MESSAGES
 
@@ -409,7 +410,7 @@ def _press(message: dict[str, Any], action_id: str) -> Any:
         "message": message,
         "actions": [{"action_id": action_id, "value": "approve"}],
     }
-    press = interactive.read(payload)
+    press = presses.read(payload)
     assert press is not None
     return press
 
@@ -421,9 +422,9 @@ def test_the_gate_message_gets_its_buttons_and_is_remembered_where_it_landed(
     bot = Bot(slack, settings, store, observer=memory, interactive=True)
     assert isinstance(bot.deliver(corpus("06")), Delivered)
     parent, posted = _posted(slack)
-    assert not {controls.APPROVE, controls.CHANGES} & set(_actions(parent))
+    assert not {buttons.APPROVE, buttons.CHANGES} & set(_actions(parent))
     # Each control once: the Open link is not drawn twice.
-    assert _actions(posted) == [controls.OPEN, controls.APPROVE, controls.CHANGES]
+    assert _actions(posted) == [buttons.OPEN, buttons.APPROVE, buttons.CHANGES]
     assert block_errors(posted["blocks"]) == []
     gate = memory.get(ITEM).gate
     assert gate is not None and (gate.channel, gate.ts, gate.thread) == (
@@ -438,7 +439,7 @@ def test_without_interactivity_no_answer_buttons_are_drawn(
     slack: FakeSlack, settings: Settings, store: dict[str, Any]
 ) -> None:
     Bot(slack, settings, store, observer=Memory({})).deliver(corpus("06"))
-    assert _actions(_posted(slack)[1]) == [controls.OPEN]
+    assert _actions(_posted(slack)[1]) == [buttons.OPEN]
 
 
 def test_the_checklist_message_keeps_its_link_and_gets_its_boxes_once(
@@ -446,9 +447,9 @@ def test_the_checklist_message_keeps_its_link_and_gets_its_boxes_once(
 ) -> None:
     Bot(slack, settings, store, interactive=True).deliver(corpus("01"))
     actions = _actions(_posted(slack)[1])
-    assert actions[0] == controls.OPEN and actions[-1] == controls.EXECUTE
-    assert actions.count(controls.OPEN) == 1 and actions.count(controls.EXECUTE) == 1
-    assert f"{controls.PHASES}:0" in actions
+    assert actions[0] == buttons.OPEN and actions[-1] == buttons.EXECUTE
+    assert actions.count(buttons.OPEN) == 1 and actions.count(buttons.EXECUTE) == 1
+    assert f"{buttons.PHASES}:0" in actions
     assert block_errors(_posted(slack)[1]["blocks"]) == []
 
 
@@ -477,8 +478,8 @@ def test_a_message_found_after_a_restart_is_remembered_so_a_press_on_it_counts(
     _parent, posted = _posted(slack)  # found, not posted again
     memory = Memory(store)
     assert memory.locate(LOOP, posted["ts"]) == ITEM
-    verdict = interactive.judge(
-        _press(posted, controls.APPROVE),
+    verdict = presses.judge(
+        _press(posted, buttons.APPROVE),
         memory.locate,
         memory.get,
         Policy(BOT_USER, frozenset({ALICE})),

@@ -8,8 +8,8 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from looproom.events import ASK
-from looproom.follower import (
+from looproom.inbound.events import ASK
+from looproom.inbound.stream import (
     FollowerStatus,
     SSEEvent,
     SSEParser,

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from looproom import grammar
-from looproom.grammar import Command, Refusal, Text
+from looproom.decide import grammar
+from looproom.decide.grammar import Command, Refusal, Text
 
 
 @pytest.mark.parametrize(

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from looproom.events import Event
-from looproom.ingress import MAX_BODY_BYTES, Request, handle
-from looproom.queue import DurableQueue
-from looproom.signing import sign
+from looproom.durable.queue import DurableQueue
+from looproom.inbound.events import Event
+from looproom.inbound.signing import sign
+from looproom.inbound.webhook import MAX_BODY_BYTES, Request, handle
 from tests.support.corpus import MESSAGES
 
 SECRET = "webhook-secret-for-tests"

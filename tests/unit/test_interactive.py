@@ -13,10 +13,12 @@ from typing import Any
 
 import pytest
 
-from looproom import compose, controls, interactive
-from looproom.authz import ADMITTED, IGNORED, REFUSED, Policy
-from looproom.events import Event
-from looproom.memory import ItemState, observe
+from looproom.decide import presses
+from looproom.decide.authorization import ADMITTED, IGNORED, REFUSED, Policy
+from looproom.inbound.events import Event
+from looproom.relay import forms
+from looproom.room import buttons
+from looproom.room.memory import ItemState, observe
 from tests.fakes.slack_api import block_errors
 from tests.support.corpus import MESSAGES
 
@@ -52,9 +54,9 @@ def payload(action_id: str, ts: str, *, member: str = ALICE, **extra: Any) -> di
 
 
 def judge(body: dict[str, Any], state: ItemState, policy: Policy = POLICY) -> Any:
-    press = interactive.read(body)
+    press = presses.read(body)
     assert press is not None
-    return interactive.judge(press, lambda _c, _ts: ITEM, lambda _i: state, policy, "T")
+    return presses.judge(press, lambda _c, _ts: ITEM, lambda _i: state, policy, "T")
 
 
 # -- the controls ------------------------------------------------------------------------
@@ -66,38 +68,38 @@ def _elements(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def test_an_approval_pending_message_carries_open_approve_and_request_changes() -> None:
     pending = replace(event("06"), url="https://github.com/acme/api/issues/7")
-    blocks = controls.blocks_for(pending, interactive=True)
+    blocks = buttons.blocks_for(pending, interactive=True)
     assert [e["action_id"] for e in _elements(blocks)] == [
-        controls.OPEN,
-        controls.APPROVE,
-        controls.CHANGES,
+        buttons.OPEN,
+        buttons.APPROVE,
+        buttons.CHANGES,
     ]
     assert block_errors(blocks) == []
-    assert [e["action_id"] for e in _elements(controls.blocks_for(pending, interactive=False))] == [
-        controls.OPEN
+    assert [e["action_id"] for e in _elements(buttons.blocks_for(pending, interactive=False))] == [
+        buttons.OPEN
     ]
 
 
 def test_an_ask_with_a_default_offers_it_in_one_press() -> None:
     (button,) = [
-        e for e in _elements(controls.blocks_for(event("15"), interactive=True)) if "url" not in e
+        e for e in _elements(buttons.blocks_for(event("15"), interactive=True)) if "url" not in e
     ]
-    assert button["action_id"] == controls.DEFAULT and button["value"] == "Option 1 is fine"
+    assert button["action_id"] == buttons.DEFAULT and button["value"] == "Option 1 is fine"
 
 
 def test_the_checklist_becomes_checkboxes_pre_ticked_as_drawn_and_an_execute_button() -> None:
-    blocks = controls.blocks_for(event("01"), interactive=True)
+    blocks = buttons.blocks_for(event("01"), interactive=True)
     assert block_errors(blocks) == []
     boxes = [e for e in _elements(blocks) if e["type"] == "checkboxes"]
     assert [len(b["options"]) for b in boxes] == [10, 8]  # Slack allows ten per element
     ticked = {o["value"] for b in boxes for o in b.get("initial_options", [])}
     assert "design" in ticked and "brainstorming" not in ticked
     assert boxes[0]["options"][4]["text"]["text"] == "5. `design`"
-    assert _elements(blocks)[-1]["action_id"] == controls.EXECUTE
+    assert _elements(blocks)[-1]["action_id"] == buttons.EXECUTE
 
 
 def test_a_room_that_cannot_be_pressed_is_sent_to_github_for_the_checklist() -> None:
-    blocks = controls.blocks_for(event("01"), interactive=False)
+    blocks = buttons.blocks_for(event("01"), interactive=False)
     assert "on GitHub>" in blocks[0]["elements"][0]["text"] and _elements(blocks) == []
 
 
@@ -115,10 +117,10 @@ def form(body: dict[str, Any]) -> bytes:
 
 
 def test_a_signed_request_is_read() -> None:
-    body = form(payload(controls.APPROVE, "200.0"))
-    checked = interactive.verify(signed(body), body, SECRET, NOW)
+    body = form(payload(buttons.APPROVE, "200.0"))
+    checked = presses.verify(signed(body), body, SECRET, NOW)
     assert checked.status == 200 and checked.payload is not None
-    assert checked.payload["actions"][0]["action_id"] == controls.APPROVE
+    assert checked.payload["actions"][0]["action_id"] == buttons.APPROVE
 
 
 @pytest.mark.parametrize(
@@ -131,12 +133,12 @@ def test_a_signed_request_is_read() -> None:
     ],
 )
 def test_forged_or_stale_requests_are_401(headers: dict[str, str], status: int) -> None:
-    assert interactive.verify(headers, b"x", SECRET, NOW).status == status
+    assert presses.verify(headers, b"x", SECRET, NOW).status == status
 
 
 def test_no_signing_secret_fails_closed_and_a_bad_body_is_400() -> None:
-    assert interactive.verify(signed(b"x"), b"x", "", NOW).status == 503
-    assert interactive.verify(signed(b"payload=nope"), b"payload=nope", SECRET, NOW).status == 400
+    assert presses.verify(signed(b"x"), b"x", "", NOW).status == 503
+    assert presses.verify(signed(b"payload=nope"), b"payload=nope", SECRET, NOW).status == 400
 
 
 @pytest.mark.parametrize(
@@ -146,11 +148,11 @@ def test_no_signing_secret_fails_closed_and_a_bad_body_is_400() -> None:
 def test_a_signed_payload_of_the_wrong_shape_is_400_naming_the_field(
     field: str, value: Any
 ) -> None:
-    body = form(payload(controls.APPROVE, "200.0") | {field: value})
-    checked = interactive.verify(signed(body), body, SECRET, NOW)
+    body = form(payload(buttons.APPROVE, "200.0") | {field: value})
+    checked = presses.verify(signed(body), body, SECRET, NOW)
     assert (checked.status, checked.payload) == (400, None) and field in checked.error
     # Socket Mode hands the payload over unverified in shape: reading it must not raise.
-    interactive.read(json.loads(urllib.parse.parse_qs(body.decode())["payload"][0]))
+    presses.read(json.loads(urllib.parse.parse_qs(body.decode())["payload"][0]))
 
 
 # -- judging a press ----------------------------------------------------------------------
@@ -159,17 +161,16 @@ GATE = posted(("01", "100.0"), ("06", "200.0"))
 
 
 def test_approve_on_the_gate_message_is_the_gates_answer() -> None:
-    verdict = judge(payload(controls.APPROVE, "200.0"), GATE)
+    verdict = judge(payload(buttons.APPROVE, "200.0"), GATE)
     assert verdict.status == ADMITTED and verdict.settles == "gate"
     assert (
-        verdict.decision.kind == compose.APPROVE
-        and verdict.decision.gate == "requirements-approval"
+        verdict.decision.kind == forms.APPROVE and verdict.decision.gate == "requirements-approval"
     )
 
 
 def test_the_same_button_pressed_twice_has_one_key() -> None:
-    first = judge(payload(controls.APPROVE, "200.0"), GATE).decision
-    again = judge(payload(controls.APPROVE, "200.0"), GATE).decision
+    first = judge(payload(buttons.APPROVE, "200.0"), GATE).decision
+    again = judge(payload(buttons.APPROVE, "200.0"), GATE).decision
     assert first.key == again.key
 
 
@@ -177,62 +178,62 @@ def test_a_press_on_a_gate_already_answered_relays_nothing() -> None:
     answered = replace(
         GATE, gate=replace(GATE.gate, answered_by="U0BOB0001", answered_at="10:00 UTC")
     )
-    verdict = judge(payload(controls.APPROVE, "200.0"), answered)
+    verdict = judge(payload(buttons.APPROVE, "200.0"), answered)
     assert verdict.reason == "already-answered" and "<@U0BOB0001>" in verdict.text
 
 
 def test_a_press_on_an_older_message_is_stale() -> None:
-    verdict = judge(payload(controls.APPROVE, "150.0"), GATE)
+    verdict = judge(payload(buttons.APPROVE, "150.0"), GATE)
     assert verdict.reason == "stale" and verdict.decision is None
 
 
 def test_request_changes_asks_for_the_reason_and_relays_nothing() -> None:
-    verdict = judge(payload(controls.CHANGES, "200.0"), GATE)
+    verdict = judge(payload(buttons.CHANGES, "200.0"), GATE)
     assert verdict.status == REFUSED and "changes <why>" in verdict.text
 
 
 def test_unauthorized_and_own_presses_relay_nothing() -> None:
-    refused = judge(payload(controls.APPROVE, "200.0", member="U0MALLORY"), GATE)
+    refused = judge(payload(buttons.APPROVE, "200.0", member="U0MALLORY"), GATE)
     assert refused.reason == "unauthorized" and "slack.authorizedUsers" in refused.text
-    empty = judge(payload(controls.APPROVE, "200.0"), GATE, replace(POLICY, authorized=frozenset()))
+    empty = judge(payload(buttons.APPROVE, "200.0"), GATE, replace(POLICY, authorized=frozenset()))
     assert empty.reason == "unauthorized"
-    assert judge(payload(controls.APPROVE, "200.0", member=BOT), GATE).status == IGNORED
+    assert judge(payload(buttons.APPROVE, "200.0", member=BOT), GATE).status == IGNORED
 
 
 def test_ticking_a_box_or_opening_a_link_is_not_a_decision() -> None:
-    assert judge(payload(f"{controls.PHASES}:0", "100.0"), GATE).status == IGNORED
-    assert judge(payload(controls.OPEN, "200.0"), GATE).status == IGNORED
-    assert interactive.read(payload("someone-else:approve", "200.0")) is None
-    assert interactive.read({"type": "view_submission"}) is None
+    assert judge(payload(f"{buttons.PHASES}:0", "100.0"), GATE).status == IGNORED
+    assert judge(payload(buttons.OPEN, "200.0"), GATE).status == IGNORED
+    assert presses.read(payload("someone-else:approve", "200.0")) is None
+    assert presses.read({"type": "view_submission"}) is None
 
 
 def test_a_press_on_a_message_that_is_not_ours_is_refused() -> None:
-    press = interactive.read(payload(controls.APPROVE, "200.0"))
+    press = presses.read(payload(buttons.APPROVE, "200.0"))
     assert press is not None
-    verdict = interactive.judge(press, lambda _c, _t: "", lambda _i: GATE, POLICY, "T")
+    verdict = presses.judge(press, lambda _c, _t: "", lambda _i: GATE, POLICY, "T")
     assert verdict.reason == "unmapped"
 
 
 def test_defaults_are_fine_answers_with_the_stated_default() -> None:
-    verdict = judge(payload(controls.DEFAULT, "300.0"), posted(("15", "300.0")))
-    assert verdict.decision.kind == compose.ANSWER and verdict.decision.words == "Option 1 is fine"
+    verdict = judge(payload(buttons.DEFAULT, "300.0"), posted(("15", "300.0")))
+    assert verdict.decision.kind == forms.ANSWER and verdict.decision.words == "Option 1 is fine"
 
 
 def _execute_press(state: ItemState, values: dict[str, Any], fingerprint: str = "") -> Any:
     rows = state.rows()
-    body = payload(controls.EXECUTE, "100.0", value=fingerprint or rows.fingerprint)
+    body = payload(buttons.EXECUTE, "100.0", value=fingerprint or rows.fingerprint)
     body["state"] = {"values": values}
     return judge(body, state)
 
 
 def test_execute_composes_the_boxes_as_the_press_left_them() -> None:
     state = posted(("01", "100.0"))
-    tag = f"{controls.SELECTION}:{state.rows().fingerprint}:phases"
+    tag = f"{buttons.SELECTION}:{state.rows().fingerprint}:phases"
     first_ten = [r.token for r in state.rows().phases[:10]]
     chosen = [{"value": t} for t in first_ten if t not in ("design",)] + [
         {"value": "brainstorming"}
     ]
-    values = {f"{tag}:0": {f"{controls.PHASES}:0": {"selected_options": chosen}}}
+    values = {f"{tag}:0": {f"{buttons.PHASES}:0": {"selected_options": chosen}}}
     verdict = _execute_press(state, values)
     rows = verdict.decision.rows
     assert "- [ ] design" in rows and "- [x] brainstorming" in rows
@@ -246,17 +247,17 @@ def test_a_press_on_a_checklist_that_changed_since_is_stale() -> None:
 
 
 def test_after_a_press_the_controls_give_way_to_who_did_what_when() -> None:
-    blocks = controls.blocks_for(replace(event("06"), url="https://x.test/7"), interactive=True)
+    blocks = buttons.blocks_for(replace(event("06"), url="https://x.test/7"), interactive=True)
     body = payload(
-        controls.APPROVE,
+        buttons.APPROVE,
         "200.0",
         blocks=[{"type": "section", "text": {"type": "mrkdwn", "text": "hi"}}, *blocks],
     )
-    press = interactive.read(body)
+    press = presses.read(body)
     assert press is not None
     decision = judge(body, GATE).decision
-    line = interactive.pressed_line(press, decision, NOW)
-    after = interactive.after_press(press, line)
-    assert [e["action_id"] for e in _elements(after)] == [controls.OPEN]
+    line = presses.pressed_line(press, decision, NOW)
+    after = presses.after_press(press, line)
+    assert [e["action_id"] for e in _elements(after)] == [buttons.OPEN]
     assert f"pressed by <@{ALICE}>" in after[-1]["elements"][0]["text"]
     assert "UTC" in line and block_errors(after) == []

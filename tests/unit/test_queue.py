@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from looproom import queue as queue_module
-from looproom.queue import DurableQueue
+from looproom.durable import queue as queue_module
+from looproom.durable.queue import DurableQueue
 from tests.support.crash import sigkill_writer
 
 PLUGIN_DIR = Path(__file__).resolve().parents[2] / "plugins" / "theloop"
@@ -254,7 +254,7 @@ def test_a_put_between_an_empty_claim_and_the_wait_is_not_missed(q: DurableQueue
 _WRITER = """
 import sys
 sys.path.insert(0, sys.argv[2])
-from looproom.queue import DurableQueue
+from looproom.durable.queue import DurableQueue
 q = DurableQueue(sys.argv[1], "inbox")
 i = 0
 while True:

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from looproom import controls as decision_controls
 from looproom import digest
-from looproom.events import Event
-from looproom.render import (
+from looproom.inbound.events import Event
+from looproom.room import buttons
+from looproom.room.render import (
     controls,
     render,
     render_parent,
@@ -175,12 +175,12 @@ def test_the_decision_controls_are_drawn_where_the_room_can_be_pressed() -> None
     gate = corpus_event(MESSAGES / "06-phase-approval-pending-requirements.json")
     pressed = render(gate, settings(), interactive=True).blocks
     assert _actions(pressed) == [
-        decision_controls.OPEN,
-        decision_controls.APPROVE,
-        decision_controls.CHANGES,
+        buttons.OPEN,
+        buttons.APPROVE,
+        buttons.CHANGES,
     ]
     assert block_errors(pressed) == []
-    assert _actions(render(gate, settings()).blocks) == [decision_controls.OPEN]
+    assert _actions(render(gate, settings()).blocks) == [buttons.OPEN]
 
 
 @pytest.mark.parametrize("interactive", (False, True), ids=("plain", "interactive"))
@@ -189,7 +189,7 @@ def test_the_checklist_keeps_its_open_link_above_its_controls(interactive: bool)
     drawn = render(checklist, settings(), interactive=interactive).blocks
     links = [e["url"] for b in drawn if b["type"] == "actions" for e in b["elements"] if "url" in e]
     assert links == [checklist.url] and block_errors(drawn) == []
-    assert (decision_controls.EXECUTE in _actions(drawn)) is interactive
+    assert (buttons.EXECUTE in _actions(drawn)) is interactive
     if not interactive:
         assert "on GitHub>" in every_text(drawn)
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from looproom.rooms import (
+from looproom.room.routing import (
     BindingError,
     RoomBook,
     Thread,

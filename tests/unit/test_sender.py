@@ -1,7 +1,7 @@
 """The stdlib sender against the bot's webhook function on loopback (issue 5, DESIGN §3.2).
 
 The server here is a few lines of ``http.server`` around the bot's own
-``looproom.ingress.handle`` and ``DurableQueue``, so what the sender is checked against is
+``looproom.inbound.webhook.handle`` and ``DurableQueue``, so what the sender is checked against is
 the real contract, not a copy of it. Scripted answers in front of it stand in for a bot
 that is restarting (503), rate-limiting (429) or down (nothing listening).
 """
@@ -22,10 +22,10 @@ import theloop_send
 from hypothesis import given
 from hypothesis import strategies as st
 
-from looproom import signing
-from looproom.events import Event
-from looproom.ingress import Request, handle
-from looproom.queue import DurableQueue
+from looproom.durable.queue import DurableQueue
+from looproom.inbound import signing
+from looproom.inbound.events import Event
+from looproom.inbound.webhook import Request, handle
 from tests.support.corpus import MESSAGES
 
 SECRET = "s3cret-for-tests-0123456789abcdef"

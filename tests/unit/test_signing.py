@@ -7,8 +7,8 @@ import subprocess
 
 import pytest
 
-from looproom import signing
-from looproom.signing import SignatureError, sign, verify
+from looproom.inbound import signing
+from looproom.inbound.signing import SignatureError, sign, verify
 
 SECRET = "s3cret-for-tests"
 BODY = b'{"eventType":"decision-pending","workItem":"github:o/r#7"}'

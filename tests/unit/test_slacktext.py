@@ -2,33 +2,33 @@
 
 from __future__ import annotations
 
-from looproom import slacktext
+from looproom.room import slack_text
 
 HOSTILE = "Ping <!here>, <!channel>, <!subteam^S0TEAM|@devs> and <@U0ALICE01|alice> & co"
 
 
 def test_escaped_text_cannot_form_a_mention_a_broadcast_or_an_entity() -> None:
-    drawn = slacktext.escape(HOSTILE)
+    drawn = slack_text.escape(HOSTILE)
     assert "<" not in drawn and ">" not in drawn
     assert drawn.startswith("Ping &lt;!here&gt;,") and drawn.endswith("&amp; co")
 
 
 def test_neutralised_mentions_read_as_names_and_ping_nobody() -> None:
     # A broadcast keeps its word, with a word joiner after the @: no chat reads it as one.
-    assert slacktext.neutralise(HOSTILE) == (
+    assert slack_text.neutralise(HOSTILE) == (
         "Ping @\u2060here, @\u2060channel, @devs and @alice & co"
     )
-    assert slacktext.neutralise("hey @everyone") == "hey @\u2060everyone"
+    assert slack_text.neutralise("hey @everyone") == "hey @\u2060everyone"
 
 
 def test_a_button_carries_only_a_web_url_that_cannot_break_a_link() -> None:
     url = "https://github.com/acme/api/issues/7?tab=1&x=2"
-    assert slacktext.button_url(url) == url
+    assert slack_text.button_url(url) == url
     for bad in (
         "javascript:alert(1)",
         "https://x.test/a|<!here>",
         "https://x.test/a b",
-        "https://x.test/" + "a" * slacktext.URL_LIMIT,
+        "https://x.test/" + "a" * slack_text.URL_LIMIT,
         "/relative",
     ):
-        assert slacktext.button_url(bad) == "", bad
+        assert slack_text.button_url(bad) == "", bad

@@ -8,8 +8,8 @@ from collections.abc import Iterator
 import pytest
 from slack_sdk import WebClient
 
-from looproom import transport as t
-from looproom.transport import Pacer, SlackTransport
+from looproom.room import slack_transport as t
+from looproom.room.slack_transport import Pacer, SlackTransport
 from tests.fakes.slack_api import BOT_TOKEN, FakeSlack
 
 ROOM = "C0LOOP0001"

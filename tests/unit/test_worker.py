@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from looproom import worker as worker_module
-from looproom.events import Event
-from looproom.outlet import Delivered, Failed, Outcome, RetryLater
-from looproom.queue import DurableQueue
-from looproom.worker import BACKOFF_CAP, RETRY_AFTER_CAP, Worker, backoff, delay_for
+from looproom.durable import worker as worker_module
+from looproom.durable.outcome import Delivered, Failed, Outcome, RetryLater
+from looproom.durable.queue import DurableQueue
+from looproom.durable.worker import BACKOFF_CAP, RETRY_AFTER_CAP, Worker, backoff, delay_for
+from looproom.inbound.events import Event
 
 
 def _event(n: int) -> Event:

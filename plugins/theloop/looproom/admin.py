@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from looproom.queue import Failure, Item
+from looproom.durable.queue import Failure, Item
 from looproom.settings import Environment, Settings
 
 QUEUE_USAGE = "usage: !theloop queue [list | retry KEY | drop KEY]"

@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 import yaml
 
 from looproom.digest import DEFAULT_DIGEST_MODE, DIGEST_MODES
-from looproom.events import ASK, KNOWN_EVENTS
+from looproom.inbound.events import ASK, KNOWN_EVENTS
 
 DEFAULT_SUBSCRIBE = (ASK,)
 VERBOSITIES = ("quiet", "normal", "verbose")

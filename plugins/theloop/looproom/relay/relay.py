@@ -34,13 +34,13 @@ from http.client import HTTPException
 from pathlib import Path
 from typing import Any, Protocol
 
-from looproom import compose
 from looproom.admin import defang
-from looproom.compose import Decision
-from looproom.outlet import Delivered, Failed, Outcome, RetryLater
-from looproom.queue import DurableQueue, Item
-from looproom.slacktext import escape, neutralise
-from looproom.worker import Worker
+from looproom.durable.outcome import Delivered, Failed, Outcome, RetryLater
+from looproom.durable.queue import DurableQueue, Item
+from looproom.durable.worker import Worker
+from looproom.relay import forms
+from looproom.relay.forms import Decision
+from looproom.room.slack_text import escape, neutralise
 
 log = logging.getLogger(__name__)
 
@@ -262,12 +262,12 @@ class LoopSink:
         headers = {"User-Agent": USER_AGENT, "Idempotency-Key": key}
         url = f"{self._api}{target['path']}"
         answer = http("POST", url, headers, target["json"], self._timeout)
-        if target["path"] == compose.REPLY_PATH and _maybe_applied(answer):
+        if target["path"] == forms.REPLY_PATH and _maybe_applied(answer):
             return Unsure(_unsure_reason(answer, key))
         failed = judge(answer, "the-loop", time.time())
         if failed is not None:
             return failed
-        if target["path"] == compose.SKIP_PATH:
+        if target["path"] == forms.SKIP_PATH:
             return _skip_outcome(answer.json())
         return _reply_outcome(answer.json())
 
@@ -322,7 +322,7 @@ class LedgerSink:
         self._lock = threading.Lock()
 
     def send(self, item: Mapping[str, Any]) -> Outcome:
-        line = compose.ledger_line(item)
+        line = forms.ledger_line(item)
         with self._lock:
             if self._has(str(item["key"])):
                 return Delivered("already in the ledger")
@@ -355,20 +355,18 @@ class Sinks:
     github: GitHubSink | None = None
     loop: LoopSink | None = None
 
-    def available(self, repos: Mapping[str, str]) -> compose.Sinks:
-        return compose.Sinks(
-            github=self.github is not None, loop=self.loop is not None, repos=repos
-        )
+    def available(self, repos: Mapping[str, str]) -> forms.Sinks:
+        return forms.Sinks(github=self.github is not None, loop=self.loop is not None, repos=repos)
 
     def send(self, item: Mapping[str, Any], unsure: bool) -> Outcome:
         """Hand one stored item to the sink its target names."""
         target = item["target"]
         sink = target["sink"]
-        if sink == compose.GITHUB and self.github is not None:
+        if sink == forms.GITHUB and self.github is not None:
             return self.github.send(target, unsure=unsure, since=item["decision"]["at"])
-        if sink == compose.LOOP and self.loop is not None:
+        if sink == forms.LOOP and self.loop is not None:
             return self.loop.send(target, key=str(item["key"]))
-        if sink == compose.LEDGER:
+        if sink == forms.LEDGER:
             return self.ledger.send(item)
         # Stored while that sink was configured; it is not now. Kept, not lost.
         return RetryLater(f"the {sink} sink is not configured now")
@@ -377,18 +375,18 @@ class Sinks:
 # -- what the room is told -------------------------------------------------------------
 
 _WHAT = {
-    compose.EXECUTE: "phase selection",
-    compose.SKIP: "skip",
-    compose.APPROVE: "approval",
-    compose.CHANGES: "change request",
-    compose.ANSWER: "answer",
+    forms.EXECUTE: "phase selection",
+    forms.SKIP: "skip",
+    forms.APPROVE: "approval",
+    forms.CHANGES: "change request",
+    forms.ANSWER: "answer",
 }
 #: Which open question each kind of decision answers (see memory.Memory.settle).
 SETTLES = {
-    compose.EXECUTE: "selection",
-    compose.APPROVE: "gate",
-    compose.CHANGES: "gate",
-    compose.ANSWER: "ask",
+    forms.EXECUTE: "selection",
+    forms.APPROVE: "gate",
+    forms.CHANGES: "gate",
+    forms.ANSWER: "ask",
 }
 
 
@@ -448,9 +446,7 @@ class Relay:
 
     def record(self, decision: Decision, repos: Mapping[str, str]) -> bool:
         """Store ``decision`` durably, then 👀; False when it was stored before (a duplicate)."""
-        stored = self.queue.put(
-            decision.key, compose.payload(decision, self.sinks.available(repos))
-        )
+        stored = self.queue.put(decision.key, forms.payload(decision, self.sinks.available(repos)))
         if stored:
             _quietly(self.acks.react, decision.channel, decision.ts, "eyes")
             log.info(

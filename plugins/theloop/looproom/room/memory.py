@@ -15,8 +15,8 @@ from collections.abc import MutableMapping
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from looproom import checklist as checklists
-from looproom.events import APPROVAL_EVENTS, ASK, Event
+from looproom.inbound.events import APPROVAL_EVENTS, ASK, Event
+from looproom.room import checklist as checklists
 
 SELECTION_NODE = "phase-selection"
 _LIFECYCLE = ("phase.started", "phase.progress", "phase.completed")

@@ -1,4 +1,4 @@
-"""The outlets: post one event to its room and thread, and say what happened (R10, §3.2, §4).
+"""The outlets: post one event to its room and thread, and say what happened.
 
 :class:`SlackOutlet` — subscribe filter → room → the work item's parent (reused, or posted
 and bound) → the event in the parent's thread → the parent edited to show the latest state.
@@ -26,9 +26,9 @@ import logging
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Protocol
 
-from looproom.events import Event
-from looproom.outlet import Delivered, Failed, Outcome, RetryLater
-from looproom.render import (
+from looproom.durable.outcome import Delivered, Failed, Outcome, RetryLater
+from looproom.inbound.events import Event
+from looproom.room.render import (
     Rendering,
     RenderSettings,
     render,
@@ -36,8 +36,8 @@ from looproom.render import (
     render_plain,
     state_after,
 )
-from looproom.rooms import RoomBook, Thread
-from looproom.transport import (
+from looproom.room.routing import RoomBook, Thread
+from looproom.room.slack_transport import (
     AUTH,
     GONE,
     OK,
@@ -60,7 +60,7 @@ PAGES = 10
 
 
 class Observer(Protocol):
-    """Told of each event an outlet consumed (``looproom.memory.Memory`` is one): posted as
+    """Told of each event an outlet consumed (``looproom.room.memory.Memory`` is one): posted as
     ``ts`` in ``channel`` under the parent ``thread_ts``, or — not posted (a plain backend,
     an unsubscribed type) — without them."""
 

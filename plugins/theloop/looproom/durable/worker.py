@@ -16,9 +16,9 @@ import threading
 import time
 from collections.abc import Callable
 
-from looproom.events import Event, SchemaError
-from looproom.outlet import Delivered, Failed, Outcome, Outlet, RetryLater
-from looproom.queue import DurableQueue, Item
+from looproom.durable.outcome import Delivered, Failed, Outcome, Outlet, RetryLater
+from looproom.durable.queue import DurableQueue, Item
+from looproom.inbound.events import Event, SchemaError
 
 log = logging.getLogger(__name__)
 

@@ -1,4 +1,4 @@
-"""The room's voice, spoken off the caller's thread (issue 4; Slack's 3-second ack).
+"""A room caller that makes the desk's and the relay's Slack calls in order on its own thread.
 
 A decision is stored before anything is said about it (DESIGN §3.3); what the desk and
 the relay then say in the room — 👀, ✅, an edited message, a refusal only the member
@@ -16,8 +16,8 @@ import queue
 import threading
 from typing import Any, Protocol
 
-from looproom.decisions import Room
-from looproom.relay import Acks
+from looproom.decide.desk import Room
+from looproom.relay.relay import Acks
 
 __all__ = ["QueuedRoom"]
 

@@ -2,7 +2,7 @@
 
 A threaded event message is a lead line (one emoji, what happened, the node), the text
 through the digest, the agent's summary, verbose context lines, and the controls (an
-"Open" link button, and the decision controls of :mod:`looproom.controls` where the room
+"Open" link button, and the decision controls of :mod:`looproom.room.buttons` where the room
 can receive presses — issue 4). Verbosity levels are strict supersets as in the-loop's
 ``render``: quiet is the lead, the summary and the controls; normal adds the text (and the
 artifact excerpt when there is no summary);
@@ -28,11 +28,11 @@ from slack_sdk.models.blocks import (
     SectionBlock,
 )
 
-from looproom import controls as decision_controls
 from looproom import digest
-from looproom.events import Event
-from looproom.rooms import parse_github
-from looproom.slacktext import button_url, escape, neutralise
+from looproom.inbound.events import Event
+from looproom.room import buttons
+from looproom.room.routing import parse_github
+from looproom.room.slack_text import button_url, escape, neutralise
 
 SECTION_LIMIT = 3000
 SUMMARY_LIMIT = 600  # R8: a summary is 2–3 sentences; anything longer is cut
@@ -159,14 +159,14 @@ def lead(event: Event) -> str:
 
 
 def controls(event: Event, *, interactive: bool = False) -> list[Block]:
-    """The message's controls (R9.1, R9.4, R12.1): what :func:`looproom.controls.blocks_for`
+    """The message's controls (R9.1, R9.4, R12.1): what :func:`looproom.room.buttons.blocks_for`
     draws for ``event`` — Open, and where the room can receive presses (``interactive``)
     Approve / Request changes, "Defaults are fine", the checklist's boxes and Execute — with
     only a web link for Open. The checklist's controls carry no link: Open goes above them."""
     url = button_url(event.url)
-    drawn = decision_controls.blocks_for(replace(event, url=url), interactive=interactive)
+    drawn = buttons.blocks_for(replace(event, url=url), interactive=interactive)
     if url and not any(_links(block) for block in drawn):
-        drawn.insert(0, {"type": "actions", "elements": [decision_controls.open_button(url)]})
+        drawn.insert(0, {"type": "actions", "elements": [buttons.open_button(url)]})
     # Parsed into slack_sdk's models, so Slack's limits are checked here too.
     return [block for block in map(Block.parse, drawn) if block is not None]
 

@@ -16,8 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from looproom.events import Event, SchemaError
-from looproom.signing import SignatureError, verify
+from looproom.inbound.events import Event, SchemaError
+from looproom.inbound.signing import SignatureError, verify
 
 log = logging.getLogger(__name__)
 

@@ -1,9 +1,9 @@
-"""The controls a room message carries, as Block Kit (seed 003 R9.1, R9.2, R9.4, R12.1).
+"""The buttons and checkboxes a room message carries, as Block Kit.
 
 The phase-selection checklist becomes checkboxes pre-ticked as the checklist ticks them,
 with an Execute button; an approval-pending message gets Approve / Request changes; an
 ask that states a default gets "Defaults are fine"; anything with a URL gets Open. Every
-action id carries :data:`PREFIX`, the only actions :mod:`looproom.interactive` acts on.
+action id carries :data:`PREFIX`, the only actions :mod:`looproom.decide.presses` acts on.
 The checklist's block ids carry its fingerprint, so a press on an older drawing of it is
 recognised as stale. Where the room cannot receive presses, no control is drawn: the
 checklist says it is edited on GitHub, with the link (R9.4).
@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from looproom import checklist as checklists
-from looproom.events import APPROVAL_EVENTS, ASK, Event
+from looproom.inbound.events import APPROVAL_EVENTS, ASK, Event
+from looproom.room import checklist as checklists
 
 PREFIX = "theloop:"
 APPROVE = f"{PREFIX}approve"

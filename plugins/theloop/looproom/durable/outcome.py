@@ -1,4 +1,4 @@
-"""Where the delivery worker hands an event, and what the outlet answers (DESIGN §3.2).
+"""What one delivery attempt came to (Delivered, RetryLater, Failed), and the outlet protocol.
 
 An :class:`Outlet` posts one event (Slack, or a plain chat backend) and says what happened:
 :class:`Delivered`, :class:`RetryLater` (a Slack outage, a 429 with its Retry-After) or
@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from looproom.events import Event
+from looproom.inbound.events import Event
 
 
 @dataclass(frozen=True)

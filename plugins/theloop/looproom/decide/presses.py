@@ -19,11 +19,13 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Any
 
-from looproom import authz, compose, controls
-from looproom import checklist as checklists
-from looproom.authz import ADMITTED, IGNORED, REFUSED, Policy, Verdict
-from looproom.compose import Decision
-from looproom.memory import Asked, ItemState
+from looproom.decide import authorization
+from looproom.decide.authorization import ADMITTED, IGNORED, REFUSED, Policy, Verdict
+from looproom.relay import forms
+from looproom.relay.forms import Decision
+from looproom.room import buttons
+from looproom.room import checklist as checklists
+from looproom.room.memory import Asked, ItemState
 
 MAX_BODY_BYTES = 256 * 1024  # Slack's interactive payloads are far smaller
 
@@ -107,7 +109,7 @@ def read(payload: Mapping[str, Any]) -> Press | None:
     actions = payload.get("actions")
     action = _obj(actions[0]) if isinstance(actions, list) and actions else {}
     action_id = str(action.get("action_id") or "")
-    if not action_id.startswith(controls.PREFIX):
+    if not action_id.startswith(buttons.PREFIX):
         return None
     message, container = _obj(payload.get("message")), _obj(payload.get("container"))
     channel = str(_obj(payload.get("channel")).get("id") or container.get("channel_id") or "")
@@ -132,7 +134,7 @@ def read(payload: Mapping[str, Any]) -> Press | None:
     )
 
 
-_ACTS = (controls.APPROVE, controls.CHANGES, controls.EXECUTE, controls.DEFAULT)
+_ACTS = (buttons.APPROVE, buttons.CHANGES, buttons.EXECUTE, buttons.DEFAULT)
 
 
 def judge(
@@ -154,8 +156,8 @@ def judge(
         )
     if press.member == policy.own_id:
         return Verdict(IGNORED, "self-authored")
-    if not authz.may_decide(press.member, policy.authorized):
-        text = authz.unauthorized_text(press.member, policy.authorized)
+    if not authorization.may_decide(press.member, policy.authorized):
+        text = authorization.unauthorized_text(press.member, policy.authorized)
         return Verdict(REFUSED, "unauthorized", text)
     base = Decision(
         kind="",
@@ -176,7 +178,7 @@ def _stale(asked: Asked | None, press: Press, what: str) -> Verdict | None:
     if asked is None or asked.ts != press.ts:
         return Verdict(REFUSED, "stale", f"{what} is no longer open, so nothing was relayed.")
     if asked.answered_by:
-        return authz.already_answered(asked, what)
+        return authorization.already_answered(asked, what)
     return None
 
 
@@ -185,7 +187,7 @@ def _gate(kind: str) -> Callable[[Press, ItemState, Decision], Verdict]:
         stale = _stale(state.gate, press, "This gate")
         if stale is not None:
             return stale
-        if kind == compose.CHANGES:
+        if kind == forms.CHANGES:
             # A change request needs its reason; the button cannot carry one.
             return Verdict(
                 REFUSED,
@@ -206,7 +208,7 @@ def _default(press: Press, state: ItemState, base: Decision) -> Verdict:
     default = state.ask.default if state.ask else ""
     if not default:
         return Verdict(REFUSED, "no-default", "This question states no default to accept.")
-    decision = replace(base, kind=compose.ANSWER, words=default)
+    decision = replace(base, kind=forms.ANSWER, words=default)
     return Verdict(ADMITTED, "answer", decision=decision, settles="ask")
 
 
@@ -227,7 +229,7 @@ def _execute(press: Press, state: ItemState, base: Decision) -> Verdict:
             "use the newest checklist in this thread.",
         )
     ticks = ticked(press.values, rows)
-    decision = replace(base, kind=compose.EXECUTE, rows=checklists.rows(rows, ticks=ticks))
+    decision = replace(base, kind=forms.EXECUTE, rows=checklists.rows(rows, ticks=ticks))
     return Verdict(ADMITTED, "execute", decision=decision, settles="selection")
 
 
@@ -237,14 +239,14 @@ def ticked(values: Mapping[str, Any], rows: checklists.Checklist) -> dict[str, b
     Fail closed like the-loop: a group the state does not carry keeps its drawn ticks,
     and a value that is not a row of the checklist is not a box and is ignored.
     """
-    tag = f"{controls.SELECTION}:{rows.fingerprint}:phases:"
+    tag = f"{buttons.SELECTION}:{rows.fingerprint}:phases:"
     ticks: dict[str, bool] = {}
-    for start in range(0, len(rows.phases), controls.CHECKBOX_LIMIT):
-        group = start // controls.CHECKBOX_LIMIT
-        chosen = _selected(values, f"{tag}{group}", f"{controls.PHASES}:{group}")
+    for start in range(0, len(rows.phases), buttons.CHECKBOX_LIMIT):
+        group = start // buttons.CHECKBOX_LIMIT
+        chosen = _selected(values, f"{tag}{group}", f"{buttons.PHASES}:{group}")
         if chosen is None:
             continue
-        for row in rows.phases[start : start + controls.CHECKBOX_LIMIT]:
+        for row in rows.phases[start : start + buttons.CHECKBOX_LIMIT]:
             ticks[row.token] = row.token in chosen
     return ticks
 
@@ -258,19 +260,19 @@ def _selected(values: Mapping[str, Any], block_id: str, action_id: str) -> set[s
 
 
 _BY_ACTION = {
-    controls.APPROVE: _gate(compose.APPROVE),
-    controls.CHANGES: _gate(compose.CHANGES),
-    controls.DEFAULT: _default,
-    controls.EXECUTE: _execute,
+    buttons.APPROVE: _gate(forms.APPROVE),
+    buttons.CHANGES: _gate(forms.CHANGES),
+    buttons.DEFAULT: _default,
+    buttons.EXECUTE: _execute,
 }
 
 
 def pressed_line(press: Press, decision: Decision, at: float) -> str:
     """Who did what, when — the line the controls give way to."""
     clock = datetime.fromtimestamp(at, tz=timezone.utc).strftime("%H:%M UTC")
-    name = controls.NAMES.get(press.action_id, "A button")
+    name = buttons.NAMES.get(press.action_id, "A button")
     extra = ""
-    if decision.kind == compose.EXECUTE:
+    if decision.kind == forms.EXECUTE:
         left = [row[6:].strip("`") for row in decision.rows if row.startswith("- [ ]")]
         extra = " — not running: " + ", ".join(f"`{t}`" for t in left) if left else ""
     return f"👀 *{name}* — pressed by <@{press.member}> at {clock}{extra}; relaying to the-loop."
@@ -283,7 +285,7 @@ def after_press(press: Press, line: str) -> list[dict[str, Any]]:
         {"type": "section", "text": {"type": "mrkdwn", "text": press.text or " "}},
     )
     for block in source:
-        if str(block.get("block_id") or "").startswith(controls.SELECTION):
+        if str(block.get("block_id") or "").startswith(buttons.SELECTION):
             continue
         if block.get("type") != "actions":
             blocks.append(dict(block))

@@ -13,10 +13,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 
-from looproom import checklist as checklists
-from looproom import compose, grammar
-from looproom.compose import Decision, Sinks
-from looproom.memory import Asked, ItemState
+from looproom.decide import grammar
+from looproom.relay import forms
+from looproom.relay.forms import Decision, Sinks
+from looproom.room import checklist as checklists
+from looproom.room.memory import Asked, ItemState
 
 IGNORED, REFUSED, ADMITTED = "ignored", "refused", "admitted"
 #: Slack message subtypes that are not a new message: an edit, a deletion.
@@ -189,7 +190,7 @@ def _text(
 ) -> Verdict:
     ask = state.ask
     if ask is not None and _answers(said, where, ask):
-        decision = _replace(base, compose.ANSWER, words=parsed.text, thread=_ts(ask))
+        decision = _replace(base, forms.ANSWER, words=parsed.text, thread=_ts(ask))
         return Verdict(ADMITTED, "answer", decision=decision, settles="ask")
     # A plain reply at a gate is not an answer to it: the-loop reads "not approved
     # yet" as an approval (DESIGN §5), so only the explicit verbs answer a gate.
@@ -217,7 +218,7 @@ def _execute(cmd: grammar.Command, state: ItemState, base: Decision, sinks: Sink
         if isinstance(found, checklists.Refused):
             return Verdict(REFUSED, found.reason, found.text)
         rows = checklists.rows(state.rows(), untick=found.tokens)
-    decision = _replace(base, compose.EXECUTE, rows=rows, thread=_ts(state.selection))
+    decision = _replace(base, forms.EXECUTE, rows=rows, thread=_ts(state.selection))
     return Verdict(ADMITTED, "execute", decision=decision, settles="selection")
 
 
@@ -230,10 +231,10 @@ def _skip(cmd: grammar.Command, state: ItemState, base: Decision, sinks: Sinks) 
         return _execute(
             grammar.Command(grammar.EXECUTE, items=cmd.items, without=True), state, base, sinks
         )
-    refusal = compose.skip_refusal(base.work_item, sinks)
+    refusal = forms.skip_refusal(base.work_item, sinks)
     if refusal:
         return Verdict(REFUSED, "no-checkout", refusal)
-    decision = _replace(base, compose.SKIP, nodes=found.tokens)
+    decision = _replace(base, forms.SKIP, nodes=found.tokens)
     return Verdict(ADMITTED, "skip", decision=decision)
 
 
@@ -249,7 +250,7 @@ def _gate(kind: str) -> Callable[[grammar.Command, ItemState, Decision, Sinks], 
             )
         if gate.answered_by:
             return already_answered(gate, f"The `{gate.node}` gate")
-        refusal = compose.approval_refusal(cmd.words) if kind == compose.APPROVE else ""
+        refusal = forms.approval_refusal(cmd.words) if kind == forms.APPROVE else ""
         if refusal:
             return Verdict(REFUSED, "approval-reads-as-changes", refusal)
         decision = _replace(base, kind, words=cmd.words, gate=gate.node, thread=_ts(gate))
@@ -261,8 +262,8 @@ def _gate(kind: str) -> Callable[[grammar.Command, ItemState, Decision, Sinks], 
 _COMMANDS = {
     grammar.EXECUTE: _execute,
     grammar.SKIP: _skip,
-    grammar.APPROVE: _gate(compose.APPROVE),
-    grammar.CHANGES: _gate(compose.CHANGES),
+    grammar.APPROVE: _gate(forms.APPROVE),
+    grammar.CHANGES: _gate(forms.CHANGES),
 }
 
 

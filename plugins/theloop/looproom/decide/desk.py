@@ -1,7 +1,7 @@
 """Takes a typed message or a press through judge → record → acknowledge (issue 4, D6).
 
-The adapter hands in what it received; this desk asks :mod:`looproom.authz` or
-:mod:`looproom.interactive` for a verdict, stores an admitted decision in the relay
+The adapter hands in what it received; this desk asks :mod:`looproom.decide.authorization` or
+:mod:`looproom.decide.presses` for a verdict, stores an admitted decision in the relay
 queue *before* any acknowledgement, marks the question it answers as answered, and says
 the outcome in the room: 👀 when stored, an ephemeral refusal (and ⚠️ plus a log line
 for an unauthorized attempt), the pressed message updated in place. One lock makes
@@ -17,11 +17,11 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any, Protocol
 
-from looproom import authz, interactive
-from looproom.authz import ADMITTED, REFUSED, Policy, Said, Verdict, Where
-from looproom.compose import Decision
-from looproom.memory import Memory
-from looproom.relay import SETTLES, Relay
+from looproom.decide import authorization, presses
+from looproom.decide.authorization import ADMITTED, REFUSED, Policy, Said, Verdict, Where
+from looproom.relay.forms import Decision
+from looproom.relay.relay import SETTLES, Relay
+from looproom.room.memory import Memory
 
 log = logging.getLogger(__name__)
 
@@ -88,25 +88,23 @@ class Desk:
         """A typed message (a thread reply, a plain message, or a ``!`` command)."""
         policy, now = self._policy(), self._clock()
         with self._lock:
-            verdict = authz.judge(said, where, self.memory.get, policy, iso(now))
+            verdict = authorization.judge(said, where, self.memory.get, policy, iso(now))
             verdict = self._record(verdict, policy, now)
         self._answer(verdict, said.channel, said.member, said.ts, said.thread_ts or said.ts)
         return verdict
 
     def pressed(self, payload: Mapping[str, Any]) -> Verdict | None:
         """A ``block_actions`` payload from Socket Mode or the HTTP endpoint."""
-        press = interactive.read(payload)
+        press = presses.read(payload)
         if press is None:
             return None
         policy, now = self._policy(), self._clock()
         with self._lock:
-            verdict = interactive.judge(
-                press, self.memory.locate, self.memory.get, policy, iso(now)
-            )
+            verdict = presses.judge(press, self.memory.locate, self.memory.get, policy, iso(now))
             verdict = self._record(verdict, policy, now)
         if verdict.status == ADMITTED and verdict.decision is not None:
-            line = interactive.pressed_line(press, verdict.decision, now)
-            blocks = interactive.after_press(press, line)
+            line = presses.pressed_line(press, verdict.decision, now)
+            blocks = presses.after_press(press, line)
             _quietly(self.room.update, press.channel, press.ts, f"{press.text}\n{line}", blocks)
         self._answer(verdict, press.channel, press.member, press.ts, press.thread_ts or press.ts)
         return verdict

@@ -1,0 +1,1 @@
+"""The durable queue and the worker loop that both paths deliver through."""

@@ -1,0 +1,1 @@
+"""Decisions out: each recorded decision carried to GitHub or the-loop once, in its form."""
