@@ -12,8 +12,6 @@ from looproom.room.routing import (
     RoomBook,
     Thread,
     bind_command,
-    parse_github,
-    repository_of,
     route,
     unbind_command,
 )
@@ -29,29 +27,6 @@ class ShelfLike(dict):
 
     def __setitem__(self, key: str, value: Any) -> None:
         super().__setitem__(key, copy.deepcopy(value))
-
-
-@pytest.mark.parametrize(
-    ("ref", "repo"),
-    [
-        ("github:acme/api#7", "acme/api"),
-        ("github:acme/api", "acme/api"),
-        ("github:ghe.acme.com/acme/api#7", "acme/api"),
-        ("jira:KEY-1", ""),
-        ("acme/api#7", ""),
-        ("github:#7", ""),
-    ],
-)
-def test_the_repository_is_read_from_github_refs_and_other_refs_are_tolerated(
-    ref: str, repo: str
-) -> None:
-    assert repository_of(ref) == repo
-
-
-def test_an_enterprise_ref_keeps_its_host() -> None:
-    ref = parse_github("github:ghe.acme.com/acme/api#7")
-    assert ref is not None
-    assert (ref.host, ref.repo, ref.number) == ("ghe.acme.com", "acme/api", "7")
 
 
 def test_an_exact_repository_beats_a_glob_listed_before_it() -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 
+from looproom import workitem
 from looproom.decide import grammar
 from looproom.relay import forms
 from looproom.relay.forms import Decision, Sinks
@@ -151,14 +152,15 @@ def _map(parsed: grammar.Parsed, where: Where) -> tuple[str, str]:
             "This room is not bound to one work item, so say which: "
             "`execute github:owner/repo#7`, or `#7` in a room with one repository."
         )
-    if ref.startswith("#"):
-        if not where.repository:
-            return "", (
-                f"`{ref}` needs a repository, and this room has no single one — say "
-                f"`github:owner/repo{ref}`."
-            )
-        return f"github:{where.repository}{ref}", ""
-    return (ref if ref.startswith("github:") else f"github:{ref}"), ""
+    if ref.startswith("#") and not where.repository:
+        return "", (
+            f"`{ref}` needs a repository, and this room has no single one — say "
+            f"`github:owner/repo{ref}`."
+        )
+    named = workitem.resolve_typed(ref, where.repository)
+    if named is None:
+        return "", f"`{ref}` is not a work item ref like `github:owner/repo#7`."
+    return str(named), ""
 
 
 def _after(ts: str, than: str) -> bool:

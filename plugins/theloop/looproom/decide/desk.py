@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any, Protocol
 
+from looproom import workitem
 from looproom.decide import authorization, presses
 from looproom.decide.authorization import ADMITTED, REFUSED, Policy, Said, Verdict, Where
 from looproom.relay.forms import Decision
@@ -54,9 +55,7 @@ def room_facts(
     the room has none or several, because then a command must say which."""
     items = [item for item, room in bindings.items() if id_of(room) == channel]
     repos = [
-        repo
-        for repo, room in rooms
-        if id_of(room) == channel and "/" in repo and not any(c in repo for c in "*?[")
+        repo for repo, room in rooms if id_of(room) == channel and workitem.is_repository(repo)
     ]
     return (items[0] if len(items) == 1 else ""), (repos[0] if len(repos) == 1 else "")
 

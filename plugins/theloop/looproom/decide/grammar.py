@@ -13,14 +13,12 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from looproom import workitem
+
 EXECUTE, SKIP, APPROVE, CHANGES = "execute", "skip", "approve", "changes"
 VERBS = (EXECUTE, SKIP, APPROVE, CHANGES)
 WITHOUT = "without"
 
-#: ``github:[host/]owner/repo#7``, ``owner/repo#7`` or ``#7``.
-_REF = re.compile(
-    r"^(?:(?:github:)?(?:[A-Za-z0-9.-]+/)?[A-Za-z0-9][A-Za-z0-9-]*/[A-Za-z0-9._-]+)?#[0-9]{1,9}$"
-)
 #: Words a clause may carry that name nothing: "skip the design and tests phases".
 _FILLER = frozenset({"and", "&", "the", "phase", "phases"})
 #: What a clause's words are stripped of: quoting, brackets, punctuation, Slack markup.
@@ -82,7 +80,7 @@ def parse(text: str) -> Parsed:
 def _leading_ref(tail: str) -> tuple[str, str]:
     """A work item named right after the verb, and what follows it."""
     first, _, after = tail.partition(" ")
-    if _REF.match(first.rstrip(",:")):
+    if workitem.is_typed(first.rstrip(",:")):
         return first.rstrip(",:"), after.strip()
     return "", tail
 

@@ -18,6 +18,8 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from looproom import workitem
+
 EXECUTE, SKIP, APPROVE, CHANGES, ANSWER = "execute", "skip", "approve", "changes", "answer"
 KINDS = (EXECUTE, SKIP, APPROVE, CHANGES, ANSWER)
 GITHUB, LOOP, LEDGER = "github", "loop", "ledger"
@@ -33,10 +35,6 @@ CHANGE_PHRASES = ("changes requested", "request changes", "please change", "reje
 REPLY_PATH = "/api/v1/sessions/reply"
 SKIP_PATH = "/api/v1/graph/skip"
 
-_GITHUB_REF = re.compile(
-    r"^github:(?:(?P<host>[A-Za-z0-9.-]+\.[A-Za-z]{2,})/)?"
-    r"(?P<owner>[A-Za-z0-9][A-Za-z0-9-]*)/(?P<repo>[A-Za-z0-9._-]+)#(?P<number>[0-9]{1,9})$"
-)
 #: Another author's hidden comment could carry a forged envelope or the-loop's own
 #: self-authored marker; either would change how the-loop reads the relayed words.
 _HIDDEN = re.compile(r"<!--.*?(?:-->|$)", re.DOTALL)
@@ -164,24 +162,18 @@ def approval_refusal(words: str) -> str:
 
 
 def github_target(work_item: str) -> dict[str, Any] | None:
-    """``{"repo": "o/r", "number": 7}`` for a GitHub work item, ``None`` for any other."""
-    match = _GITHUB_REF.match(work_item)
-    if not match:
+    """``{"repo": "o/r", "number": 7}`` for a GitHub issue or pull request, else ``None``."""
+    ref = workitem.parse(work_item)
+    if ref is None or not ref.is_github or ref.number is None:
         return None
-    return {"repo": f"{match['owner']}/{match['repo']}", "number": int(match["number"])}
-
-
-def repository(work_item: str) -> str:
-    """``owner/repo`` of a GitHub work item, ``""`` for any other."""
-    target = github_target(work_item)
-    return target["repo"] if target else ""
+    return {"repo": ref.repository, "number": ref.number}
 
 
 def skip_refusal(work_item: str, sinks: Sinks) -> str:
     """Why a skip after the gate cannot be relayed — ``""`` when it can (§3.3)."""
     if not sinks.loop:
         return ""  # the embedded default records it in the ledger
-    repo = repository(work_item)
+    repo = workitem.repository_of(work_item)
     if repo and sinks.repos.get(repo):
         return ""
     return (
@@ -200,7 +192,7 @@ def loop_request(decision: Decision, repos: Mapping[str, str]) -> dict[str, Any]
         return {"path": REPLY_PATH, "json": {**body, "comment": True}}
     reason = f"declared in Slack by {decision.login or who_}"
     body = {
-        "repo": repos.get(repository(decision.work_item), ""),
+        "repo": repos.get(workitem.repository_of(decision.work_item), ""),
         "workItem": decision.work_item,
         "nodes": list(decision.nodes),
         "reason": reason,

@@ -28,10 +28,9 @@ from slack_sdk.models.blocks import (
     SectionBlock,
 )
 
-from looproom import digest
+from looproom import digest, workitem
 from looproom.inbound.events import Event
 from looproom.room import buttons
-from looproom.room.routing import parse_github
 from looproom.room.slack_text import button_url, escape, neutralise
 
 SECTION_LIMIT = 3000
@@ -112,17 +111,15 @@ def sanitise_summary(summary: str, settings: RenderSettings, url: str = "") -> s
 
 def work_item_label(work_item: str) -> str:
     """``owner/repo#7`` for a GitHub ref; the ref itself otherwise."""
-    ref = parse_github(work_item)
-    if ref is None:
-        return work_item
-    return f"{ref.repo}#{ref.number}" if ref.number else ref.repo
+    ref = workitem.parse(work_item)
+    return ref.label if ref is not None else work_item
 
 
 def work_item_url(work_item: str, fallback: str = "") -> str:
     """The issue's page for a GitHub ref (GitHub redirects a PR number), else ``fallback``."""
-    ref = parse_github(work_item)
-    if ref is not None and ref.number:
-        return button_url(f"https://{ref.host}/{ref.repo}/issues/{ref.number}")
+    ref = workitem.parse(work_item)
+    if ref is not None and ref.issue_url:
+        return button_url(ref.issue_url)
     return button_url(fallback.split("#", 1)[0]) if fallback else ""
 
 

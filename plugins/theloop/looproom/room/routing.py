@@ -19,6 +19,8 @@ from dataclasses import asdict, dataclass, replace
 from fnmatch import fnmatchcase
 from typing import Any
 
+from looproom import workitem
+
 THREAD_CAP = 200  # D4: the-loop's own bound on thread bindings
 ROOM_BINDING_CAP = 500
 CHANNEL_ID_CAP = 500
@@ -30,10 +32,7 @@ _THREADS, _ROOMS, _IDS, _UNCERTAIN = (
     "rooms.channel_ids",
     "rooms.uncertain",
 )
-# github:owner/repo#7, github:host/owner/repo#7 (the-loop's long form), with or without #N.
-_GITHUB_REF = re.compile(r"^github:(?:([^/#\s]+)/)?([^/#\s]+)/([^/#\s]+)(?:#(\d+))?$")
 _GLOB = re.compile(r"[*?\[]")
-_WORK_ITEM = re.compile(r"^[a-z][a-z0-9-]*:[^\s<>|]{1,290}$")
 _ROOM = re.compile(r"^(?:#?[A-Za-z0-9._-]{1,80}|<#([CG][A-Z0-9]+)(?:\|[^>]*)?>)$")
 #: One lock for every book: the worker, the commands and the decision desk each hold a
 #: RoomBook over the same storage, and a read-modify-write must not interleave.
@@ -55,33 +54,9 @@ class Thread:
     drawn: str = ""  # a fingerprint of the parent as last sent, to skip no-op updates
 
 
-@dataclass(frozen=True)
-class GitHubRef:
-    """A parsed ``github:[host/]owner/repo[#N]`` work item ref."""
-
-    host: str  # "github.com" unless the ref names a GitHub Enterprise host
-    repo: str  # owner/repo
-    number: str  # "" when the ref names the repository only
-
-
-def parse_github(work_item: str) -> GitHubRef | None:
-    """The parts of a GitHub ref; None for any other ref (``jira:KEY-1``…)."""
-    match = _GITHUB_REF.match(work_item.strip())
-    if not match:
-        return None
-    host, owner, name, number = match.groups()
-    return GitHubRef(host or "github.com", f"{owner}/{name}", number or "")
-
-
-def repository_of(work_item: str) -> str:
-    """``owner/repo`` for a GitHub ref (``github:owner/repo#7``); ``""`` for any other ref."""
-    ref = parse_github(work_item)
-    return ref.repo if ref else ""
-
-
 def route(work_item: str, channel: str, rooms: Sequence[tuple[str, str]]) -> str:
     """The configured room for ``work_item``: exact repository, first glob, else ``channel``."""
-    repo = repository_of(work_item).lower()
+    repo = workitem.repository_of(work_item).lower()
     if not repo:
         return channel
     for pattern, room in rooms:
@@ -261,9 +236,10 @@ def bind_command(book: RoomBook, args: str) -> str:
         )
     if len(words) != 2:
         return BIND_USAGE
-    item, room = words[0], _room_word(words[1])
-    if not _WORK_ITEM.match(item):
-        return f"`{item[:80]}` is not a work item ref like `github:acme/api#7`. {BIND_USAGE}"
+    ref, room = workitem.parse(words[0]), _room_word(words[1])
+    if ref is None:
+        return f"`{words[0][:80]}` is not a work item ref like `github:acme/api#7`. {BIND_USAGE}"
+    item = str(ref)
     if not room:
         return f"`{words[1][:80]}` is not a room name (#api-loop) or id (C…). {BIND_USAGE}"
     try:
