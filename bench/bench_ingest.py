@@ -1,6 +1,6 @@
 """Webhook ingest: signed events/s a real errbot process accepts on loopback, and latency.
 
-Issue 3's target on a 2-core machine: >= 300 events/s accepted (each durably stored before
+The target on a 2-core machine: >= 300 events/s accepted (each durably stored before
 its 202) with p99 <= 25 ms. A real ``errbot -c config.py`` (Null backend, temp data dir,
 provisioned as ``make run`` does) receives the-loop's real messages (the corpus, each with
 a fresh id), signed, from a few client threads using http.client. Also measured in the same
