@@ -17,9 +17,11 @@ from typing import Any
 from errbot import botcmd, webhook
 from flask import Request, Response
 
-from looproom.decide import presses
-from looproom.decide.authorization import Policy, Said
+from looproom.decide import kinds, presses
+from looproom.decide.authorization import Policy
+from looproom.decide.decision import Decision
 from looproom.decide.desk import Desk, room_facts
+from looproom.decide.judging import Said
 from looproom.durable.queue import DurableQueue
 from looproom.relay import forms, relay
 from looproom.room.memory import Memory
@@ -132,18 +134,18 @@ class Decisions:
         self._desk = self._relay = self._memory = self._listener = self._voice = None
         self._interactive = False
 
-    def _given_up(self, decision: forms.Decision) -> None:
+    def _given_up(self, decision: Decision) -> None:
         if self._desk is not None:
             self._desk.given_up(decision)
 
     def _policy(self) -> Policy:
         settings: Settings = self._settings  # type: ignore[attr-defined]
         env: Environment = self._env  # type: ignore[attr-defined]
-        sinks = forms.Sinks(
+        destinations = forms.Destinations(
             github=bool(env.github_token), loop=bool(env.loop_api), repos=settings.relay_repos
         )
         own = member_of(self.bot_identifier)  # type: ignore[attr-defined]
-        return Policy(own, settings.authorized_users, settings.people, sinks)
+        return Policy(own, settings.authorized_users, settings.people, destinations)
 
     # -- typed: commands and plain messages -------------------------------------------------
 
@@ -182,7 +184,7 @@ class Decisions:
             return True
         first = text.split(None, 1)[0].lower() if text else ""
         optional = getattr(config, "BOT_PREFIX_OPTIONAL_ON_CHAT", False) and msg.is_direct
-        return bool(optional and first in ("execute", "skip", "approve", "changes"))
+        return bool(optional and first in kinds.VERBS)
 
     def _typed(self, msg: Any, text: str, *, addressed: bool) -> None:
         desk = self._desk

@@ -9,11 +9,12 @@ from typing import Any
 
 import pytest
 
-from looproom.decide import authorization
-from looproom.decide.authorization import ADMITTED, IGNORED, REFUSED, Policy, Said, Where
+from looproom.decide import judging, kinds
+from looproom.decide.authorization import Policy
+from looproom.decide.decision import ADMITTED, IGNORED, REFUSED, Verdict
+from looproom.decide.judging import Said, Where
 from looproom.inbound.events import Event
-from looproom.relay import forms
-from looproom.relay.forms import Sinks
+from looproom.relay.forms import Destinations
 from looproom.room.memory import ItemState, Memory, observe
 from tests.support.corpus import MESSAGES
 
@@ -51,10 +52,10 @@ def judge(
     where: Where | None = None,
     policy: Policy = POLICY,
     **said: Any,
-) -> authorization.Verdict:
+) -> Verdict:
     place = where if where is not None else Where(ITEM, thread_bound=True)
     message = Said(member, text, "C1", said.pop("ts", "400.0"), thread_ts=thread, **said)
-    return authorization.judge(message, place, lambda _item: current, policy, NOW)
+    return judging.judge_typed(message, place, lambda _item: current, policy, NOW)
 
 
 # -- map ---------------------------------------------------------------------------------
@@ -134,7 +135,7 @@ def test_without_a_checklist_the_default_loop_is_used_and_said() -> None:
     verdict = judge("skip nonsense", ItemState())
     assert verdict.status == REFUSED and "default work-item loop" in verdict.text
     admitted = judge("skip design", ItemState())
-    assert admitted.decision is not None and admitted.decision.kind == forms.EXECUTE
+    assert admitted.decision is not None and admitted.decision.kind == kinds.EXECUTE
 
 
 def test_execute_after_the_selection_was_recorded_is_refused() -> None:
@@ -144,17 +145,17 @@ def test_execute_after_the_selection_was_recorded_is_refused() -> None:
 
 def test_skip_before_the_gate_is_execute_without() -> None:
     verdict = judge("skip design")
-    assert verdict.decision is not None and verdict.decision.kind == forms.EXECUTE
+    assert verdict.decision is not None and verdict.decision.kind == kinds.EXECUTE
     assert "- [ ] design" in verdict.decision.rows
 
 
 def test_skip_after_the_gate_goes_to_the_control_plane_with_the_checkout() -> None:
-    loop = replace(POLICY, sinks=Sinks(loop=True))
+    loop = replace(POLICY, destinations=Destinations(loop=True))
     refused = judge("skip evidence", GATE, policy=loop)
     assert refused.reason == "no-checkout" and "relay: {repos:" in refused.text
-    ready = replace(POLICY, sinks=Sinks(loop=True, repos={"acme/api": "/srv/api"}))
+    ready = replace(POLICY, destinations=Destinations(loop=True, repos={"acme/api": "/srv/api"}))
     verdict = judge("skip evidence, 15", GATE, policy=ready)
-    assert verdict.decision is not None and verdict.decision.kind == forms.SKIP
+    assert verdict.decision is not None and verdict.decision.kind == kinds.SKIP
     assert verdict.decision.nodes == ("evidence", "capability-docs")
 
 
@@ -195,13 +196,13 @@ def test_a_plain_reply_at_a_gate_is_not_an_answer_to_it() -> None:
 
 def test_a_reply_in_the_asks_thread_is_the_answer() -> None:
     verdict = judge("Option 2, please", ASK, thread="300.0", ts="301.0")
-    assert verdict.decision is not None and verdict.decision.kind == forms.ANSWER
+    assert verdict.decision is not None and verdict.decision.kind == kinds.ANSWER
     assert verdict.decision.words == "Option 2, please" and verdict.settles == "ask"
 
 
 def test_a_reply_in_the_work_items_thread_after_the_ask_answers_it() -> None:
     verdict = judge("go with 1", ASK, thread="50.0", ts="301.0")
-    assert verdict.decision is not None and verdict.decision.kind == forms.ANSWER
+    assert verdict.decision is not None and verdict.decision.kind == kinds.ANSWER
 
 
 def test_replies_before_the_ask_or_in_a_foreign_thread_are_conversation() -> None:

@@ -11,8 +11,10 @@ from typing import Any
 
 import pytest
 
-from looproom.decide.authorization import ADMITTED, REFUSED, Policy, Said
+from looproom.decide.authorization import Policy
+from looproom.decide.decision import ADMITTED, REFUSED
 from looproom.decide.desk import Desk, room_facts
+from looproom.decide.judging import Said
 from looproom.durable.queue import DurableQueue
 from looproom.inbound.events import Event
 from looproom.relay import relay

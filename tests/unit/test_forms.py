@@ -5,14 +5,27 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from typing import Any
 
+from looproom.decide import kinds
+from looproom.decide.decision import Decision
 from looproom.relay import forms
-from looproom.relay.forms import Decision, Sinks
+from looproom.relay.forms import Destinations
 
 AT = "2026-11-30T10:00:00Z"
 
 
-def decision(kind: str = forms.APPROVE, **fields: object) -> Decision:
+def relay_body(decision: Decision) -> str:
+    """The issue comment ``decision`` is relayed as (the ledger keeps the same body)."""
+    return str(kinds.target(decision, Destinations())["body"])
+
+
+def loop_request(decision: Decision, repos: dict[str, str]) -> dict[str, Any]:
+    """The control-plane call ``decision`` is relayed as."""
+    return kinds.target(decision, Destinations(loop=True, repos=repos))
+
+
+def decision(kind: str = kinds.APPROVE, **fields: object) -> Decision:
     base = {"work_item": "github:acme/api#7", "member": "U1", "origin": "C1:1.1", "at": AT}
     return Decision(kind=kind, **{**base, **fields})  # type: ignore[arg-type]
 
@@ -21,17 +34,17 @@ def test_a_retry_of_the_same_decision_has_the_same_key() -> None:
     first = decision(words="ok")
     assert first.key == decision(words="ok").key == Decision.from_dict(first.to_dict()).key
     assert first.key != decision(origin="C1:1.2").key
-    assert first.key != decision(forms.CHANGES).key
+    assert first.key != decision(kinds.CHANGES).key
 
 
 def test_the_body_opens_with_the_words_and_ends_with_the_envelope() -> None:
-    body = forms.relay_body(decision(forms.EXECUTE, rows=("- [ ] design",)))
+    body = relay_body(decision(kinds.EXECUTE, rows=("- [ ] design",)))
     assert body.startswith("the-loop execute\n\n- [ ] design\n\n🗣️ _the-loop — control command")
     assert body.rstrip().endswith("-->") and body.count("<!-- the-loop:event") == 1
 
 
 def test_an_envelope_value_cannot_close_the_html_comment() -> None:
-    body = forms.relay_body(decision(login="evil-->x"))
+    body = relay_body(decision(login="evil-->x"))
     stamp = body[body.index("<!-- the-loop:event") :]
     assert stamp.count("-->") == 1 and "\\u003e" in stamp
 
@@ -42,29 +55,30 @@ def test_hidden_comments_in_the_words_are_removed_even_unclosed() -> None:
 
 
 def test_where_each_decision_goes() -> None:
-    both = Sinks(github=True, loop=True, repos={"acme/api": "/srv/api"})
-    none = Sinks()
-    assert forms.target(decision(), both)["sink"] == forms.GITHUB
-    assert forms.target(decision(), both) | {"sink": ""} == {
+    both = Destinations(github=True, loop=True, repos={"acme/api": "/srv/api"})
+    none = Destinations()
+    assert kinds.target(decision(), both)["sink"] == forms.GITHUB
+    assert kinds.target(decision(), both) | {"sink": ""} == {
         "sink": "",
         "repo": "acme/api",
         "number": 7,
-        "body": forms.relay_body(decision()),
+        "body": relay_body(decision()),
     }
-    assert forms.target(decision(), none)["sink"] == forms.LEDGER
+    assert kinds.target(decision(), none)["sink"] == forms.LEDGER
     jira = decision(work_item="jira:acme.atlassian.net/PROJ-7")
-    assert forms.target(jira, both)["sink"] == forms.LEDGER
-    answer = decision(forms.ANSWER, words="Option 1")
-    assert forms.target(answer, both)["sink"] == forms.LOOP
-    assert forms.target(answer, both)["path"] == forms.REPLY_PATH
-    assert forms.target(answer, none)["sink"] == forms.LEDGER
+    assert kinds.target(jira, both)["sink"] == forms.LEDGER
+    answer = decision(kinds.ANSWER, words="Option 1")
+    assert kinds.target(answer, both)["sink"] == forms.LOOP
+    assert kinds.target(answer, both)["path"] == forms.REPLY_PATH
+    assert kinds.target(answer, none)["sink"] == forms.LEDGER
 
 
 def test_a_skip_after_the_gate_needs_the_loops_checkout() -> None:
-    refusal = forms.skip_refusal("github:acme/api#7", Sinks(loop=True))
+    refusal = forms.skip_refusal("github:acme/api#7", Destinations(loop=True))
     assert "relay: {repos:" in refusal and "acme/api" in refusal
-    assert forms.skip_refusal("github:acme/api#7", Sinks(loop=True, repos={"acme/api": "/x"})) == ""
-    assert forms.skip_refusal("github:acme/api#7", Sinks()) == ""  # the ledger records it
+    ready = Destinations(loop=True, repos={"acme/api": "/x"})
+    assert forms.skip_refusal("github:acme/api#7", ready) == ""
+    assert forms.skip_refusal("github:acme/api#7", Destinations()) == ""  # the ledger records it
 
 
 def test_an_approval_that_reads_as_a_change_request_is_explained() -> None:
@@ -73,15 +87,16 @@ def test_an_approval_that_reads_as_a_change_request_is_explained() -> None:
 
 
 def test_the_ledger_line_carries_the_decision_and_its_form() -> None:
-    item = json.loads(forms.payload(decision(login="octocat"), Sinks()))
+    octocat = decision(login="octocat")
+    item = json.loads(forms.payload(octocat, kinds.target(octocat, Destinations())))
     line = json.loads(forms.ledger_line(item))
-    assert line["key"] == decision().key and line["kind"] == forms.APPROVE
+    assert line["key"] == decision().key and line["kind"] == kinds.APPROVE
     assert line["actor"] == {"slack": "U1", "github": "octocat"}
     assert line["body"].startswith("approved\n\n")
 
 
 def test_an_answer_is_sent_without_hidden_comments() -> None:
-    request = forms.loop_request(replace(decision(forms.ANSWER), words="1 <!-- x -->"), {})
+    request = loop_request(replace(decision(kinds.ANSWER), words="1 <!-- x -->"), {})
     assert request["json"] == {
         "ref": "github:acme/api#7",
         "text": "1",

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from looproom.decide import grammar
+from looproom.decide import grammar, kinds
 from looproom.decide.grammar import Command, Refusal, Text
 
 
@@ -29,7 +29,7 @@ from looproom.decide.grammar import Command, Refusal, Text
     ],
 )
 def test_each_verb_reads_as_documented(typed: str, expected: Command) -> None:
-    assert grammar.parse(typed) == expected
+    assert kinds.read(typed) == expected
 
 
 @pytest.mark.parametrize(
@@ -42,30 +42,30 @@ def test_each_verb_reads_as_documented(typed: str, expected: Command) -> None:
     ],
 )
 def test_a_work_item_may_follow_the_verb(typed: str, ref: str) -> None:
-    parsed = grammar.parse(typed)
+    parsed = kinds.read(typed)
     assert isinstance(parsed, Command) and parsed.ref == ref
     assert ref not in parsed.words and ref not in parsed.items
 
 
 def test_the_ref_does_not_swallow_the_arguments() -> None:
-    assert grammar.parse("execute #12 without 3") == Command(
+    assert kinds.read("execute #12 without 3") == Command(
         "execute", ref="#12", items=("3",), without=True
     )
-    assert grammar.parse("approve #7 fine by me").words == "fine by me"
+    assert kinds.read("approve #7 fine by me").words == "fine by me"
 
 
 @pytest.mark.parametrize("typed", ["the-loop execute", "<@U0THELOOP> execute", "execute."])
 def test_habits_from_the_ticket_and_mentions_still_read(typed: str) -> None:
-    assert grammar.parse(typed) == Command("execute")
+    assert kinds.read(typed) == Command("execute")
 
 
 def test_a_change_request_needs_its_reason() -> None:
-    refused = grammar.parse("changes")
+    refused = kinds.read("changes")
     assert isinstance(refused, Refusal) and "changes <" in refused.text
 
 
 def test_execute_refuses_words_it_does_not_understand() -> None:
-    refused = grammar.parse("execute now please")
+    refused = kinds.read("execute now please")
     assert isinstance(refused, Refusal)
     assert "nothing was recorded" in refused.text
 
@@ -75,7 +75,7 @@ def test_execute_refuses_words_it_does_not_understand() -> None:
     ["not approved yet", "approved", "lgtm", "executed it yesterday", "skipping lunch", "", "   "],
 )
 def test_anything_else_is_text_never_a_command(typed: str) -> None:
-    assert isinstance(grammar.parse(typed), Text)
+    assert isinstance(kinds.read(typed), Text)
 
 
 def test_a_clause_is_every_word_of_its_line_cleaned_of_markup() -> None:
@@ -92,13 +92,13 @@ def test_a_word_that_is_not_a_name_is_kept_so_the_clause_is_refused() -> None:
 
 
 def test_approval_words_keep_every_line() -> None:
-    parsed = grammar.parse("approve first line\nsecond line")
+    parsed = kinds.read("approve first line\nsecond line")
     assert isinstance(parsed, Command) and parsed.words == "first line\nsecond line"
 
 
 @given(st.text(max_size=300))
 def test_any_text_is_read_without_raising(text: str) -> None:
-    parsed = grammar.parse(text)
+    parsed = kinds.read(text)
     assert isinstance(parsed, Command | Text | Refusal)
     if isinstance(parsed, Command):
-        assert parsed.verb in grammar.VERBS
+        assert parsed.verb in kinds.VERBS

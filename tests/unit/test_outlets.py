@@ -14,8 +14,9 @@ from typing import Any
 import pytest
 from slack_sdk import WebClient
 
-from looproom.decide import presses
-from looproom.decide.authorization import ADMITTED, Policy
+from looproom.decide import judging, presses
+from looproom.decide.authorization import Policy
+from looproom.decide.decision import ADMITTED
 from looproom.durable.outcome import Delivered, Failed, RetryLater
 from looproom.inbound.events import KNOWN_EVENTS, Event
 from looproom.room import buttons
@@ -478,7 +479,7 @@ def test_a_message_found_after_a_restart_is_remembered_so_a_press_on_it_counts(
     _parent, posted = _posted(slack)  # found, not posted again
     memory = Memory(store)
     assert memory.locate(LOOP, posted["ts"]) == ITEM
-    verdict = presses.judge(
+    verdict = judging.judge_press(
         _press(posted, buttons.APPROVE),
         memory.locate,
         memory.get,

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from looproom.decide import presses
-from looproom.decide.authorization import ADMITTED, IGNORED, REFUSED, Policy
+from looproom.decide import judging, kinds, presses
+from looproom.decide.authorization import Policy
+from looproom.decide.decision import ADMITTED, IGNORED, REFUSED
 from looproom.inbound.events import Event
-from looproom.relay import forms
 from looproom.room import buttons
 from looproom.room.memory import ItemState, observe
 from tests.fakes.slack_api import block_errors
@@ -56,7 +56,7 @@ def payload(action_id: str, ts: str, *, member: str = ALICE, **extra: Any) -> di
 def judge(body: dict[str, Any], state: ItemState, policy: Policy = POLICY) -> Any:
     press = presses.read(body)
     assert press is not None
-    return presses.judge(press, lambda _c, _ts: ITEM, lambda _i: state, policy, "T")
+    return judging.judge_press(press, lambda _c, _ts: ITEM, lambda _i: state, policy, "T")
 
 
 # -- the controls ------------------------------------------------------------------------
@@ -164,7 +164,7 @@ def test_approve_on_the_gate_message_is_the_gates_answer() -> None:
     verdict = judge(payload(buttons.APPROVE, "200.0"), GATE)
     assert verdict.status == ADMITTED and verdict.settles == "gate"
     assert (
-        verdict.decision.kind == forms.APPROVE and verdict.decision.gate == "requirements-approval"
+        verdict.decision.kind == kinds.APPROVE and verdict.decision.gate == "requirements-approval"
     )
 
 
@@ -210,13 +210,13 @@ def test_ticking_a_box_or_opening_a_link_is_not_a_decision() -> None:
 def test_a_press_on_a_message_that_is_not_ours_is_refused() -> None:
     press = presses.read(payload(buttons.APPROVE, "200.0"))
     assert press is not None
-    verdict = presses.judge(press, lambda _c, _t: "", lambda _i: GATE, POLICY, "T")
+    verdict = judging.judge_press(press, lambda _c, _t: "", lambda _i: GATE, POLICY, "T")
     assert verdict.reason == "unmapped"
 
 
 def test_defaults_are_fine_answers_with_the_stated_default() -> None:
     verdict = judge(payload(buttons.DEFAULT, "300.0"), posted(("15", "300.0")))
-    assert verdict.decision.kind == forms.ANSWER and verdict.decision.words == "Option 1 is fine"
+    assert verdict.decision.kind == kinds.ANSWER and verdict.decision.words == "Option 1 is fine"
 
 
 def _execute_press(state: ItemState, values: dict[str, Any], fingerprint: str = "") -> Any:

@@ -14,14 +14,20 @@ from typing import Any
 
 import pytest
 
+from looproom.decide import kinds
+from looproom.decide.decision import Decision
 from looproom.durable.queue import DurableQueue
 from looproom.relay import forms, relay
-from looproom.relay.forms import Decision
 from tests.fakes.github_api import TOKEN, FakeGitHub
 from tests.fakes.loop_api import FakeLoop
 
 ITEM = "github:acme/api#7"
 REPOS = {"acme/api": "/srv/checkouts/api"}
+
+
+def relay_body(decision: Decision) -> str:
+    """The issue comment ``decision`` is relayed as (the ledger keeps the same body)."""
+    return str(kinds.target(decision, forms.Destinations())["body"])
 
 
 @dataclass
@@ -105,7 +111,7 @@ def rig(tmp_path: Path, github: FakeGitHub | None = None, loop: FakeLoop | None 
     return Rig(the_relay, queue, room, clock, ledger, given_up)
 
 
-def decision(kind: str = forms.APPROVE, **fields: Any) -> Decision:
+def decision(kind: str = kinds.APPROVE, **fields: Any) -> Decision:
     base = {
         "work_item": ITEM,
         "member": "U0ALICE01",
@@ -133,7 +139,7 @@ def test_an_approval_lands_once_on_github_and_the_room_is_told(
     r = rig(tmp_path, github=github)
     r.relay.record(decision(words="ship it"), REPOS)
     r.drain()
-    assert github.posted() == [forms.relay_body(decision(words="ship it"))]
+    assert github.posted() == [relay_body(decision(words="ship it"))]
     assert r.room.reactions() == ["eyes", "white_check_mark"]
     ((_, channel, thread, text),) = [s for s in r.room.said if s[0] == "reply"]
     assert (channel, thread) == ("C1", "200.0") and text.startswith("✅ recorded — moving on")
@@ -210,12 +216,12 @@ def test_the_room_hears_once_when_the_relay_is_still_trying(
 
 def test_an_answer_reaches_the_waiting_session(tmp_path: Path, loop: FakeLoop) -> None:
     r = rig(tmp_path, loop=loop)
-    r.relay.record(decision(forms.ANSWER, words="Option 1", thread="300.0"), REPOS)
+    r.relay.record(decision(kinds.ANSWER, words="Option 1", thread="300.0"), REPOS)
     r.drain()
     assert loop.replies == [
         {"ref": ITEM, "text": "Option 1", "actor": "slack:U0ALICE01", "comment": True}
     ]
-    assert loop.requests[0].headers["Idempotency-Key"] == decision(forms.ANSWER).key
+    assert loop.requests[0].headers["Idempotency-Key"] == decision(kinds.ANSWER).key
 
 
 def test_an_answer_the_loop_was_too_busy_to_type_is_retried_not_lost(
@@ -223,7 +229,7 @@ def test_an_answer_the_loop_was_too_busy_to_type_is_retried_not_lost(
 ) -> None:
     loop.busy = 2  # the-loop answers 200 "delivered": false twice ("the caller may retry")
     r = rig(tmp_path, loop=loop)
-    r.relay.record(decision(forms.ANSWER, words="Option 1", thread="300.0"), REPOS)
+    r.relay.record(decision(kinds.ANSWER, words="Option 1", thread="300.0"), REPOS)
     r.drain()
     assert [reply["text"] for reply in loop.replies] == ["Option 1"]
     assert r.queue.depth() == 0
@@ -234,7 +240,7 @@ def test_an_answer_with_no_session_is_parked_with_the_loops_reason(
 ) -> None:
     loop.sessions.clear()
     r = rig(tmp_path, loop=loop)
-    r.relay.record(decision(forms.ANSWER, words="1"), REPOS)
+    r.relay.record(decision(kinds.ANSWER, words="1"), REPOS)
     r.drain()
     (item,) = r.queue.list()
     assert item.state == "parked" and "no session registered" in item.last_error
@@ -242,8 +248,8 @@ def test_an_answer_with_no_session_is_parked_with_the_loops_reason(
 
 def test_a_skip_reports_what_the_loop_rejected(tmp_path: Path, loop: FakeLoop) -> None:
     r = rig(tmp_path, loop=loop)
-    r.relay.record(decision(forms.SKIP, nodes=("evidence", "human-approval"), origin="a"), REPOS)
-    r.relay.record(decision(forms.SKIP, nodes=("human-approval",), origin="b"), REPOS)
+    r.relay.record(decision(kinds.SKIP, nodes=("evidence", "human-approval"), origin="a"), REPOS)
+    r.relay.record(decision(kinds.SKIP, nodes=("human-approval",), origin="b"), REPOS)
     r.drain()
     assert [s["nodes"] for s in loop.skips] == [["evidence", "human-approval"], ["human-approval"]]
     assert loop.skips[0]["repo"] == "/srv/checkouts/api"
@@ -256,14 +262,14 @@ def test_without_sinks_the_ledger_records_each_decision_once(tmp_path: Path) -> 
     r = rig(tmp_path)
     approval = decision()  # one decision: its body carries the second it was made
     r.relay.record(approval, REPOS)
-    r.relay.record(decision(forms.ANSWER, words="Option 1", origin="C1:301.0"), REPOS)
+    r.relay.record(decision(kinds.ANSWER, words="Option 1", origin="C1:301.0"), REPOS)
     r.drain()
     lines = r.ledger.lines()
     assert [line["kind"] for line in lines] == ["approve", "answer"]
-    assert lines[0]["body"] == forms.relay_body(approval)
+    assert lines[0]["body"] == relay_body(approval)
     assert lines[1]["json"]["text"] == "Option 1"
     # A retry of a line already written (a crash before `done`) writes nothing new.
-    item = json.loads(forms.payload(approval, forms.Sinks()))
+    item = json.loads(forms.payload(approval, kinds.target(approval, forms.Destinations())))
     assert r.ledger.send(item).detail == "already in the ledger"
     assert len(r.ledger.lines()) == 2
 
@@ -304,7 +310,7 @@ def test_the_peers_error_text_reaches_the_room_inert(tmp_path: Path, loop: FakeL
     # the-loop's 404 detail echoes the ref it was given; a ref is producer-controlled.
     ref = "github:acme/api#7 <!channel> <https://evil.example|click>"
     r = rig(tmp_path, loop=loop)
-    r.relay.record(decision(forms.ANSWER, words="1", work_item=ref), REPOS)
+    r.relay.record(decision(kinds.ANSWER, words="1", work_item=ref), REPOS)
     r.drain()
     (text,) = r.room.replies()
     assert "no session registered" in text
@@ -325,7 +331,7 @@ def test_a_still_trying_reply_carries_the_peers_words_inert(
 
 def _answer_rig(tmp_path: Path, loop: FakeLoop) -> tuple[Rig, str]:
     r = rig(tmp_path, loop=loop)
-    answer = decision(forms.ANSWER, words="Option 1", thread="300.0")
+    answer = decision(kinds.ANSWER, words="Option 1", thread="300.0")
     r.relay.record(answer, REPOS)
     return r, answer.key
 
@@ -363,7 +369,7 @@ def test_an_answer_that_never_left_is_retried_until_it_lands(tmp_path: Path) -> 
         url = gone.url
     r = rig(tmp_path)
     r.relay.sinks.loop = relay.LoopSink(url, timeout=5)  # connection refused
-    r.relay.record(decision(forms.ANSWER, words="1"), REPOS)
+    r.relay.record(decision(kinds.ANSWER, words="1"), REPOS)
     r.relay.step()
     (item,) = r.queue.list()
     assert item.state == "pending" and "unreachable" in item.last_error
@@ -378,7 +384,7 @@ def test_a_skip_whose_answer_was_lost_is_retried_as_the_loop_keeps_the_first(
 ) -> None:
     loop.fail("/graph/skip", kind="land_then_drop")
     r = rig(tmp_path, loop=loop)
-    r.relay.record(decision(forms.SKIP, nodes=("evidence",)), REPOS)
+    r.relay.record(decision(kinds.SKIP, nodes=("evidence",)), REPOS)
     r.drain()
     assert r.queue.depth() == 0 and r.room.reactions() == ["eyes", "white_check_mark"]
 
@@ -392,7 +398,7 @@ def test_the_duplicate_check_reads_every_page_of_a_busy_issue(
     r = rig(tmp_path, github=github)
     r.relay.record(decision(), REPOS)
     r.drain()
-    assert github.posted().count(forms.relay_body(decision())) == 1
+    assert github.posted().count(relay_body(decision())) == 1
     gets = [q for q in github.requests if q.method == "GET"]
     assert [q.query.get("page", "1") for q in gets] == ["1", "2"]
     assert r.queue.depth() == 0
@@ -400,8 +406,8 @@ def test_the_duplicate_check_reads_every_page_of_a_busy_issue(
 
 def test_the_duplicate_check_sends_the_token_only_to_its_own_api() -> None:
     sink = relay.GitHubSink("https://api.github.com", TOKEN)
-    foreign = relay.Answer(200, {"Link": '<https://evil.example/r?page=2>; rel="next"'})
-    own = relay.Answer(200, {"link": '<https://api.github.com/r?page=2>; rel="next"'})
+    foreign = relay.HttpResult(200, {"Link": '<https://evil.example/r?page=2>; rel="next"'})
+    own = relay.HttpResult(200, {"link": '<https://api.github.com/r?page=2>; rel="next"'})
     assert sink._next_page(foreign) is None
     assert sink._next_page(own) == "https://api.github.com/r?page=2"
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 import pytest
 
 from looproom import workitem
-from looproom.decide import authorization
-from looproom.decide.authorization import REFUSED, Policy, Said, Where
+from looproom.decide import judging
+from looproom.decide.authorization import Policy
+from looproom.decide.decision import REFUSED
+from looproom.decide.judging import Said, Where
 from looproom.relay import forms
 from looproom.room import render, routing
 from looproom.room.memory import ItemState
@@ -98,7 +100,7 @@ def test_every_part_of_the_bot_agrees_on_one_ref() -> None:
         assert render.work_item_label(ref) == "acme/api#7"
         assert forms.github_target(ref) == {"repo": "acme/api", "number": 7}
     assert routing.route("github:acme/api", "#the-loop", rooms) == "#api-loop"
-    checkouts = forms.Sinks(loop=True, repos={"acme/api": "/srv/api"})
+    checkouts = forms.Destinations(loop=True, repos={"acme/api": "/srv/api"})
     assert forms.skip_refusal("github:acme/api", checkouts) == ""
     assert forms.skip_refusal("github:acme/api#7", checkouts) == ""
     # Not a ref anywhere: the default room, its own words as the title, the ledger.
@@ -111,7 +113,7 @@ def test_every_part_of_the_bot_agrees_on_one_ref() -> None:
 def test_a_typed_ref_that_is_no_ref_is_refused_not_taken_for_the_thread() -> None:
     said = Said("U1", "approve github:ghe/acme/api#7", "C1", "9.0", "5.0", addressed=True)
     policy = Policy("UBOT", frozenset({"U1"}))
-    verdict = authorization.judge(
+    verdict = judging.judge_typed(
         said, Where(work_item="github:acme/api#7"), lambda _: ItemState(), policy, "now"
     )
     assert (verdict.status, verdict.reason) == (REFUSED, "unmapped")

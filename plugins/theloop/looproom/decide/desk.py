@@ -1,11 +1,11 @@
-"""Takes a typed message or a press through judge → record → acknowledge (issue 4, D6).
+"""The decision desk: a typed message or a press is judged, recorded, then acknowledged.
 
-The adapter hands in what it received; this desk asks :mod:`looproom.decide.authorization` or
-:mod:`looproom.decide.presses` for a verdict, stores an admitted decision in the relay
-queue *before* any acknowledgement, marks the question it answers as answered, and says
-the outcome in the room: 👀 when stored, an ephemeral refusal (and ⚠️ plus a log line
-for an unauthorized attempt), the pressed message updated in place. One lock makes
-"still open? → record → mark answered" atomic, so two presses cannot both win.
+The adapter hands in what it received; this desk asks :mod:`looproom.decide.judging` for
+a verdict, stores an admitted decision in the relay queue *before* any acknowledgement,
+marks the question it answers as answered, and says the outcome in the room: 👀 when
+stored, an ephemeral refusal (and ⚠️ plus a log line for an unauthorized attempt), the
+pressed message updated in place. One lock makes "still open? → record → mark answered"
+atomic, so two presses cannot both win.
 """
 
 from __future__ import annotations
@@ -18,10 +18,11 @@ from datetime import datetime, timezone
 from typing import Any, Protocol
 
 from looproom import workitem
-from looproom.decide import authorization, presses
-from looproom.decide.authorization import ADMITTED, REFUSED, Policy, Said, Verdict, Where
-from looproom.relay.forms import Decision
-from looproom.relay.relay import SETTLES, Relay
+from looproom.decide import judging, kinds, presses
+from looproom.decide.authorization import Policy
+from looproom.decide.decision import ADMITTED, REFUSED, Decision, Verdict
+from looproom.decide.judging import Said, Where
+from looproom.relay.relay import Relay
 from looproom.room.memory import Memory
 
 log = logging.getLogger(__name__)
@@ -87,7 +88,7 @@ class Desk:
         """A typed message (a thread reply, a plain message, or a ``!`` command)."""
         policy, now = self._policy(), self._clock()
         with self._lock:
-            verdict = authorization.judge(said, where, self.memory.get, policy, iso(now))
+            verdict = judging.judge_typed(said, where, self.memory.get, policy, iso(now))
             verdict = self._record(verdict, policy, now)
         self._answer(verdict, said.channel, said.member, said.ts, said.thread_ts or said.ts)
         return verdict
@@ -99,7 +100,9 @@ class Desk:
             return None
         policy, now = self._policy(), self._clock()
         with self._lock:
-            verdict = presses.judge(press, self.memory.locate, self.memory.get, policy, iso(now))
+            verdict = judging.judge_press(
+                press, self.memory.locate, self.memory.get, policy, iso(now)
+            )
             verdict = self._record(verdict, policy, now)
         if verdict.status == ADMITTED and verdict.decision is not None:
             line = presses.pressed_line(press, verdict.decision, now)
@@ -113,7 +116,7 @@ class Desk:
         decision = verdict.decision
         if verdict.status != ADMITTED or decision is None:
             return verdict
-        if not self.relay.record(decision, policy.sinks.repos):
+        if not self.relay.record(decision, policy.destinations.repos):
             return Verdict(
                 REFUSED,
                 "duplicate",
@@ -139,8 +142,9 @@ class Desk:
 
     def given_up(self, decision: Decision) -> None:
         """The relay parked a decision: reopen its question so it can be answered again."""
-        if decision.kind in SETTLES:
-            self.memory.reopen(decision.work_item, SETTLES[decision.kind])
+        settles = kinds.settles(decision.kind)
+        if settles:
+            self.memory.reopen(decision.work_item, settles)
 
 
 def _quietly(call: Callable[..., None], *args: Any) -> None:

@@ -1,22 +1,21 @@
 """The typed grammar: a message in a room becomes a command, an answer, or a refusal.
 
-``execute`` · ``execute without 2, 5`` · ``skip <phase>[, <phase>…]`` · ``approve [words]`` ·
-``changes <why>`` — each optionally followed by a work item (``github:o/r#7``, ``o/r#7`` or
-``#7``) — and anything else is text that may answer an open question (issue 4; seed 003
-R9.3, F1, R10). One rule, no model: the first word is the verb or the message is not a
-command. Nothing here looks anything up; the pipeline resolves and validates.
+A verb — the first word, or a phrase like ``request changes`` — optionally followed by a
+work item (``github:o/r#7``, ``o/r#7`` or ``#7``), then the verb's own arguments, which its
+reader in the table of ``looproom.decide.kinds`` reads; anything else is text that may
+answer an open question. One rule, no model: the first word is the verb or the message
+is not a command. Nothing here looks anything up; the judging resolves and validates.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from looproom import workitem
 
-EXECUTE, SKIP, APPROVE, CHANGES = "execute", "skip", "approve", "changes"
-VERBS = (EXECUTE, SKIP, APPROVE, CHANGES)
 WITHOUT = "without"
 
 #: Words a clause may carry that name nothing: "skip the design and tests phases".
@@ -59,22 +58,27 @@ class Refusal:
 
 
 Parsed = Command | Text | Refusal
+#: A verb's reader: ``(ref, tail, words)`` → the command, or why it cannot be read.
+#: ``tail`` is the first line after the verb and the ref, ``words`` every line of it.
+Reader = Callable[[str, str, str], Parsed]
 
 
-def parse(text: str) -> Parsed:
-    """Read one typed message (issue 4 "Typed commands")."""
+def parse(text: str, readers: Mapping[str, Reader]) -> Parsed:
+    """Read one typed message; ``readers`` holds each verb (or two-word phrase) and its reader."""
     body = _ADDRESS.sub("", (text or "").strip(), count=1)
     head, _, rest = body.partition("\n")
-    parts = head.split(None, 1)
-    verb = parts[0].lower().rstrip(".!:") if parts else ""
-    tail = (parts[1] if len(parts) > 1 else "").strip()
-    if verb == "request" and tail.lower().split(None, 1)[:1] == [CHANGES]:
-        verb, tail = CHANGES, tail[len(CHANGES) :].strip()
-    if verb not in VERBS:
+    parts = head.split(None, 2)
+    first = parts[0].lower().rstrip(".!:") if parts else ""
+    phrase = f"{first} {parts[1].lower()}" if len(parts) > 1 else ""
+    if phrase in readers:
+        verb, tail = phrase, (parts[2] if len(parts) > 2 else "").strip()
+    elif first in readers:
+        verb, tail = first, head.split(None, 1)[1].strip() if len(parts) > 1 else ""
+    else:
         return Text(text or "")
     ref, tail = _leading_ref(tail)
     words = "\n".join(part for part in (tail, rest.strip()) if part).strip()
-    return _READERS[verb](ref, tail, words)
+    return readers[verb](ref, tail, words)
 
 
 def _leading_ref(tail: str) -> tuple[str, str]:
@@ -83,42 +87,6 @@ def _leading_ref(tail: str) -> tuple[str, str]:
     if workitem.is_typed(first.rstrip(",:")):
         return first.rstrip(",:"), after.strip()
     return "", tail
-
-
-def _execute(ref: str, tail: str, words: str) -> Parsed:
-    if not tail:
-        return Command(EXECUTE, ref)
-    first, _, clause = tail.partition(" ")
-    if first.lower() != WITHOUT:
-        return Refusal(
-            "execute-words",
-            "`execute` takes nothing but `without <phases>` — say `execute` or "
-            "`execute without 2, 5`; nothing was recorded.",
-            ref,
-        )
-    return Command(EXECUTE, ref, items(clause), without=True)
-
-
-def _skip(ref: str, tail: str, words: str) -> Parsed:
-    return Command(SKIP, ref, items(tail))
-
-
-def _approve(ref: str, tail: str, words: str) -> Parsed:
-    return Command(APPROVE, ref, words=words)
-
-
-def _changes(ref: str, tail: str, words: str) -> Parsed:
-    if not words:
-        return Refusal(
-            "changes-without-reason",
-            "`changes` needs the reason — say `changes <what should change>`; "
-            "nothing was recorded.",
-            ref,
-        )
-    return Command(CHANGES, ref, words=words)
-
-
-_READERS = {EXECUTE: _execute, SKIP: _skip, APPROVE: _approve, CHANGES: _changes}
 
 
 def items(clause: str) -> tuple[str, ...]:

@@ -1,31 +1,25 @@
-"""Button and checkbox presses: verified, mapped to their work item, judged (issue 4).
+"""Button and checkbox presses as Slack sends them: verified, read, and drawn over after.
 
 Slack delivers a press as a ``block_actions`` payload — over Socket Mode, or as a signed
 ``POST /theloop/slack/interactive`` (verified with slack_sdk's ``SignatureVerifier``;
-anything unverifiable is 401, and no signing secret means 503: fail closed). A press is
-judged like a typed decision — map (from the pressed message itself, so a top-level room
-message resolves too: DESIGN §5), drop bots, authorize, then check the question is still
-open exactly as it was drawn: a second press, a stale message (the gate already answered,
-or the checklist changed since it was shown) or a double delivery relays nothing and says
-so. After a press the message's controls give way to a line saying who did what, when.
+anything unverifiable is 401, and no signing secret means 503: fail closed). What a press
+decides is judged in ``looproom.decide.judging`` and checked by its kind's row in
+``looproom.decide.kinds``. After a press the message's controls give way to a line saying
+who did what, when.
 """
 
 from __future__ import annotations
 
 import json
 import urllib.parse
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from looproom.decide import authorization
-from looproom.decide.authorization import ADMITTED, IGNORED, REFUSED, Policy, Verdict
-from looproom.relay import forms
-from looproom.relay.forms import Decision
+from looproom.decide.decision import Decision
 from looproom.room import buttons
 from looproom.room import checklist as checklists
-from looproom.room.memory import Asked, ItemState
 
 MAX_BODY_BYTES = 256 * 1024  # Slack's interactive payloads are far smaller
 
@@ -134,105 +128,6 @@ def read(payload: Mapping[str, Any]) -> Press | None:
     )
 
 
-_ACTS = (buttons.APPROVE, buttons.CHANGES, buttons.EXECUTE, buttons.DEFAULT)
-
-
-def judge(
-    press: Press,
-    locate: Callable[[str, str], str],
-    state_of: Callable[[str], ItemState],
-    policy: Policy,
-    now: str,
-) -> Verdict:
-    """A press through the D6 order: map → drop own → authorize → still open? → decide."""
-    if press.action_id not in _ACTS:
-        return Verdict(IGNORED, "not-a-decision")  # a box ticked, a link opened
-    work_item = locate(press.channel, press.ts) or (
-        locate(press.channel, press.thread_ts) if press.thread_ts else ""
-    )
-    if not work_item:
-        return Verdict(
-            REFUSED, "unmapped", "This message is not one of the-loop's questions any more."
-        )
-    if press.member == policy.own_id:
-        return Verdict(IGNORED, "self-authored")
-    if not authorization.may_decide(press.member, policy.authorized):
-        text = authorization.unauthorized_text(press.member, policy.authorized)
-        return Verdict(REFUSED, "unauthorized", text)
-    base = Decision(
-        kind="",
-        work_item=work_item,
-        member=press.member,
-        origin=f"{press.channel}:{press.ts}:{press.action_id}",
-        at=now,
-        channel=press.channel,
-        ts=press.ts,
-        thread=press.thread_ts or press.ts,
-        login=policy.people.get(press.member, ""),
-    )
-    return _BY_ACTION[press.action_id](press, state_of(work_item), base)
-
-
-def _stale(asked: Asked | None, press: Press, what: str) -> Verdict | None:
-    """Why ``asked`` is not the open question this press answers — ``None`` when it is."""
-    if asked is None or asked.ts != press.ts:
-        return Verdict(REFUSED, "stale", f"{what} is no longer open, so nothing was relayed.")
-    if asked.answered_by:
-        return authorization.already_answered(asked, what)
-    return None
-
-
-def _gate(kind: str) -> Callable[[Press, ItemState, Decision], Verdict]:
-    def answer(press: Press, state: ItemState, base: Decision) -> Verdict:
-        stale = _stale(state.gate, press, "This gate")
-        if stale is not None:
-            return stale
-        if kind == forms.CHANGES:
-            # A change request needs its reason; the button cannot carry one.
-            return Verdict(
-                REFUSED,
-                "changes-without-reason",
-                "Say what should change: reply `changes <why>` in this thread. Nothing was "
-                "relayed yet.",
-            )
-        decision = replace(base, kind=kind, gate=state.gate.node if state.gate else "")
-        return Verdict(ADMITTED, kind, decision=decision, settles="gate")
-
-    return answer
-
-
-def _default(press: Press, state: ItemState, base: Decision) -> Verdict:
-    stale = _stale(state.ask, press, "This question")
-    if stale is not None:
-        return stale
-    default = state.ask.default if state.ask else ""
-    if not default:
-        return Verdict(REFUSED, "no-default", "This question states no default to accept.")
-    decision = replace(base, kind=forms.ANSWER, words=default)
-    return Verdict(ADMITTED, "answer", decision=decision, settles="ask")
-
-
-def _execute(press: Press, state: ItemState, base: Decision) -> Verdict:
-    stale = _stale(state.selection, press, "This phase selection")
-    if stale is not None:
-        return stale
-    rows = state.rows()
-    if state.selection_done:
-        return Verdict(
-            REFUSED, "stale", "The phase selection is already recorded; nothing was relayed."
-        )
-    if press.value != rows.fingerprint:
-        return Verdict(
-            REFUSED,
-            "stale",
-            "The checklist changed since this message showed it, so nothing was relayed — "
-            "use the newest checklist in this thread.",
-        )
-    ticks = ticked(press.values, rows)
-    decision = replace(base, kind=forms.EXECUTE, rows=checklists.rows(rows, ticks=ticks))
-    return Verdict(ADMITTED, "execute", decision=decision, settles="selection")
-
-
 def ticked(values: Mapping[str, Any], rows: checklists.Checklist) -> dict[str, bool]:
     """Each drawn phase box as the press's ``state.values`` says it is ticked.
 
@@ -259,22 +154,13 @@ def _selected(values: Mapping[str, Any], block_id: str, action_id: str) -> set[s
     return {str(o.get("value") or "") for o in options if isinstance(o, Mapping)}
 
 
-_BY_ACTION = {
-    buttons.APPROVE: _gate(forms.APPROVE),
-    buttons.CHANGES: _gate(forms.CHANGES),
-    buttons.DEFAULT: _default,
-    buttons.EXECUTE: _execute,
-}
-
-
 def pressed_line(press: Press, decision: Decision, at: float) -> str:
     """Who did what, when — the line the controls give way to."""
     clock = datetime.fromtimestamp(at, tz=timezone.utc).strftime("%H:%M UTC")
     name = buttons.NAMES.get(press.action_id, "A button")
-    extra = ""
-    if decision.kind == forms.EXECUTE:
-        left = [row[6:].strip("`") for row in decision.rows if row.startswith("- [ ]")]
-        extra = " — not running: " + ", ".join(f"`{t}`" for t in left) if left else ""
+    # Only a phase selection carries rows: the phases it leaves out are said.
+    left = [row[6:].strip("`") for row in decision.rows if row.startswith("- [ ]")]
+    extra = " — not running: " + ", ".join(f"`{t}`" for t in left) if left else ""
     return f"👀 *{name}* — pressed by <@{press.member}> at {clock}{extra}; relaying to the-loop."
 
 

@@ -1,27 +1,25 @@
-"""A decision, and the exact form each relay sink accepts it in (DESIGN §3.3).
+"""The exact form each relay sink accepts a decision in.
 
-``execute`` and gate answers become a GitHub issue comment in the form of the-loop's
-``channels.bodies.relay_body``: the words first and unquoted (a control keyword counts
+A decision either becomes a GitHub issue comment in the form of the-loop's
+``channels.bodies.relay_body`` — the words first and unquoted (a control keyword counts
 only where a comment opens with it), then the attribution line, then the envelope
-``<!-- the-loop:event {…} -->`` — and no self-authored marker, so the-loop's ingress
-reads the comment as this person's own words. Answers to an ask and skips after the gate
-go to the-loop's control plane. Where neither is configured, the local JSONL ledger
-records the same forms. Every decision carries an idempotency key (§3.3).
+``<!-- the-loop:event {…} -->``, and no self-authored marker, so the-loop's ingress reads
+the comment as this person's own words — or a call to the-loop's control plane. Where
+neither is configured, the local JSONL ledger records the same forms. Which form a kind
+of decision takes is said once, in the table of ``looproom.decide.kinds``.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
-from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from looproom import workitem
+from looproom.decide.decision import Decision
 
-EXECUTE, SKIP, APPROVE, CHANGES, ANSWER = "execute", "skip", "approve", "changes", "answer"
-KINDS = (EXECUTE, SKIP, APPROVE, CHANGES, ANSWER)
 GITHUB, LOOP, LEDGER = "github", "loop", "ledger"
 
 EXECUTE_KEYWORD = "the-loop execute"
@@ -41,50 +39,9 @@ _HIDDEN = re.compile(r"<!--.*?(?:-->|$)", re.DOTALL)
 
 
 @dataclass(frozen=True)
-class Decision:
-    """One decision a member made in the room (issue 4), ready to be stored.
-
-    ``origin`` says where it was made — ``<channel>:<ts>`` for a typed message,
-    ``<channel>:<ts>:<action>`` for a press — so a redelivered message or a second press
-    of the same button yields the same :attr:`key`. ``channel``/``ts`` is the message to
-    acknowledge on, ``thread`` the gate or ask message the threaded reply goes under.
-    """
-
-    kind: str
-    work_item: str
-    member: str
-    origin: str
-    at: str
-    words: str = ""
-    rows: tuple[str, ...] = ()
-    nodes: tuple[str, ...] = ()
-    gate: str = ""
-    channel: str = ""
-    ts: str = ""
-    thread: str = ""
-    login: str = ""
-
-    @property
-    def key(self) -> str:
-        """The idempotency key: one per decision, the same for every retry of it."""
-        raw = f"{self.kind}|{self.work_item}|{self.origin}"
-        return "relay:" + hashlib.sha256(raw.encode()).hexdigest()[:32]
-
-    def to_dict(self) -> dict[str, Any]:
-        raw = asdict(self)
-        raw["rows"], raw["nodes"] = list(self.rows), list(self.nodes)
-        return raw
-
-    @classmethod
-    def from_dict(cls, raw: Mapping[str, Any]) -> Decision:
-        fields = {**raw, "rows": tuple(raw.get("rows", ())), "nodes": tuple(raw.get("nodes", ()))}
-        return cls(**fields)
-
-
-@dataclass(frozen=True)
-class Sinks:
-    """Which relay sinks are configured (DESIGN §3.5): GitHub, the control plane, and
-    the-loop's checkout path per repository (``relay.repos``) that a skip needs."""
+class Destinations:
+    """Which relay sinks are configured: GitHub, the-loop's control plane, and the-loop's
+    checkout path per repository (``relay.repos``) that a skip needs."""
 
     github: bool = False
     loop: bool = False
@@ -119,35 +76,6 @@ def clean_words(text: str) -> str:
     return _HIDDEN.sub("", text or "").strip()
 
 
-def words_of(decision: Decision) -> str:
-    """What the comment opens with: the keyword (and rows) or the gate's answer."""
-    said = clean_words(decision.words)
-    if decision.kind == EXECUTE:
-        return EXECUTE_KEYWORD + ("\n\n" + "\n".join(decision.rows) if decision.rows else "")
-    if decision.kind == APPROVE:
-        return APPROVED + (f"\n\n{said}" if said else "")
-    if decision.kind == CHANGES:
-        return f"{CHANGES_REQUESTED}\n\n{said}"
-    raise ValueError(f"{decision.kind} is not relayed as a comment")
-
-
-def relay_body(decision: Decision) -> str:
-    """The comment for an ``execute`` (``control.command``) or a gate answer
-    (``gate.feedback``) — the-loop's ``relay_body`` form (§3.3)."""
-    gate = decision.kind in (APPROVE, CHANGES)
-    kind, what = (
-        ("gate.feedback", "answer to the open gate")
-        if gate
-        else ("control.command", "control command")
-    )
-    attribution = (
-        f"🗣️ _the-loop — {what} from {who(decision.member, decision.login)} on the "
-        "**slack** channel, recorded here so the loop reads it from the work item._"
-    )
-    stamp = envelope(kind, decision.member, decision.login, decision.at)
-    return f"{words_of(decision).strip()}\n\n{attribution}\n\n{stamp}\n"
-
-
 def approval_refusal(words: str) -> str:
     """Why an approval's words would be read as a change request — ``""`` when they are not."""
     said = clean_words(words).lower()
@@ -169,12 +97,12 @@ def github_target(work_item: str) -> dict[str, Any] | None:
     return {"repo": ref.repository, "number": ref.number}
 
 
-def skip_refusal(work_item: str, sinks: Sinks) -> str:
-    """Why a skip after the gate cannot be relayed — ``""`` when it can (§3.3)."""
-    if not sinks.loop:
+def skip_refusal(work_item: str, destinations: Destinations) -> str:
+    """Why a skip after the gate cannot be relayed — ``""`` when it can."""
+    if not destinations.loop:
         return ""  # the embedded default records it in the ledger
     repo = workitem.repository_of(work_item)
-    if repo and sinks.repos.get(repo):
+    if repo and destinations.repos.get(repo):
         return ""
     return (
         f"A skip after phase selection goes to the-loop's control plane, which needs "
@@ -184,39 +112,96 @@ def skip_refusal(work_item: str, sinks: Sinks) -> str:
     )
 
 
-def loop_request(decision: Decision, repos: Mapping[str, str]) -> dict[str, Any]:
-    """The control-plane call for an answer or a skip (§3.3)."""
-    who_ = f"slack:{decision.member}"
-    if decision.kind == ANSWER:
-        body = {"ref": decision.work_item, "text": clean_words(decision.words), "actor": who_}
-        return {"path": REPLY_PATH, "json": {**body, "comment": True}}
-    reason = f"declared in Slack by {decision.login or who_}"
+def execute_opening(decision: Decision) -> str:
+    """``the-loop execute``, then the checklist's rows when some were changed."""
+    return EXECUTE_KEYWORD + ("\n\n" + "\n".join(decision.rows) if decision.rows else "")
+
+
+def approval_opening(decision: Decision) -> str:
+    said = clean_words(decision.words)
+    return APPROVED + (f"\n\n{said}" if said else "")
+
+
+def change_request_opening(decision: Decision) -> str:
+    return f"{CHANGES_REQUESTED}\n\n{clean_words(decision.words)}"
+
+
+@dataclass(frozen=True)
+class Comment:
+    """A decision relayed as an issue comment: ``opening`` words, then who, then the
+    envelope of type ``event`` (``what`` is how the attribution line names it)."""
+
+    event: str
+    what: str
+    opening: Callable[[Decision], str]
+
+    def body(self, decision: Decision) -> str:
+        """The comment, in the-loop's ``relay_body`` form."""
+        attribution = (
+            f"🗣️ _the-loop — {self.what} from {who(decision.member, decision.login)} on the "
+            "**slack** channel, recorded here so the loop reads it from the work item._"
+        )
+        stamp = envelope(self.event, decision.member, decision.login, decision.at)
+        return f"{self.opening(decision).strip()}\n\n{attribution}\n\n{stamp}\n"
+
+    def target(self, decision: Decision, destinations: Destinations) -> dict[str, Any]:
+        """On the work item's issue when GitHub is configured, else in the ledger."""
+        body = self.body(decision)
+        issue = github_target(decision.work_item)
+        if destinations.github and issue:
+            return {"sink": GITHUB, **issue, "body": body}
+        return {"sink": LEDGER, "body": body}
+
+
+def reply_request(decision: Decision, repos: Mapping[str, str]) -> dict[str, Any]:
+    """``sessions/reply``: the member's words typed into the agent's session."""
+    del repos
     body = {
+        "ref": decision.work_item,
+        "text": clean_words(decision.words),
+        "actor": f"slack:{decision.member}",
+    }
+    return {**body, "comment": True}
+
+
+def skip_request(decision: Decision, repos: Mapping[str, str]) -> dict[str, Any]:
+    """``graph/skip``: the nodes to skip, in the checkout of the work item's repository."""
+    who_ = f"slack:{decision.member}"
+    return {
         "repo": repos.get(workitem.repository_of(decision.work_item), ""),
         "workItem": decision.work_item,
         "nodes": list(decision.nodes),
-        "reason": reason,
+        "reason": f"declared in Slack by {decision.login or who_}",
         "actor": who_,
         "ref": decision.work_item,
     }
-    return {"path": SKIP_PATH, "json": body}
 
 
-def target(decision: Decision, sinks: Sinks) -> dict[str, Any]:
-    """Where a decision goes and in what form: the sink's name and its request."""
-    if decision.kind in (ANSWER, SKIP):
-        request = loop_request(decision, sinks.repos)
-        return {"sink": LOOP if sinks.loop else LEDGER, **request}
-    body = relay_body(decision)
-    issue = github_target(decision.work_item)
-    if sinks.github and issue:
-        return {"sink": GITHUB, **issue, "body": body}
-    return {"sink": LEDGER, "body": body}
+@dataclass(frozen=True)
+class LoopCall:
+    """A decision relayed as a call to the-loop's control plane at ``path``."""
+
+    path: str
+    request: Callable[[Decision, Mapping[str, str]], dict[str, Any]]
+
+    def target(self, decision: Decision, destinations: Destinations) -> dict[str, Any]:
+        """To the-loop when its control plane is configured, else in the ledger."""
+        call = {"path": self.path, "json": self.request(decision, destinations.repos)}
+        return {"sink": LOOP if destinations.loop else LEDGER, **call}
 
 
-def payload(decision: Decision, sinks: Sinks) -> str:
+#: The forms the-loop accepts, one per way it reads a decision.
+CONTROL_COMMAND = Comment("control.command", "control command", execute_opening)
+APPROVAL = Comment("gate.feedback", "answer to the open gate", approval_opening)
+CHANGE_REQUEST = Comment("gate.feedback", "answer to the open gate", change_request_opening)
+REPLY = LoopCall(REPLY_PATH, reply_request)
+SKIP = LoopCall(SKIP_PATH, skip_request)
+Form = Comment | LoopCall
+
+
+def payload(decision: Decision, target: Mapping[str, Any]) -> str:
     """The queue's stored form: the decision and its target, one JSON document."""
-    item = {"key": decision.key, "decision": decision.to_dict(), "target": target(decision, sinks)}
+    item = {"key": decision.key, "decision": decision.to_dict(), "target": dict(target)}
     return json.dumps(item, sort_keys=True, ensure_ascii=False)
 
 

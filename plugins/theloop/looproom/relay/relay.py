@@ -35,11 +35,12 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from looproom.admin import defang
+from looproom.decide import kinds
+from looproom.decide.decision import Decision
 from looproom.durable.outcome import Delivered, Failed, Outcome, RetryLater
 from looproom.durable.queue import DurableQueue, Item
 from looproom.durable.worker import Worker
 from looproom.relay import forms
-from looproom.relay.forms import Decision
 from looproom.room.slack_text import escape, neutralise
 
 log = logging.getLogger(__name__)
@@ -69,7 +70,7 @@ class Acks(Protocol):
 
 
 @dataclass(frozen=True)
-class Answer:
+class HttpResult:
     """One HTTP answer; ``status`` 0 means no answer at all (connection, timeout).
 
     ``sent``: with status 0, the request went out before it failed (a read timeout, a
@@ -90,7 +91,9 @@ class Answer:
             return None
 
 
-def http(method: str, url: str, headers: Mapping[str, str], data: Any, timeout: float) -> Answer:
+def http(
+    method: str, url: str, headers: Mapping[str, str], data: Any, timeout: float
+) -> HttpResult:
     """One request with the stdlib; never raises, never logs a header (tokens live there)."""
     body = None if data is None else json.dumps(data).encode()
     request = urllib.request.Request(url, data=body, method=method, headers=dict(headers))
@@ -98,15 +101,15 @@ def http(method: str, url: str, headers: Mapping[str, str], data: Any, timeout: 
         request.add_header("Content-Type", "application/json")
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:
-            return Answer(response.status, dict(response.headers), response.read())
+            return HttpResult(response.status, dict(response.headers), response.read())
     except urllib.error.HTTPError as error:
-        return Answer(error.code, dict(error.headers or {}), error.read() or b"")
+        return HttpResult(error.code, dict(error.headers or {}), error.read() or b"")
     except urllib.error.URLError as error:  # urllib wraps what fails before the request is out
-        return Answer(0, {}, error=type(error.reason).__name__)
+        return HttpResult(0, {}, error=type(error.reason).__name__)
     except ValueError as error:  # not a URL urllib can open: nothing was sent
-        return Answer(0, {}, error=type(error).__name__)
+        return HttpResult(0, {}, error=type(error).__name__)
     except (OSError, HTTPException) as error:  # waiting for or reading the answer
-        return Answer(0, {}, error=type(error).__name__, sent=True)
+        return HttpResult(0, {}, error=type(error).__name__, sent=True)
 
 
 def retry_after(headers: Mapping[str, str], now: float) -> float | None:
@@ -124,7 +127,7 @@ def retry_after(headers: Mapping[str, str], now: float) -> float | None:
     return max(0.0, float(reset) - now) if reset.isdigit() else None
 
 
-def judge(answer: Answer, what: str, now: float) -> Outcome | None:
+def outcome_of(answer: HttpResult, what: str, now: float) -> Outcome | None:
     """The outcome an error answer means — ``None`` for success (2xx)."""
     if 200 <= answer.status < 300:
         return None
@@ -142,7 +145,7 @@ def judge(answer: Answer, what: str, now: float) -> Outcome | None:
     return Failed(f"{what} refused it ({answer.status}{said})")
 
 
-def _rate_limited(answer: Answer, said: str) -> bool:
+def _rate_limited(answer: HttpResult, said: str) -> bool:
     """A 403 that is GitHub's primary or secondary rate limit, not a refusal."""
     return (
         _header(answer, "x-ratelimit-remaining") == "0"
@@ -151,11 +154,11 @@ def _rate_limited(answer: Answer, said: str) -> bool:
     )
 
 
-def _header(answer: Answer, name: str) -> str:
+def _header(answer: HttpResult, name: str) -> str:
     return next((v for k, v in answer.headers.items() if k.lower() == name), "").strip()
 
 
-def _message(answer: Answer) -> str:
+def _message(answer: HttpResult) -> str:
     """The peer's own short error message, if it gave one (GitHub ``message``, FastAPI
     ``detail``) — capped, and only ever the peer's words, never ours or a header."""
     data = answer.json()
@@ -196,7 +199,7 @@ class GitHubSink:
             if found is not None:
                 return found
         answer = http("POST", url, self._headers(), {"body": target["body"]}, self._timeout)
-        failed = judge(answer, "GitHub", time.time())
+        failed = outcome_of(answer, "GitHub", time.time())
         if failed is not None:
             return failed
         data = answer.json()
@@ -215,7 +218,7 @@ class GitHubSink:
             if page is None:
                 return None
             answer = http("GET", page, self._headers(), None, self._timeout)
-            failed = judge(answer, "GitHub", time.time())
+            failed = outcome_of(answer, "GitHub", time.time())
             if failed is not None:
                 return failed if isinstance(failed, RetryLater) else RetryLater(failed.reason)
             found = _matching(answer.json(), body)
@@ -225,7 +228,7 @@ class GitHubSink:
         log.warning("relay: more than %d pages of comments on %s; posting", FIND_PAGES, url)
         return None
 
-    def _next_page(self, answer: Answer) -> str | None:
+    def _next_page(self, answer: HttpResult) -> str | None:
         for part in _header(answer, "link").split(","):
             target, _, params = part.partition(";")
             target = target.strip().removeprefix("<").removesuffix(">")
@@ -264,7 +267,7 @@ class LoopSink:
         answer = http("POST", url, headers, target["json"], self._timeout)
         if target["path"] == forms.REPLY_PATH and _maybe_applied(answer):
             return Unsure(_unsure_reason(answer, key))
-        failed = judge(answer, "the-loop", time.time())
+        failed = outcome_of(answer, "the-loop", time.time())
         if failed is not None:
             return failed
         if target["path"] == forms.SKIP_PATH:
@@ -280,13 +283,13 @@ def _reply_outcome(data: Any) -> Outcome:
     return Delivered()
 
 
-def _maybe_applied(answer: Answer) -> bool:
+def _maybe_applied(answer: HttpResult) -> bool:
     """the-loop may have delivered the reply: no answer after sending, or a 5xx (its
     handler can fail after typing into the pane, and a 502 is a member that timed out)."""
     return (answer.status == 0 and answer.sent) or answer.status >= 500
 
 
-def _unsure_reason(answer: Answer, key: str) -> str:
+def _unsure_reason(answer: HttpResult, key: str) -> str:
     what = f"answered {answer.status}" if answer.status else f"no answer ({answer.error})"
     return (
         f"the-loop may have delivered it ({what}) and does not deduplicate replies, so it is "
@@ -355,8 +358,11 @@ class Sinks:
     github: GitHubSink | None = None
     loop: LoopSink | None = None
 
-    def available(self, repos: Mapping[str, str]) -> forms.Sinks:
-        return forms.Sinks(github=self.github is not None, loop=self.loop is not None, repos=repos)
+    def available(self, repos: Mapping[str, str]) -> forms.Destinations:
+        """The destinations these sinks reach (``repos``: the-loop's checkouts for skips)."""
+        return forms.Destinations(
+            github=self.github is not None, loop=self.loop is not None, repos=repos
+        )
 
     def send(self, item: Mapping[str, Any], unsure: bool) -> Outcome:
         """Hand one stored item to the sink its target names."""
@@ -374,21 +380,6 @@ class Sinks:
 
 # -- what the room is told -------------------------------------------------------------
 
-_WHAT = {
-    forms.EXECUTE: "phase selection",
-    forms.SKIP: "skip",
-    forms.APPROVE: "approval",
-    forms.CHANGES: "change request",
-    forms.ANSWER: "answer",
-}
-#: Which open question each kind of decision answers (see memory.Memory.settle).
-SETTLES = {
-    forms.EXECUTE: "selection",
-    forms.APPROVE: "gate",
-    forms.CHANGES: "gate",
-    forms.ANSWER: "ask",
-}
-
 
 def _peer(text: str) -> str:
     """A peer's words (an error ``detail``, rejected node names) as inert mrkdwn (A2): a
@@ -399,19 +390,21 @@ def _peer(text: str) -> str:
 def landed_text(decision: Decision, detail: str) -> str:
     """The threaded reply once a decision landed (R10.1)."""
     note = f" ({_peer(detail)})" if detail.startswith("rejected") else ""
-    return f"✅ recorded — moving on: the {_WHAT[decision.kind]} of <@{decision.member}>{note}."
+    return (
+        f"✅ recorded — moving on: the {kinds.label(decision.kind)} of <@{decision.member}>{note}."
+    )
 
 
 def failed_text(decision: Decision, reason: str, key: str) -> str:
     return (
-        f"⚠️ The {_WHAT[decision.kind]} of <@{decision.member}> could not be relayed: "
+        f"⚠️ The {kinds.label(decision.kind)} of <@{decision.member}> could not be relayed: "
         f"{_peer(reason)}. It is kept as `{key}` — an admin can `!theloop queue retry {key}`."
     )
 
 
 def unsure_text(decision: Decision, key: str) -> str:
     return (
-        f"⚠️ The {_WHAT[decision.kind]} of <@{decision.member}> may have reached the-loop, "
+        f"⚠️ The {kinds.label(decision.kind)} of <@{decision.member}> may have reached the-loop, "
         f"but it did not confirm; it is not sent again on its own, so it cannot arrive twice. "
         f"It is kept as `{key}` — an admin checks, then `!theloop queue retry {key}` or "
         f"`drop {key}`."
@@ -420,7 +413,7 @@ def unsure_text(decision: Decision, key: str) -> str:
 
 def still_trying_text(decision: Decision, reason: str) -> str:
     return (
-        f"⚠️ The {_WHAT[decision.kind]} of <@{decision.member}> has not reached the-loop "
+        f"⚠️ The {kinds.label(decision.kind)} of <@{decision.member}> has not reached the-loop "
         f"yet ({_peer(reason)}); it is kept and retried — see `!theloop queue`."
     )
 
@@ -446,7 +439,8 @@ class Relay:
 
     def record(self, decision: Decision, repos: Mapping[str, str]) -> bool:
         """Store ``decision`` durably, then 👀; False when it was stored before (a duplicate)."""
-        stored = self.queue.put(decision.key, forms.payload(decision, self.sinks.available(repos)))
+        target = kinds.target(decision, self.sinks.available(repos))
+        stored = self.queue.put(decision.key, forms.payload(decision, target))
         if stored:
             _quietly(self.acks.react, decision.channel, decision.ts, "eyes")
             log.info(

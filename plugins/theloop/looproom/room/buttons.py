@@ -24,7 +24,8 @@ DEFAULT = f"{PREFIX}default"
 OPEN = f"{PREFIX}open"
 PHASES = f"{PREFIX}phases"
 SELECTION = f"{PREFIX}selection"
-#: What each button is called in the line that replaces the controls after a press.
+#: What each button says — on the button, and in the line that replaces the controls
+#: after a press.
 NAMES = {
     APPROVE: "Approve",
     CHANGES: "Request changes",
@@ -84,12 +85,12 @@ def blocks_for(event: Event, *, interactive: bool) -> list[dict[str, Any]]:
 def _answer_buttons(event: Event) -> list[dict[str, Any]]:
     if event.event_type in APPROVAL_EVENTS:
         return [
-            _button(APPROVE, "Approve", "approve", "primary"),
-            _button(CHANGES, "Request changes", "changes", "danger"),
+            _button(APPROVE, NAMES[APPROVE], "approve", "primary"),
+            _button(CHANGES, NAMES[CHANGES], "changes", "danger"),
         ]
     default = str(event.detail.get("default") or "").strip()
     if event.event_type == ASK and default:
-        return [_button(DEFAULT, "Defaults are fine", default, "primary")]
+        return [_button(DEFAULT, NAMES[DEFAULT], default, "primary")]
     return []
 
 
@@ -128,7 +129,7 @@ def selection_blocks(rows: checklists.Checklist) -> list[dict[str, Any]]:
             {"type": "actions", "block_id": f"{tag}:phases:{group}", "elements": [element]}
         )
     blocks.append({**_selection_note(rows), "block_id": f"{tag}:note"})
-    execute = _button(EXECUTE, "Execute", rows.fingerprint, "primary")
+    execute = _button(EXECUTE, NAMES[EXECUTE], rows.fingerprint, "primary")
     blocks.append({"type": "actions", "block_id": f"{tag}:execute", "elements": [execute]})
     return blocks
 

@@ -1,0 +1,222 @@
+"""The order a typed message or a press is judged in: map → drop own → authorize → check.
+
+The order is load-bearing, and the same on both paths: what belongs to no work item is
+never read; the bot's own messages and other bots' are never input; an unauthorized
+member's words are never validated, recorded or relayed — they get a refusal naming the
+remedy. Only then does the decision's kind (``looproom.decide.kinds``) check it against
+what the room was shown. Nothing here does I/O: the desk records what is admitted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from looproom import workitem
+from looproom.decide import grammar, kinds
+from looproom.decide.authorization import Policy, may_decide, unauthorized_text
+from looproom.decide.decision import IGNORED, REFUSED, Decision, Verdict, refuse
+from looproom.decide.presses import Press
+from looproom.room.memory import Asked, ItemState
+
+#: Slack message subtypes that are not a new message: an edit, a deletion.
+NOT_NEW = frozenset({"message_changed", "message_deleted"})
+
+
+@dataclass(frozen=True)
+class Said:
+    """One message as the adapter received it.
+
+    ``addressed`` marks an explicit command (``!execute …``): it is always answered, even
+    where it maps to no work item. ``ts`` is the message's own id in its channel.
+    ``subtype`` is Slack's message subtype (``message_changed`` for an edit).
+    """
+
+    member: str
+    text: str
+    channel: str
+    ts: str
+    thread_ts: str = ""
+    is_bot: bool = False
+    addressed: bool = False
+    subtype: str = ""
+
+
+@dataclass(frozen=True)
+class Where:
+    """What the room knows about where it was said: the work item its thread (or the
+    room it is bound to) belongs to, the room's one repository (for ``#7``), and whether
+    the message's thread is the work item's own (where any reply may answer an ask)."""
+
+    work_item: str = ""
+    repository: str = ""
+    thread_bound: bool = False
+
+
+def draft(
+    work_item: str,
+    member: str,
+    policy: Policy,
+    at: str,
+    *,
+    origin: str,
+    channel: str,
+    ts: str,
+    thread: str = "",
+) -> Decision:
+    """A decision not yet of any kind: who, on what, where and when — the one builder
+    both paths share, so a typed and a pressed decision are told apart only by kind."""
+    return Decision(
+        kind="",
+        work_item=work_item,
+        member=member,
+        origin=origin,
+        at=at,
+        channel=channel,
+        ts=ts,
+        thread=thread,
+        login=policy.people.get(member, ""),
+    )
+
+
+def _authorize(member: str, policy: Policy) -> Verdict | None:
+    """The refusal for a member who may not decide — ``None`` for one who may."""
+    if may_decide(member, policy.authorized):
+        return None
+    return refuse("unauthorized", unauthorized_text(member, policy.authorized))
+
+
+# -- typed ----------------------------------------------------------------------------------
+
+
+def judge_typed(
+    said: Said, where: Where, state_of: Callable[[str], ItemState], policy: Policy, now: str
+) -> Verdict:
+    """One typed message through the order, without I/O."""
+    if said.subtype in NOT_NEW:
+        # An edit re-sends the whole message under a new ts: read as new, a decision would
+        # be taken twice, or a word changed after the fact would decide anew.
+        return Verdict(IGNORED, "edited")
+    parsed = kinds.read(said.text)
+    work_item, problem = _map(parsed, where)
+    if not work_item:
+        if said.addressed and not (said.member == policy.own_id or said.is_bot):
+            return Verdict(REFUSED, "unmapped", problem)
+        return Verdict(IGNORED, "unmapped")
+    if said.is_bot or (policy.own_id and said.member == policy.own_id):
+        return Verdict(IGNORED, "self-authored")
+    state = state_of(work_item)
+    if isinstance(parsed, grammar.Text) and not _awaited(said, where, state):
+        return Verdict(IGNORED, "conversation")
+    unauthorized = _authorize(said.member, policy)
+    if unauthorized is not None:
+        return unauthorized
+    if isinstance(parsed, grammar.Refusal):
+        return refuse(parsed.reason, parsed.text)
+    base = draft(
+        work_item,
+        said.member,
+        policy,
+        now,
+        origin=f"{said.channel}:{said.ts}",
+        channel=said.channel,
+        ts=said.ts,
+    )
+    if isinstance(parsed, grammar.Text):
+        if not _answers(said, where, state.ask):
+            # A plain reply at a gate is not an answer to it: the-loop reads "not
+            # approved yet" as an approval, so only the explicit verbs answer a gate.
+            return refuse(
+                "not-a-gate-answer",
+                "At this gate say `approve [words]` or `changes <why>` — a plain reply is "
+                "not taken as an answer, so nothing was relayed.",
+            )
+        parsed = grammar.Command(kinds.ANSWER, words=parsed.text)
+        kind = kinds.BY_NAME[kinds.ANSWER]
+    else:
+        kind = kinds.BY_VERB[parsed.verb]
+    assert kind.typed is not None  # every kind with a verb, and the answer, is typed
+    return kind.typed(parsed, state, base, policy.destinations)
+
+
+def _map(parsed: grammar.Parsed, where: Where) -> tuple[str, str]:
+    """(work item, why none) — a typed reference wins over the thread or the room."""
+    ref = "" if isinstance(parsed, grammar.Text) else parsed.ref
+    if not ref:
+        if where.work_item:
+            return where.work_item, ""
+        return "", (
+            "This room is not bound to one work item, so say which: "
+            "`execute github:owner/repo#7`, or `#7` in a room with one repository."
+        )
+    if ref.startswith("#") and not where.repository:
+        return "", (
+            f"`{ref}` needs a repository, and this room has no single one — say "
+            f"`github:owner/repo{ref}`."
+        )
+    named = workitem.resolve_typed(ref, where.repository)
+    if named is None:
+        return "", f"`{ref}` is not a work item ref like `github:owner/repo#7`."
+    return str(named), ""
+
+
+def _after(ts: str, than: str) -> bool:
+    try:
+        return float(ts) > float(than)
+    except ValueError:
+        return False
+
+
+def _answers(said: Said, where: Where, ask: Asked | None) -> bool:
+    """Whether a plain message answers the open ask: a reply in the ask's thread, or in
+    the work item's own thread after the ask was posted."""
+    if ask is None or ask.answered_by or not said.thread_ts:
+        return False
+    return said.thread_ts == ask.ts or (where.thread_bound and _after(said.ts, ask.ts))
+
+
+def _awaited(said: Said, where: Where, state: ItemState) -> bool:
+    """Whether plain words are said where an answer is awaited: the ask, or a gate."""
+    return _answers(said, where, state.ask) or _in_thread(said, state.gate)
+
+
+def _in_thread(said: Said, asked: Asked | None) -> bool:
+    return asked is not None and bool(said.thread_ts) and said.thread_ts == asked.ts
+
+
+# -- pressed --------------------------------------------------------------------------------
+
+
+def judge_press(
+    press: Press,
+    locate: Callable[[str, str], str],
+    state_of: Callable[[str], ItemState],
+    policy: Policy,
+    now: str,
+) -> Verdict:
+    """One press through the order: map (from the pressed message itself, so a top-level
+    room message resolves too) → drop own → authorize → still open as drawn? → decide."""
+    kind = kinds.BY_BUTTON.get(press.action_id)
+    if kind is None or kind.pressed is None:
+        return Verdict(IGNORED, "not-a-decision")  # a box ticked, a link opened
+    work_item = locate(press.channel, press.ts) or (
+        locate(press.channel, press.thread_ts) if press.thread_ts else ""
+    )
+    if not work_item:
+        return refuse("unmapped", "This message is not one of the-loop's questions any more.")
+    if press.member == policy.own_id:
+        return Verdict(IGNORED, "self-authored")
+    unauthorized = _authorize(press.member, policy)
+    if unauthorized is not None:
+        return unauthorized
+    base = draft(
+        work_item,
+        press.member,
+        policy,
+        now,
+        origin=f"{press.channel}:{press.ts}:{press.action_id}",
+        channel=press.channel,
+        ts=press.ts,
+        thread=press.thread_ts or press.ts,
+    )
+    return kind.pressed(press, state_of(work_item), base)

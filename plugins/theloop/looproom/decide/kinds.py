@@ -1,0 +1,315 @@
+"""The table of decision kinds: for each, its verb, reader, checks, relay form, label, button.
+
+A decision a member makes — typed or pressed — is one of these kinds, and everything the
+bot does with one is looked up in :data:`KINDS`: how its words are read, what is checked
+against what the room was shown (typed and pressed), the form the-loop accepts it in,
+which open question it settles, what the room's replies call it, and the button that
+makes it. A new kind is a row here and its checks beside it; only the Errbot adapter's
+``!verb`` command, and a button's drawing in ``looproom.room.buttons``, live elsewhere.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from looproom.decide import grammar
+from looproom.decide.decision import (
+    ADMITTED,
+    Decision,
+    Verdict,
+    refuse,
+    unanswered,
+)
+from looproom.decide.presses import Press, ticked
+from looproom.relay import forms
+from looproom.room import buttons
+from looproom.room import checklist as checklists
+from looproom.room.memory import Asked, ItemState
+
+EXECUTE, SKIP, APPROVE, CHANGES, ANSWER = "execute", "skip", "approve", "changes", "answer"
+#: The open questions a decision settles (see ``looproom.room.memory.Memory.settle``).
+SELECTION, GATE, ASK = "selection", "gate", "ask"
+
+#: A typed decision's check: the command, the work item's state, the decision so far, and
+#: the configured destinations → the verdict.
+TypedCheck = Callable[[grammar.Command, ItemState, Decision, forms.Destinations], Verdict]
+#: A press's check: the press, the work item's state, the decision so far → the verdict.
+PressCheck = Callable[[Press, ItemState, Decision], Verdict]
+
+
+@dataclass(frozen=True)
+class DecisionKind:
+    """One kind of decision, everything about it in one row."""
+
+    name: str  # stored with the decision; its idempotency key includes it
+    label: str  # what the room's replies call it: "the approval of @alice"
+    form: forms.Form  # the form the-loop accepts it in
+    settles: str = ""  # the open question it answers ("" when it answers none)
+    verb: str = ""  # the typed verb ("" when it is not typed as a command)
+    phrases: tuple[str, ...] = ()  # other typed forms of the verb ("request changes")
+    read: grammar.Reader | None = None  # the typed verb's arguments
+    typed: TypedCheck | None = None
+    button: str = ""  # the action id of its button ("" when it has none)
+    pressed: PressCheck | None = None
+
+
+def admit(kind: str, base: Decision, **fields: Any) -> Verdict:
+    """The verdict that records ``base`` as a decision of ``kind`` with ``fields``."""
+    decision = replace(base, kind=kind, **fields)
+    return Verdict(ADMITTED, kind, decision=decision, settles=BY_NAME[kind].settles)
+
+
+def _where(asked: Asked | None) -> str:
+    """Where the threaded acknowledgement goes: the question's thread (a reply is never
+    a thread's parent in Slack), else the question's own message."""
+    return (asked.thread or asked.ts) if asked is not None else ""
+
+
+# -- reading typed arguments ----------------------------------------------------------------
+
+
+def _read_execute(ref: str, tail: str, words: str) -> grammar.Parsed:
+    if not tail:
+        return grammar.Command(EXECUTE, ref)
+    first, _, clause = tail.partition(" ")
+    if first.lower() != grammar.WITHOUT:
+        return grammar.Refusal(
+            "execute-words",
+            "`execute` takes nothing but `without <phases>` — say `execute` or "
+            "`execute without 2, 5`; nothing was recorded.",
+            ref,
+        )
+    return grammar.Command(EXECUTE, ref, grammar.items(clause), without=True)
+
+
+def _read_skip(ref: str, tail: str, words: str) -> grammar.Parsed:
+    return grammar.Command(SKIP, ref, grammar.items(tail))
+
+
+def _read_approve(ref: str, tail: str, words: str) -> grammar.Parsed:
+    return grammar.Command(APPROVE, ref, words=words)
+
+
+def _read_changes(ref: str, tail: str, words: str) -> grammar.Parsed:
+    if not words:
+        return grammar.Refusal(
+            "changes-without-reason",
+            "`changes` needs the reason — say `changes <what should change>`; "
+            "nothing was recorded.",
+            ref,
+        )
+    return grammar.Command(CHANGES, ref, words=words)
+
+
+# -- the checks of a typed decision ---------------------------------------------------------
+
+
+def _typed_execute(
+    cmd: grammar.Command, state: ItemState, base: Decision, _destinations: forms.Destinations
+) -> Verdict:
+    if state.selection_done:
+        return refuse(
+            "selection-recorded",
+            "This work item's phase selection is already recorded, so there is nothing to "
+            "execute — say `skip <phase>` to leave a phase out from here on.",
+        )
+    answered = unanswered(state.selection, "The phase selection")
+    if answered is not None:
+        return answered
+    rows: tuple[str, ...] = ()
+    if cmd.without:
+        found = checklists.leave_out(state.rows(), cmd.items, grammar.WITHOUT)
+        if isinstance(found, checklists.Refused):
+            return refuse(found.reason, found.text)
+        rows = checklists.rows(state.rows(), untick=found.tokens)
+    return admit(EXECUTE, base, rows=rows, thread=_where(state.selection))
+
+
+def _typed_skip(
+    cmd: grammar.Command, state: ItemState, base: Decision, destinations: forms.Destinations
+) -> Verdict:
+    found = checklists.leave_out(state.rows(), cmd.items, SKIP)
+    if isinstance(found, checklists.Refused):
+        return refuse(found.reason, found.text)
+    if not state.selection_done:
+        # Before the gate, `skip` is `execute without`: the checklist is still open.
+        instead = grammar.Command(EXECUTE, items=cmd.items, without=True)
+        return _typed_execute(instead, state, base, destinations)
+    refusal = forms.skip_refusal(base.work_item, destinations)
+    if refusal:
+        return refuse("no-checkout", refusal)
+    return admit(SKIP, base, nodes=found.tokens)
+
+
+def _typed_gate(kind: str) -> TypedCheck:
+    def check(
+        cmd: grammar.Command, state: ItemState, base: Decision, _destinations: forms.Destinations
+    ) -> Verdict:
+        gate = state.gate
+        if gate is None:
+            return refuse(
+                "no-open-gate",
+                f"No gate is open on {base.work_item} as far as this room has seen, so "
+                "nothing was recorded.",
+            )
+        answered = unanswered(gate, f"The `{gate.node}` gate")
+        if answered is not None:
+            return answered
+        refusal = forms.approval_refusal(cmd.words) if kind == APPROVE else ""
+        if refusal:
+            return refuse("approval-reads-as-changes", refusal)
+        return admit(kind, base, words=cmd.words, gate=gate.node, thread=_where(gate))
+
+    return check
+
+
+def _typed_answer(
+    cmd: grammar.Command, state: ItemState, base: Decision, _destinations: forms.Destinations
+) -> Verdict:
+    """Words said where the open ask awaits them (the judging checked where)."""
+    return admit(ANSWER, base, words=cmd.words, thread=_where(state.ask))
+
+
+# -- the checks of a press ------------------------------------------------------------------
+
+
+def _pressed_gate(kind: str) -> PressCheck:
+    def check(press: Press, state: ItemState, base: Decision) -> Verdict:
+        stale = refuse("stale", "This gate is no longer open, so nothing was relayed.")
+        closed = unanswered(state.gate, "This gate", missing=stale, shown=press.ts)
+        if closed is not None:
+            return closed
+        if kind == CHANGES:
+            # A change request needs its reason; the button cannot carry one.
+            return refuse(
+                "changes-without-reason",
+                "Say what should change: reply `changes <why>` in this thread. Nothing was "
+                "relayed yet.",
+            )
+        return admit(kind, base, gate=state.gate.node if state.gate else "")
+
+    return check
+
+
+def _pressed_default(press: Press, state: ItemState, base: Decision) -> Verdict:
+    stale = refuse("stale", "This question is no longer open, so nothing was relayed.")
+    closed = unanswered(state.ask, "This question", missing=stale, shown=press.ts)
+    if closed is not None:
+        return closed
+    default = state.ask.default if state.ask else ""
+    if not default:
+        return refuse("no-default", "This question states no default to accept.")
+    return admit(ANSWER, base, words=default)
+
+
+def _pressed_execute(press: Press, state: ItemState, base: Decision) -> Verdict:
+    stale = refuse("stale", "This phase selection is no longer open, so nothing was relayed.")
+    closed = unanswered(state.selection, "This phase selection", missing=stale, shown=press.ts)
+    if closed is not None:
+        return closed
+    rows = state.rows()
+    if state.selection_done:
+        return refuse("stale", "The phase selection is already recorded; nothing was relayed.")
+    if press.value != rows.fingerprint:
+        return refuse(
+            "stale",
+            "The checklist changed since this message showed it, so nothing was relayed — "
+            "use the newest checklist in this thread.",
+        )
+    ticks = ticked(press.values, rows)
+    return admit(EXECUTE, base, rows=checklists.rows(rows, ticks=ticks))
+
+
+# -- the table ------------------------------------------------------------------------------
+
+KINDS: tuple[DecisionKind, ...] = (
+    DecisionKind(
+        EXECUTE,
+        label="phase selection",
+        form=forms.CONTROL_COMMAND,
+        settles=SELECTION,
+        verb="execute",
+        read=_read_execute,
+        typed=_typed_execute,
+        button=buttons.EXECUTE,
+        pressed=_pressed_execute,
+    ),
+    DecisionKind(
+        SKIP,
+        label="skip",
+        form=forms.SKIP,
+        verb="skip",
+        read=_read_skip,
+        typed=_typed_skip,
+    ),
+    DecisionKind(
+        APPROVE,
+        label="approval",
+        form=forms.APPROVAL,
+        settles=GATE,
+        verb="approve",
+        read=_read_approve,
+        typed=_typed_gate(APPROVE),
+        button=buttons.APPROVE,
+        pressed=_pressed_gate(APPROVE),
+    ),
+    DecisionKind(
+        CHANGES,
+        label="change request",
+        form=forms.CHANGE_REQUEST,
+        settles=GATE,
+        verb="changes",
+        phrases=("request changes",),
+        read=_read_changes,
+        typed=_typed_gate(CHANGES),
+        button=buttons.CHANGES,
+        pressed=_pressed_gate(CHANGES),
+    ),
+    # An answer has no verb: it is the words said in an open ask's thread, or the
+    # "Defaults are fine" press.
+    DecisionKind(
+        ANSWER,
+        label="answer",
+        form=forms.REPLY,
+        settles=ASK,
+        typed=_typed_answer,
+        button=buttons.DEFAULT,
+        pressed=_pressed_default,
+    ),
+)
+
+BY_NAME: Mapping[str, DecisionKind] = {kind.name: kind for kind in KINDS}
+BY_VERB: Mapping[str, DecisionKind] = {kind.verb: kind for kind in KINDS if kind.verb}
+BY_BUTTON: Mapping[str, DecisionKind] = {kind.button: kind for kind in KINDS if kind.button}
+#: The typed verbs, for the adapter's commands (``!execute``…).
+VERBS: tuple[str, ...] = tuple(BY_VERB)
+#: Every typed verb and phrase, with its reader, for :func:`looproom.decide.grammar.parse`.
+READERS: Mapping[str, grammar.Reader] = {
+    word: kind.read
+    for kind in KINDS
+    if kind.read is not None
+    for word in (kind.verb, *kind.phrases)
+}
+
+
+def read(text: str) -> grammar.Parsed:
+    """One typed message read with every kind's verb."""
+    return grammar.parse(text, READERS)
+
+
+def target(decision: Decision, destinations: forms.Destinations) -> dict[str, Any]:
+    """Where ``decision`` goes and in what form: the sink's name and its request."""
+    return BY_NAME[decision.kind].form.target(decision, destinations)
+
+
+def label(kind: str) -> str:
+    """What the room's replies call a decision of ``kind``."""
+    return BY_NAME[kind].label
+
+
+def settles(kind: str) -> str:
+    """The open question a decision of ``kind`` answers, ``""`` for none."""
+    known = BY_NAME.get(kind)
+    return known.settles if known is not None else ""
