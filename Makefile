@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install run test lint bench clean
+.PHONY: install run test test-fast lint bench clean
 
 $(STAMP): requirements.txt requirements-dev.txt
 	$(PYTHON) -m venv $(VENV)
@@ -18,10 +18,13 @@ run: $(STAMP)
 	$(BIN)/python config.py --webserver | $(BIN)/errbot -c config.py --storage-merge core
 	$(BIN)/errbot -c config.py
 
-test: $(STAMP)
-	$(BIN)/ruff check .
-	$(BIN)/ruff format --check .
+# The one test command (README, CI): lint, then the whole suite.
+test: lint
 	$(BIN)/python -m pytest
+
+# For the edit-run loop: lint, then everything but the end-to-end tests (marker `e2e`).
+test-fast: lint
+	$(BIN)/python -m pytest -m "not e2e"
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

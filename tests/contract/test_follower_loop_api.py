@@ -1,4 +1,4 @@
-"""The stream follower against the-loop's real control plane (issue 5).
+"""The stream follower against the-loop's real control plane.
 
 the-loop's own FastAPI app (``the_loop.api.app.create_app``) is served by uvicorn on
 loopback over a state root in a temp dir; the test appends to its event log with
@@ -20,7 +20,8 @@ import pytest
 from looproom.durable.queue import DurableQueue
 from looproom.inbound.events import ASK, Event
 from looproom.inbound.stream import CURSOR_KEY, StreamFollower
-from tests.fakes.loop_stream import WORK_ITEM, LoopAPI, Proxy, until
+from tests.fakes.loop_stream import WAIT, WORK_ITEM, LoopAPI, Proxy
+from tests.support.wait import wait_for
 
 
 @pytest.fixture
@@ -62,7 +63,7 @@ class Follow:
         )
         self.followers.append(follower)
         follower.start()
-        until(lambda: follower.status().state == "connected", "the follower to connect")
+        wait_for(lambda: follower.status().state == "connected", WAIT, "the follower to connect")
         return follower
 
     def questions(self) -> list[str]:
@@ -85,7 +86,7 @@ def test_an_ask_in_the_loop_log_reaches_the_inbox_as_the_ask_event(
     follower = follow(port, cursor)
     api.noise()
     api.ask("Which option, 1 or 2?")
-    until(lambda: inbox.depth() == 1, "the ask in the inbox")
+    wait_for(lambda: inbox.depth() == 1, WAIT, "the ask in the inbox")
     [item] = inbox.list()
     event = Event.from_wire(json.loads(item.payload))
     assert (event.event_type, event.work_item, event.text) == (
@@ -95,7 +96,7 @@ def test_an_ask_in_the_loop_log_reaches_the_inbox_as_the_ask_event(
     )
     assert event.url.startswith("https://github.com/acme/api/issues/7#issuecomment-")
     assert dict(event.detail) == {"actor": "dev"}
-    until(lambda: cursor.get(CURSOR_KEY), "the stream id to be stored")
+    wait_for(lambda: cursor.get(CURSOR_KEY), WAIT, "the stream id to be stored")
     assert follower.status().accepted == 1
     assert "connected" in follower.status().describe()
 
@@ -106,17 +107,17 @@ def test_a_dropped_connection_resumes_from_the_stored_id_without_loss_or_duplica
     api, _ = loop_api
     follower = follow(proxy.port, {})
     api.ask("first?")
-    until(lambda: inbox.depth() == 1, "the first ask")
+    wait_for(lambda: inbox.depth() == 1, WAIT, "the first ask")
 
     proxy.accepting.clear()
     proxy.cut()
-    until(lambda: follower.status().state != "connected", "the follower to notice the drop")
+    wait_for(lambda: follower.status().state != "connected", WAIT, "the drop to be noticed")
     api.ask("second, while the bot was cut off?")
     api.noise()
     api.ask("third?")
     proxy.accepting.set()
 
-    until(lambda: inbox.depth() == 3, "the asks written during the outage")
+    wait_for(lambda: inbox.depth() == 3, WAIT, "the asks written during the outage")
     assert follow.questions() == ["first?", "second, while the bot was cut off?", "third?"]
     status = follower.status()
     assert (status.accepted, status.duplicates, status.desyncs) == (3, 0, 0)
@@ -129,17 +130,17 @@ def test_records_replayed_after_a_crash_are_duplicates_and_post_once(
     api, port = loop_api
     first = follow(port, {})
     api.noise()
-    until(lambda: first.status().last_id, "the first stream id")
+    wait_for(lambda: first.status().last_id, WAIT, "the first stream id")
     before = first.status().last_id
     api.ask("one?")
     api.ask("two?")
-    until(lambda: inbox.depth() == 2, "both asks")
+    wait_for(lambda: inbox.depth() == 2, WAIT, "both asks")
     first.stop()
 
     # As if the bot died after storing the asks but before storing the stream id.
     again = follow(port, {CURSOR_KEY: before})
     api.ask("three?")
-    until(lambda: inbox.depth() == 3, "the next ask after the replay")
+    wait_for(lambda: inbox.depth() == 3, WAIT, "the next ask after the replay")
     assert follow.questions() == ["one?", "two?", "three?"]
     assert (again.status().accepted, again.status().duplicates) == (1, 2)
 
@@ -151,9 +152,9 @@ def test_a_stored_id_the_loop_no_longer_has_is_reported_and_following_goes_on(
     api.noise()
     # An offset past the end of the log: the-loop's log was rotated since we stored it.
     follower = follow(port, {CURSOR_KEY: "99999999"})
-    until(lambda: follower.status().desyncs == 1, "the-loop's desync frame")
+    wait_for(lambda: follower.status().desyncs == 1, WAIT, "the-loop's desync frame")
     api.ask("after the gap?")
-    until(lambda: inbox.depth() == 1, "the ask after the gap")
+    wait_for(lambda: inbox.depth() == 1, WAIT, "the ask after the gap")
     assert "gap" in follower.status().describe()
 
 

@@ -1,4 +1,4 @@
-"""``theloop_hook`` as the-loop itself loads and runs it (issue 5).
+"""``theloop_hook`` as the-loop itself loads and runs it.
 
 the-loop's own extension loader reads ``routing.graph.hooks`` from a CLI config built from
 the shipped snippet, imports our module, compiles its shipped loops with it, and runs the
@@ -27,7 +27,6 @@ from the_loop.graph.model import SHIPPED_LOOPS, Graph, load_graph
 from the_loop.graph.runtime import Runtime, _degradations
 from the_loop.graph.state import WorkItemState
 
-from looproom.durable.queue import DurableQueue
 from tests.e2e.botproc import BotProcess
 
 HOOK = "x-theloop-notify"
@@ -354,8 +353,5 @@ def test_the_hook_run_in_the_loops_chain_lands_in_a_running_bots_inbox(
         200,
         first.data["id"],
     )
-    inbox = DurableQueue(bot.data_dir / "theloop" / "queues.sqlite3", "inbox")
-    try:
+    with bot.inbox() as inbox:
         assert inbox.get(first.data["id"]) is not None
-    finally:
-        inbox.close()

@@ -17,10 +17,13 @@ import signal
 import socket
 import subprocess
 import sys
-import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
+
+from looproom.durable.queue import DurableQueue
+from tests.support.wait import wait_for
 
 REPO = Path(__file__).resolve().parents[2]
 CONFIG = REPO / "config.py"
@@ -37,16 +40,6 @@ def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket() as sock:
         sock.bind((host, 0))
         return sock.getsockname()[1]
-
-
-def wait_for(condition: Callable[[], bool], timeout: float = 30.0, interval: float = 0.05) -> bool:
-    """Poll ``condition`` until it holds or ``timeout`` passes; its last value."""
-    pause = threading.Event()
-    for _ in range(max(1, int(timeout / interval))):
-        if condition():
-            return True
-        pause.wait(interval)
-    return condition()
 
 
 class BotProcess:
@@ -97,6 +90,21 @@ class BotProcess:
 
     def url(self, path: str = "/") -> str:
         return f"http://{self.host}:{self.port}{path}"
+
+    @property
+    def queue_file(self) -> Path:
+        """The plugin's durable queues (the inbox and the relay): one SQLite file."""
+        return self.data_dir / "theloop" / "queues.sqlite3"
+
+    @contextmanager
+    def inbox(self) -> Iterator[DurableQueue]:
+        """The bot's inbox, through the queue's own API. Only while the bot is stopped:
+        opening the queue takes any item in flight for one a dead process left behind."""
+        queue = DurableQueue(self.queue_file, "inbox")
+        try:
+            yield queue
+        finally:
+            queue.close()
 
     def provision(self) -> None:
         """Configure Errbot's Webserver exactly as ``make run`` does."""
@@ -155,8 +163,7 @@ class BotProcess:
             self._check_alive()
             return ACTIVATION_DONE in self.log_text() and self._port_open()
 
-        if not wait_for(ready, timeout):
-            raise TimeoutError(f"errbot not ready in {timeout} s:\n{self.log_text()[-4000:]}")
+        wait_for(ready, timeout, lambda: f"errbot to be ready; it said:\n{self.log_text()[-4000:]}")
 
     def _port_open(self) -> bool:
         try:

@@ -1,20 +1,21 @@
 """End-to-end fixtures: the loopback fake of Slack, and real SlackV3 bots talking to it.
 
 ``fake_slack`` is a :class:`tests.fakes.slack_api.FakeSlack` on a free loopback port.
-``slack_bot(settings_yaml)`` starts a real ``errbot -c config.py`` process (the SlackV3
+``slack_bot(settings_yaml, env)`` starts a real ``errbot -c config.py`` process (the SlackV3
 backend, the real slack_sdk, Socket Mode against the fake) in the test's temp dir, pointed
-at the fake with ``THELOOP_SLACK_API_URL``; every bot started is killed when the test ends.
+at the fake with ``THELOOP_SLACK_API_URL`` (``env`` adds to its environment); every bot
+started is killed when the test ends, if the test did not kill it first.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
-from botproc import BotProcess
-from slackbot import API_LOOP, LOOP, SlackBot, slack_env
 
+from tests.e2e import slackbot
+from tests.e2e.slackbot import API_LOOP, LOOP, SlackBot, StartBot
 from tests.fakes.slack_api import FakeSlack
 
 
@@ -26,19 +27,16 @@ def fake_slack() -> Iterator[FakeSlack]:
 
 
 @pytest.fixture
-def slack_bot(tmp_path: Path, fake_slack: FakeSlack) -> Iterator[Callable[[str], SlackBot]]:
-    """Start a SlackV3 bot with ``settings_yaml`` as its theloop.yaml."""
-    started: list[BotProcess] = []
+def slack_bot(tmp_path: Path, fake_slack: FakeSlack) -> Iterator[StartBot]:
+    """Start a SlackV3 bot with ``settings_yaml`` as its theloop.yaml (and ``env``)."""
+    started: list[SlackBot] = []
 
-    def start(settings_yaml: str) -> SlackBot:
+    def start(settings_yaml: str, env: Mapping[str, str] | None = None) -> SlackBot:
         data_dir = tmp_path / f"bot-{len(started)}"
-        data_dir.mkdir()
-        (data_dir / "theloop.yaml").write_text(settings_yaml, encoding="utf-8")
-        process = BotProcess(data_dir, backend="SlackV3", env=slack_env(fake_slack))
-        started.append(process)
-        process.start(timeout=90)
-        return SlackBot(process, fake_slack)
+        bot = slackbot.start(data_dir, settings_yaml, fake_slack, env)
+        started.append(bot)
+        return bot
 
     yield start
-    for process in started:
-        process.kill()
+    for bot in started:
+        bot.process.kill()

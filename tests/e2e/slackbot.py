@@ -5,19 +5,19 @@ Used by the e2e fixtures (``conftest.py``) and by ``bench/bench_e2e.py``.
 
 from __future__ import annotations
 
-import http.client
 import json
-import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
-from botproc import BotProcess
-
-from looproom.inbound.signing import sign
-from tests.fakes.slack_api import APP_TOKEN, BOT_TOKEN, FakeSlack
-from tests.support.corpus import MESSAGES
+from tests.e2e.botproc import BotProcess
+from tests.fakes.slack_api import APP_TOKEN, BOT_TOKEN, FakeSlack, decoded
+from tests.support import messages, signed
 
 SECRET = "e2e-slack-webhook-secret"
 LOOP, API_LOOP = "C0LOOP0001", "C0APILOOP1"
+#: A bound on a start-up: provisioning, Errbot's plugins, and the Socket Mode handshake.
+START_TIMEOUT = 90.0
 
 
 class SlackBot:
@@ -29,27 +29,38 @@ class SlackBot:
     def send(self, event: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         """POST ``event`` to the bot's webhook, signed; its status and JSON answer."""
         body = json.dumps(event).encode()
-        stamp = str(int(time.time()))
-        headers = {
-            "Content-Type": "application/json",
-            "X-TheLoop-Timestamp": stamp,
-            "X-TheLoop-Signature": sign(SECRET, stamp, body),
-        }
-        connection = http.client.HTTPConnection(self.process.host, self.process.port, timeout=30)
-        try:
-            connection.request("POST", "/theloop/events", body=body, headers=headers)
-            response = connection.getresponse()
-            return response.status, json.loads(response.read() or b"{}")
-        finally:
-            connection.close()
+        headers = signed.webhook_headers(SECRET, body)
+        host, port = self.process.host, self.process.port
+        status, answer = signed.post(host, port, signed.WEBHOOK_PATH, body, headers)
+        return status, json.loads(answer or b"{}")
+
+
+#: What the e2e fixture ``slack_bot`` hands a test: ``(settings_yaml, env=None)`` → a bot.
+StartBot = Callable[..., SlackBot]
+
+
+def start(
+    data_dir: Path, settings_yaml: str, slack: FakeSlack, env: Mapping[str, str] | None = None
+) -> SlackBot:
+    """A SlackV3 bot on ``data_dir`` with ``settings_yaml`` as its theloop.yaml, started
+    against ``slack`` (plus ``env``). Whoever starts it kills it."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    (data_dir / "theloop.yaml").write_text(settings_yaml, encoding="utf-8")
+    process = BotProcess(data_dir, backend="SlackV3", env={**slack_env(slack), **(env or {})})
+    process.start(timeout=START_TIMEOUT)
+    return SlackBot(process, slack)
 
 
 def corpus(stem: str) -> dict[str, Any]:
-    """A real the-loop message from the shared corpus, ``origin`` dropped, id set."""
-    (path,) = MESSAGES.glob(f"{stem}-*.json")
-    wire = json.loads(path.read_text(encoding="utf-8"))
-    wire.pop("origin", None)
-    return {**wire, "id": f"e2e-{path.stem}"}
+    """A real the-loop message as the event its sender posts, with an id of its own."""
+    return messages.event(stem, id=f"e2e-{messages.path(stem).stem}")
+
+
+def event_key(fields: Mapping[str, Any]) -> str:
+    """The key of the-loop's event a message (or a ``chat.postMessage`` call's arguments)
+    was posted for, from its metadata; ``""`` for anything else (a parent, a reply)."""
+    payload = (decoded(fields.get("metadata")) or {}).get("event_payload") or {}
+    return str(payload.get("key") or "") if payload.get("kind") == "event" else ""
 
 
 def slack_env(slack: FakeSlack) -> dict[str, str]:

@@ -1,4 +1,4 @@
-"""Decisions back to the-loop, end to end (issue 4): a real errbot, the real SlackV3 backend.
+"""Decisions back to the-loop, end to end: a real errbot, the real SlackV3 backend.
 
 The bot runs as ``make run`` runs it, on Socket Mode against the loopback fake of Slack,
 with loopback fakes of GitHub and the-loop's control plane as its relay sinks. the-loop's
@@ -11,24 +11,20 @@ requests are refused, and unauthorized members relay nothing.
 
 from __future__ import annotations
 
-import hashlib
-import hmac
-import http.client
 import json
-import time
 import urllib.parse
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
-from botproc import BotProcess
-from slackbot import LOOP, SlackBot, corpus, slack_env
 
+from tests.e2e.slackbot import LOOP, START_TIMEOUT, SlackBot, StartBot, corpus, event_key
 from tests.fakes.github_api import TOKEN, FakeGitHub
 from tests.fakes.loop_api import FakeLoop
-from tests.fakes.slack_api import FakeSlack
+from tests.fakes.slack_api import BOT_USER, FakeSlack
+from tests.support import signed
+from tests.support.wait import wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -67,16 +63,12 @@ class Rig:
         return message
 
     def _posted(self, event: dict[str, Any]) -> dict[str, Any]:
-        stem = event["id"]
         assert self.bot.send(event)[0] == 202
-        found: list[dict[str, Any]] = []
 
-        def posted() -> bool:
-            found[:] = [m for m in self.slack.messages(LOOP) if _key(m) == event["id"]]
-            return bool(found)
+        def posted() -> list[dict[str, Any]]:
+            return [m for m in self.slack.messages(LOOP) if event_key(m) == event["id"]]
 
-        assert self.slack.wait_for(posted, TIMEOUT), f"{stem} never posted"
-        return found[0]
+        return wait_for(posted, TIMEOUT, f"{event['id']} to be posted")[0]
 
     def say(self, member: str, text: str, thread_ts: str) -> dict[str, Any]:
         """A member types in a thread: the message is in Slack, and its event is delivered."""
@@ -111,9 +103,18 @@ class Rig:
             if c.args["user"] == member
         ]
 
+    def told(self, member: str, words: str) -> bool:
+        """Whether ``member`` was told something containing ``words``, only them to see."""
+        return any(words in text for text in self.ephemerals(member))
 
-def _key(message: dict[str, Any]) -> str:
-    return str(message.get("metadata", {}).get("event_payload", {}).get("key", ""))
+    def relay_sentinel(self) -> None:
+        """A decision relayed after every one stored before it: the-loop asks, and an answer
+        reaches it. The relay hands decisions over one at a time, oldest first, so by then
+        any other decision stored earlier (a duplicate, say) has been handed over too."""
+        ask = self.show("15")
+        replies = len(self.loop.replies)
+        self.say(ALICE, f"sentinel answer {replies + 1}", ask["thread_ts"])
+        wait_for(lambda: len(self.loop.replies) > replies, TIMEOUT, "the sentinel answer")
 
 
 def _payload(message: dict[str, Any], action_id: str, member: str, **extra: Any) -> dict[str, Any]:
@@ -139,22 +140,19 @@ def _payload(message: dict[str, Any], action_id: str, member: str, **extra: Any)
 
 
 @pytest.fixture
-def rig(tmp_path: Path, fake_slack: FakeSlack) -> Iterator[Rig]:
+def rig(slack_bot: StartBot, fake_slack: FakeSlack) -> Iterator[Rig]:
     with FakeGitHub({REPO: {NUMBER}}) as github, FakeLoop({ITEM: False}) as loop:
-        (tmp_path / "theloop.yaml").write_text(SETTINGS, encoding="utf-8")
         env = {
-            **slack_env(fake_slack),
             "THELOOP_GITHUB_TOKEN": TOKEN,
             "THELOOP_GITHUB_API": github.url,
             "THELOOP_LOOP_API": loop.url,
             "THELOOP_SLACK_SIGNING_SECRET": SIGNING_SECRET,
         }
-        process = BotProcess(tmp_path, backend="SlackV3", env=env)
+        bot = slack_bot(SETTINGS, env)
         try:
-            process.start(timeout=90)
-            yield Rig(SlackBot(process, fake_slack), fake_slack, github, loop)  # type: ignore[arg-type]
+            yield Rig(bot, fake_slack, github, loop)
         finally:
-            process.kill()
+            bot.process.kill()  # before its relay sinks go away
 
 
 def test_typed_decisions_land_once_even_when_the_sink_fails_twice(rig: Rig) -> None:
@@ -162,7 +160,7 @@ def test_typed_decisions_land_once_even_when_the_sink_fails_twice(rig: Rig) -> N
     thread = gate["thread_ts"]
     rig.github.fail("/comments", 502, times=2)
     approval = rig.say(ALICE, "approve ship it", thread)
-    assert rig.slack.wait_for(lambda: "white_check_mark" in rig.reactions(approval["ts"]), TIMEOUT)
+    wait_for(lambda: "white_check_mark" in rig.reactions(approval["ts"]), TIMEOUT, "the ✅")
     (comment,) = rig.comments()
     assert comment.startswith(
         "approved\n\nship it\n\n🗣️ _the-loop — answer to the open gate from `alice-gh`"
@@ -175,22 +173,25 @@ def test_typed_decisions_land_once_even_when_the_sink_fails_twice(rig: Rig) -> N
         replies = [m["text"] for m in rig.slack.thread(LOOP, thread) if m.get("user") != ALICE]
         return any(text.startswith("✅ recorded — moving on") for text in replies)
 
-    assert rig.slack.wait_for(moving_on, TIMEOUT), "no threaded acknowledgement"
+    wait_for(moving_on, TIMEOUT, "the threaded acknowledgement")
 
-    # An unauthorized member and the bot itself relay nothing.
+    # The bot itself and an unauthorized member relay nothing. The bot's own message goes
+    # first, and the member's after it on the same Socket Mode connection is the sentinel:
+    # by the time the member is told why not, the bot's message has come and gone. (The
+    # client hands envelopes to a pool of threads, so this rests on the bot dropping its
+    # own message at once, where the member's takes Web API calls before any answer.)
+    own = rig.say(BOT_USER, "changes from the bot itself", thread)
     refused = rig.say(BOB, "changes I disagree", thread)
-    assert rig.slack.wait_for(lambda: "warning" in rig.reactions(refused["ts"]), TIMEOUT)
-    refusal = lambda: any("slack.authorizedUsers" in text for text in rig.ephemerals(BOB))  # noqa: E731
-    assert rig.slack.wait_for(refusal, TIMEOUT)
-    rig.say("U0THELOOP", "changes from the bot itself", thread)
-    time.sleep(1.0)  # nothing may happen; give it the chance to
+    wait_for(lambda: "warning" in rig.reactions(refused["ts"]), TIMEOUT, "the refusal's ⚠️")
+    wait_for(lambda: rig.told(BOB, "slack.authorizedUsers"), TIMEOUT, "why Bob may not")
+    assert rig.reactions(own["ts"]) == [] and rig.ephemerals(BOT_USER) == []
     assert len(rig.comments()) == 1
 
 
 def test_an_answer_in_the_asks_thread_reaches_the_session_once(rig: Rig) -> None:
     ask = rig.show("15", settled=True)
     answer = rig.say(ALICE, "Option 2, please: backfill", ask["thread_ts"])
-    assert rig.slack.wait_for(lambda: "white_check_mark" in rig.reactions(answer["ts"]), TIMEOUT)
+    wait_for(lambda: "white_check_mark" in rig.reactions(answer["ts"]), TIMEOUT, "the ✅")
     assert rig.loop.replies == [
         {
             "ref": ITEM,
@@ -200,9 +201,7 @@ def test_an_answer_in_the_asks_thread_reaches_the_session_once(rig: Rig) -> None
         }
     ]
     rig.press(ask, "theloop:default")  # the question was answered: the default is not sent
-    assert rig.slack.wait_for(
-        lambda: any("already answered" in t for t in rig.ephemerals(ALICE)), TIMEOUT
-    )
+    wait_for(lambda: rig.told(ALICE, "already answered"), TIMEOUT, "the press refused")
     assert len(rig.loop.replies) == 1
 
 
@@ -215,47 +214,29 @@ def test_a_press_updates_the_message_and_a_second_press_relays_nothing(rig: Rig)
         for e in b["elements"]
     )
     rig.press(gate, "theloop:approve")
-    assert rig.github.wait_for(lambda: len(rig.comments()) == 1, TIMEOUT)
-    assert rig.comments()[0].startswith("approved\n\n🗣️")
+    (comment,) = wait_for(rig.comments, TIMEOUT, "the press's comment")
+    assert comment.startswith("approved\n\n🗣️")
 
     def updates() -> list[Any]:
         return [c for c in rig.slack.calls_to("chat.update") if c.args["ts"] == gate["ts"]]
 
-    assert rig.slack.wait_for(lambda: bool(updates()), TIMEOUT), (
-        "the pressed message kept its buttons"
-    )
-    (update,) = updates()
+    (update,) = wait_for(updates, TIMEOUT, "the pressed message redrawn without its buttons")
     drawn = json.dumps(update.args["blocks"], ensure_ascii=False)
     assert "theloop:approve" not in drawn and f"pressed by <@{ALICE}>" in drawn
     rig.press(gate, "theloop:approve")  # pressed again (or delivered twice)
-    assert rig.slack.wait_for(
-        lambda: any("already answered" in t for t in rig.ephemerals(ALICE)), TIMEOUT
-    )
-    time.sleep(1.0)
+    wait_for(lambda: rig.told(ALICE, "already answered"), TIMEOUT, "the second press refused")
+    rig.relay_sentinel()
     assert len(rig.comments()) == 1
 
 
-def _signed(body: bytes, secret: str = SIGNING_SECRET) -> dict[str, str]:
-    stamp = str(int(time.time()))
-    digest = hmac.new(secret.encode(), f"v0:{stamp}:".encode() + body, hashlib.sha256).hexdigest()
-    return {
-        "Content-Type": "application/x-www-form-urlencoded",
-        "X-Slack-Request-Timestamp": stamp,
-        "X-Slack-Signature": f"v0={digest}",
-    }
-
-
 def _post(rig: Rig, body: bytes, headers: dict[str, str]) -> int:
-    connection = http.client.HTTPConnection(rig.bot.process.host, rig.bot.process.port, timeout=30)
-    try:
-        connection.request("POST", "/theloop/slack/interactive", body=body, headers=headers)
-        return connection.getresponse().status
-    finally:
-        connection.close()
+    process = rig.bot.process
+    return signed.post(process.host, process.port, signed.INTERACTIVE_PATH, body, headers)[0]
 
 
-def test_signed_http_presses_relay_the_boxes_and_forged_ones_are_refused(rig: Rig) -> None:
-    checklist = rig.show("01", settled=True)
+def _execute_press(checklist: dict[str, Any], *, untick: str = "") -> bytes:
+    """The form body Slack posts when ALICE presses execute on ``checklist`` with its boxes
+    as drawn, ``untick`` unticked."""
     boxes = [
         (b["block_id"], e)
         for b in checklist["blocks"]
@@ -269,21 +250,26 @@ def test_signed_http_presses_relay_the_boxes_and_forged_ones_are_refused(rig: Ri
             element["action_id"]: {
                 "type": "checkboxes",
                 "selected_options": [
-                    o for o in element.get("initial_options", []) if o["value"] != "design"
+                    o for o in element.get("initial_options", []) if o["value"] != untick
                 ],
             }
         }
         for block_id, element in boxes
     }
     payload = _payload(checklist, "theloop:execute", ALICE, state={"values": values})
-    body = urllib.parse.urlencode({"payload": json.dumps(payload)}).encode()
-    assert _post(rig, body, _signed(body, "not-the-secret")) == 401
-    assert _post(rig, body, {"Content-Type": "application/x-www-form-urlencoded"}) == 401
-    time.sleep(1.0)
-    assert rig.comments() == []
-    assert _post(rig, body, _signed(body)) == 200
-    assert rig.github.wait_for(lambda: len(rig.comments()) == 1, TIMEOUT)
-    (comment,) = rig.comments()
+    return urllib.parse.urlencode({"payload": json.dumps(payload)}).encode()
+
+
+def test_signed_http_presses_relay_the_boxes_and_forged_ones_are_refused(rig: Rig) -> None:
+    checklist = rig.show("01", settled=True)
+    # The forgeries keep every box as drawn; the real press unticks design. Had a forgery
+    # been taken, the relay (oldest first) would post its comment before the real one's.
+    forged = _execute_press(checklist)
+    assert _post(rig, forged, signed.slack_headers("not-the-secret", forged)) == 401
+    assert _post(rig, forged, {"Content-Type": "application/x-www-form-urlencoded"}) == 401
+    real = _execute_press(checklist, untick="design")
+    assert _post(rig, real, signed.slack_headers(SIGNING_SECRET, real)) == 200
+    (comment,) = wait_for(rig.comments, TIMEOUT, "the press's comment")
     assert comment.startswith("the-loop execute\n\n- [ ] brainstorming")
     assert "- [ ] design\n" in comment and "- [x] test-planning" in comment
 
@@ -292,12 +278,11 @@ def test_a_bot_killed_between_receipt_and_relay_relays_once_after_restart(rig: R
     gate = rig.show("06")
     rig.github.fail("/comments", 503, times=10_000)  # GitHub is down: nothing can land
     approval = rig.say(ALICE, "approve", gate["thread_ts"])
-    assert rig.slack.wait_for(lambda: "eyes" in rig.reactions(approval["ts"]), TIMEOUT)
+    wait_for(lambda: "eyes" in rig.reactions(approval["ts"]), TIMEOUT, "the 👀: stored")
     rig.bot.process.kill()
     assert rig.comments() == []
     rig.github.faults.clear()  # GitHub is back
-    rig.bot.process.start(timeout=90)
-    assert rig.github.wait_for(lambda: len(rig.comments()) == 1, TIMEOUT)
-    assert rig.slack.wait_for(lambda: "white_check_mark" in rig.reactions(approval["ts"]), TIMEOUT)
-    time.sleep(1.0)
+    rig.bot.process.start(timeout=START_TIMEOUT)
+    wait_for(lambda: "white_check_mark" in rig.reactions(approval["ts"]), TIMEOUT, "the ✅")
+    rig.relay_sentinel()
     assert len(rig.comments()) == 1

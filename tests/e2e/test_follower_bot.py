@@ -1,4 +1,4 @@
-"""the-loop's event stream as the bot's second ingress, end to end (issue 5).
+"""the-loop's event stream as the bot's second ingress, end to end.
 
 A real ``errbot -c config.py`` process runs the real SlackV3 backend against the loopback
 fake of Slack, with ``THELOOP_LOOP_STREAM`` pointing — through a TCP proxy the test can
@@ -21,13 +21,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from botproc import BotProcess
-from slackbot import LOOP, SlackBot, slack_env
 
 from looproom.inbound.stream import STREAM_PATH, record_id
 from looproom.room.outlets import metadata
-from tests.fakes.loop_stream import WORK_ITEM, LoopAPI, Proxy, until
-from tests.fakes.slack_api import FakeSlack
+from tests.e2e.slackbot import LOOP, START_TIMEOUT, SlackBot, StartBot, event_key
+from tests.fakes.loop_stream import WORK_ITEM, LoopAPI, Proxy
+from tests.fakes.slack_api import FakeSlack, decoded
+from tests.support.wait import wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -58,7 +58,7 @@ class Rig:
 
     def wait_subscribed(self, count: int) -> dict[str, Any]:
         """The ``count``-th accepted stream connection, once the-loop has it."""
-        until(lambda: len(self.subscriptions()) >= count, f"stream connection {count}", TIMEOUT)
+        wait_for(lambda: len(self.subscriptions()) >= count, TIMEOUT, f"stream connection {count}")
         return self.subscriptions()[count - 1]
 
     def key(self, question: str) -> str:
@@ -81,16 +81,14 @@ class Rig:
     def posts(self) -> Counter[str]:
         """How many ``chat.postMessage`` calls carried each event key."""
         return Counter(
-            key
-            for call in self.slack.calls_to("chat.postMessage")
-            if (key := _event_key(call.args))
+            key for call in self.slack.calls_to("chat.postMessage") if (key := event_key(call.args))
         )
 
     def wait_posted(self, *questions: str) -> dict[str, dict[str, Any]]:
         """Question → its ``chat.postMessage`` arguments, once every one was posted."""
         keys = {question: self.key(question) for question in questions}
-        until(lambda: set(keys.values()) <= set(self.posts()), f"posts of {questions}", TIMEOUT)
-        calls = {_event_key(c.args): c.args for c in self.slack.calls_to("chat.postMessage")}
+        wait_for(lambda: set(keys.values()) <= set(self.posts()), TIMEOUT, f"posts of {questions}")
+        calls = {event_key(c.args): c.args for c in self.slack.calls_to("chat.postMessage")}
         return {question: calls[key] for question, key in keys.items()}
 
     def settle(self) -> str:
@@ -116,37 +114,23 @@ class Rig:
         def answers() -> list[str]:
             return [str(m.get("text") or "") for m in self.slack.messages(dm)]
 
-        assert self.slack.wait_for(lambda: bool(answers()), TIMEOUT), f"no answer to {text}"
-        return answers()[0]
-
-
-def _decoded(value: Any) -> Any:
-    """slack_sdk sends metadata as an object in JSON bodies, as a string in form bodies."""
-    return json.loads(value) if isinstance(value, str) and value else value
-
-
-def _event_key(args: dict[str, Any]) -> str:
-    payload = (_decoded(args.get("metadata")) or {}).get("event_payload") or {}
-    return str(payload.get("key") or "") if payload.get("kind") == "event" else ""
+        return wait_for(answers, TIMEOUT, f"an answer to {text}")[0]
 
 
 @pytest.fixture
-def rig(tmp_path: Path, fake_slack: FakeSlack) -> Iterator[Rig]:
+def rig(tmp_path: Path, slack_bot: StartBot, fake_slack: FakeSlack) -> Iterator[Rig]:
     loop = LoopAPI(tmp_path / "loop")
     proxy = Proxy(loop.start())
-    data_dir = tmp_path / "bot"
-    data_dir.mkdir()
-    (data_dir / "theloop.yaml").write_text(SETTINGS, encoding="utf-8")
-    env = {**slack_env(fake_slack), "THELOOP_LOOP_STREAM": proxy.url + STREAM_PATH}
-    process = BotProcess(data_dir, backend="SlackV3", env=env)
     try:
-        process.start(timeout=90)
-        rig = Rig(loop, proxy, SlackBot(process, fake_slack), fake_slack)
-        # A first connection starts at the log's end (the-loop's rule): ask only after it.
-        rig.wait_subscribed(1)
-        yield rig
+        bot = slack_bot(SETTINGS, {"THELOOP_LOOP_STREAM": proxy.url + STREAM_PATH})
+        try:
+            rig = Rig(loop, proxy, bot, fake_slack)
+            # A first connection starts at the log's end (the-loop's rule): ask only after it.
+            rig.wait_subscribed(1)
+            yield rig
+        finally:
+            bot.process.kill()  # before the-loop's API goes away
     finally:
-        process.kill()
         proxy.close()
         loop.stop()
 
@@ -160,7 +144,7 @@ def test_an_ask_in_the_loop_log_becomes_a_message_in_the_room(rig: Rig) -> None:
     assert posted.get("thread_ts"), "the ask was not posted in its work item's thread"
     assert question in posted["text"]
     assert question in json.dumps(posted.get("blocks") or [], ensure_ascii=False)
-    assert _decoded(posted["metadata"]) == metadata("event", rig.key(question), WORK_ITEM)
+    assert decoded(posted["metadata"]) == metadata("event", rig.key(question), WORK_ITEM)
     assert rig.posts() == Counter({rig.key(question): 1})
 
     status = rig.command("!theloop status")
@@ -207,7 +191,7 @@ def test_a_restarted_bot_resumes_from_its_stored_cursor(rig: Rig, crash: bool) -
     for question in down:
         rig.loop.ask(question)
         rig.loop.noise()
-    rig.bot.process.start(timeout=90)
+    rig.bot.process.start(timeout=START_TIMEOUT)
 
     cursor = rig.wait_subscribed(connections + 1).get("cursor")
     assert isinstance(cursor, int), "the restarted bot did not send its stored id"

@@ -1,4 +1,4 @@
-"""``theloop_send.py`` as an operator runs it, against a real running bot (issue 5).
+"""``theloop_send.py`` as an operator runs it, against a real running bot.
 
 The sender runs as a script on a bare interpreter (``-I -S``: no site-packages), and the
 bot is a real ``errbot -c config.py`` process (``Null`` backend) on a free loopback port.
@@ -16,20 +16,15 @@ from pathlib import Path
 import pytest
 import theloop_send
 
-from looproom.durable.queue import DurableQueue
 from tests.e2e.botproc import BotProcess, free_port
-from tests.support.corpus import MESSAGES
+from tests.support import messages
+from tests.support.signed import WEBHOOK_PATH
 
 pytestmark = pytest.mark.e2e
 
 SECRET = "e2e-secret-0123456789abcdef0123456789abcdef"
 SECRET_ENV = "THELOOP_E2E_SECRET"
 SENDER = Path(theloop_send.__file__).resolve()
-
-
-def inbox_of(bot: BotProcess) -> DurableQueue:
-    """The bot's durable inbox (open it only while the bot is stopped)."""
-    return DurableQueue(bot.data_dir / "theloop" / "queues.sqlite3", "inbox")
 
 
 def send(url: str, *args: str, secret: str = SECRET, deadline: float = 30) -> subprocess.Popen:
@@ -64,9 +59,9 @@ def test_an_event_is_delivered_once_and_its_repeat_is_a_duplicate(
     bot: BotProcess, tmp_path: Path
 ) -> None:
     event = _event_file(tmp_path, "started.json", text="the-loop: issue-7 started phase *design*")
-    code, said = finished(send(bot.url("/theloop/events"), "--event-file", event))
+    code, said = finished(send(bot.url(WEBHOOK_PATH), "--event-file", event))
     assert code == 0 and "HTTP 202" in said, said
-    code, again = finished(send(bot.url("/theloop/events"), "--event-file", event))
+    code, again = finished(send(bot.url(WEBHOOK_PATH), "--event-file", event))
     assert code == 0 and "duplicate" in again and "HTTP 200" in again, again
 
 
@@ -75,15 +70,15 @@ def test_a_wrong_secret_is_refused_naming_the_secret_variable(
 ) -> None:
     event = _event_file(tmp_path, "refused.json", text="never stored")
     code, said = finished(
-        send(bot.url("/theloop/events"), "--event-file", event, secret="not-the-secret")
+        send(bot.url(WEBHOOK_PATH), "--event-file", event, secret="not-the-secret")
     )
     assert code == 1 and "401" in said and SECRET_ENV in said, said
     assert "not-the-secret" not in said
 
 
 def test_a_schema_error_is_refused_naming_the_field(bot: BotProcess) -> None:
-    corpus = str(MESSAGES / "12-conflict-escalated.json")  # still carries `origin`
-    code, said = finished(send(bot.url("/theloop/events"), "--event-file", corpus))
+    corpus = str(messages.path("12"))  # as the-loop logged it: it still carries `origin`
+    code, said = finished(send(bot.url(WEBHOOK_PATH), "--event-file", corpus))
     assert code == 1 and "422" in said and "origin" in said, said
 
 
@@ -92,7 +87,7 @@ def test_a_bot_that_is_down_then_up_within_the_retry_window_gets_the_event(
 ) -> None:
     bot = BotProcess(tmp_path / "bot", port=free_port(), env={"THELOOP_WEBHOOK_SECRET": SECRET})
     event = _event_file(tmp_path, "late.json", id="late-but-delivered", text="waited")
-    sender = send(bot.url("/theloop/events"), "--event-file", event, deadline=90)
+    sender = send(bot.url(WEBHOOK_PATH), "--event-file", event, deadline=90)
     try:
         bot.start()  # nothing listened when the sender started
         code, said = finished(sender)
@@ -100,9 +95,5 @@ def test_a_bot_that_is_down_then_up_within_the_retry_window_gets_the_event(
         sender.kill()
         bot.stop()
     assert code == 0 and "HTTP 202" in said and "attempts" in said, said  # it did retry
-    inbox = inbox_of(bot)
-    try:
-        stored = inbox.get("late-but-delivered")
-    finally:
-        inbox.close()
-    assert stored is not None
+    with bot.inbox() as inbox:
+        assert inbox.get("late-but-delivered") is not None

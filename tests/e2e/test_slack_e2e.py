@@ -1,4 +1,4 @@
-"""Events out to Slack, end to end (issue 3): a real errbot with the real SlackV3 backend.
+"""Events out to Slack, end to end: a real errbot with the real SlackV3 backend.
 
 The bot runs as ``make run`` runs it, on Socket Mode against the loopback fake of Slack;
 the-loop's real messages arrive signed over real HTTP. Shown here: one thread per work item
@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Callable
 from typing import Any
 
 import pytest
-from slackbot import LOOP, SlackBot, corpus
 
+from tests.e2e.slackbot import LOOP, START_TIMEOUT, SlackBot, StartBot, corpus, event_key
 from tests.fakes.slack_api import FakeSlack
+from tests.support.wait import wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -36,16 +36,14 @@ DELIVERY_TIMEOUT = 90.0
 
 def metadata_keys(slack: FakeSlack) -> Counter[str]:
     """How many times each event key was posted in the room."""
-    return Counter(
-        message["metadata"]["event_payload"]["key"]
-        for message in slack.messages(LOOP)
-        if message.get("metadata", {}).get("event_payload", {}).get("kind") == "event"
-    )
+    return Counter(key for message in slack.messages(LOOP) if (key := event_key(message)))
 
 
 def wait_posted(slack: FakeSlack, keys: list[str]) -> Counter[str]:
-    assert slack.wait_for(lambda: set(keys) <= set(metadata_keys(slack)), DELIVERY_TIMEOUT), (
-        f"not all posted: {sorted(set(keys) - set(metadata_keys(slack)))}"
+    wait_for(
+        lambda: set(keys) <= set(metadata_keys(slack)),
+        DELIVERY_TIMEOUT,
+        lambda: f"every event posted; missing {sorted(set(keys) - set(metadata_keys(slack)))}",
     )
     return metadata_keys(slack)
 
@@ -63,8 +61,10 @@ def parents(slack: FakeSlack) -> dict[str, dict[str, Any]]:
 
 def wait_state(slack: FakeSlack, work_item: str, state: str) -> dict[str, Any]:
     """The work item's parent once it shows ``state`` (it is edited just after the post)."""
-    assert slack.wait_for(lambda: state in parents(slack)[work_item]["text"], DELIVERY_TIMEOUT), (
-        parents(slack)[work_item]["text"]
+    wait_for(
+        lambda: state in parents(slack)[work_item]["text"],
+        DELIVERY_TIMEOUT,
+        lambda: f"{state!r} in the parent, which says {parents(slack)[work_item]['text']!r}",
     )
     return parents(slack)[work_item]
 
@@ -85,7 +85,7 @@ def send_all(bot: SlackBot, events: list[dict[str, Any]]) -> list[str]:
 
 
 def test_a_work_items_events_share_one_thread_under_a_parent_edited_in_place(
-    slack_bot: Callable[[str], SlackBot], fake_slack: FakeSlack
+    slack_bot: StartBot, fake_slack: FakeSlack
 ) -> None:
     bot = slack_bot(SETTINGS.format(max_chars=1500))
     item_260 = [corpus(s) for s in ("03", "04", "05", "06", "07")]
@@ -113,7 +113,7 @@ def test_a_work_items_events_share_one_thread_under_a_parent_edited_in_place(
 
 
 def test_the_digest_is_in_the_section_and_in_the_notification_text(
-    slack_bot: Callable[[str], SlackBot], fake_slack: FakeSlack
+    slack_bot: StartBot, fake_slack: FakeSlack
 ) -> None:
     bot = slack_bot(SETTINGS.format(max_chars=1200))
     checklist, ask = corpus("20"), corpus("15")
@@ -127,14 +127,14 @@ def test_the_digest_is_in_the_section_and_in_the_notification_text(
     long_reply = by_key[checklist["id"]]
     section = long_reply["blocks"][1]["text"]["text"]
     assert len(checklist["text"]) > 1200 >= len(section)
-    assert section in long_reply["text"]  # R1.5: the notification carries the digest
+    assert section in long_reply["text"]  # the notification text carries the digest too
     assert ask["summary"][:40] in json.dumps(by_key[ask["id"]]["blocks"], ensure_ascii=False)
     everything = json.dumps(fake_slack.messages(LOOP), ensure_ascii=False)
     assert "<!channel>" not in everything and "<!here>" not in everything
 
 
 def test_429_500_and_refused_payloads_lose_nothing_and_double_nothing(
-    slack_bot: Callable[[str], SlackBot], fake_slack: FakeSlack
+    slack_bot: StartBot, fake_slack: FakeSlack
 ) -> None:
     bot = slack_bot(SETTINGS.format(max_chars=1500))
     events = [corpus(s) for s in ("03", "04", "18", "05", "06", "13")]
@@ -162,7 +162,7 @@ def test_429_500_and_refused_payloads_lose_nothing_and_double_nothing(
 
 
 def test_a_killed_bot_posts_every_accepted_event_exactly_once_after_restart(
-    slack_bot: Callable[[str], SlackBot], fake_slack: FakeSlack
+    slack_bot: StartBot, fake_slack: FakeSlack
 ) -> None:
     bot = slack_bot(SETTINGS.format(max_chars=1500))
     first, *rest = (corpus(s) for s in ("03", "04", "05", "06", "07"))
@@ -171,11 +171,11 @@ def test_a_killed_bot_posts_every_accepted_event_exactly_once_after_restart(
     fake_slack.fail("chat.postMessage", "land_then_hang")
     in_flight = rest[0]["id"]
     send_all(bot, [rest[0]])
-    assert fake_slack.wait_for(lambda: in_flight in metadata_keys(fake_slack), DELIVERY_TIMEOUT)
+    wait_for(lambda: in_flight in metadata_keys(fake_slack), DELIVERY_TIMEOUT, "the post in flight")
     send_all(bot, rest[1:])  # accepted (202) while the worker is stuck: queued on disk
     bot.process.kill()
     fake_slack.release()
-    bot.process.start(timeout=90)
+    bot.process.start(timeout=START_TIMEOUT)
     keys = [e["id"] for e in (first, *rest)]
     assert wait_posted(fake_slack, keys) == Counter({key: 1 for key in keys})
     (parent,) = parents(fake_slack).values()

@@ -1,4 +1,4 @@
-"""The webhook over real HTTP against a real ``errbot -c config.py`` process (DESIGN §3.2, §4).
+"""The webhook over real HTTP against a real ``errbot -c config.py`` process.
 
 The bot is provisioned and started as ``make run`` does (Null backend, temp data dir, free
 port). Each answer of the contract is checked over a socket; a bot without a secret fails
@@ -8,24 +8,22 @@ the plugin from activating.
 
 from __future__ import annotations
 
-import http.client
 import json
 import sqlite3
 import threading
-import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from botproc import BotProcess, wait_for
 
-from looproom.inbound.signing import sign
+from tests.e2e.botproc import BotProcess
+from tests.support.signed import WEBHOOK_PATH, post, webhook_headers
+from tests.support.wait import wait_for
 
 pytestmark = pytest.mark.e2e
 
 SECRET = "e2e-webhook-secret"
-PATH = "/theloop/events"
 
 
 def _event(n: int, event_type: str = "decision-pending") -> bytes:
@@ -39,31 +37,19 @@ def _post(
     body: bytes,
     *,
     secret: str = SECRET,
-    headers: dict[str, str] | None = None,
     signed: bool = True,
 ) -> tuple[int, dict]:
-    stamp = str(int(time.time()))
-    sent = {"Content-Type": "application/json"}
-    if signed:
-        sent |= {"X-TheLoop-Timestamp": stamp, "X-TheLoop-Signature": sign(secret, stamp, body)}
-    sent |= headers or {}
-    connection = http.client.HTTPConnection(bot.host, bot.port, timeout=30)
+    sent = webhook_headers(secret, body) if signed else {"Content-Type": "application/json"}
+    status, raw = post(bot.host, bot.port, WEBHOOK_PATH, body, sent)
     try:
-        connection.request("POST", PATH, body=body, headers=sent)
-        response = connection.getresponse()
-        raw = response.read()
-    finally:
-        connection.close()
-    try:
-        return response.status, json.loads(raw)
+        return status, json.loads(raw)
     except ValueError:
-        return response.status, {"raw": raw.decode(errors="replace")}
+        return status, {"raw": raw.decode(errors="replace")}
 
 
 def _inbox_states(bot: BotProcess) -> dict[str, str]:
     """key → state, read-only from the bot's queue file (the bot may be running)."""
-    path = bot.data_dir / "theloop" / "queues.sqlite3"
-    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    db = sqlite3.connect(f"file:{bot.queue_file}?mode=ro", uri=True)
     try:
         rows = db.execute("SELECT key, state FROM items WHERE queue='inbox'").fetchall()
     finally:
@@ -92,7 +78,7 @@ def started(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[BotProce
     try:
         bot.start(wait=False)
         bot.wait_ready()
-        assert wait_for(lambda: 202 in answers, timeout=30)
+        wait_for(lambda: 202 in answers, 30, "a 202 once the plugin is active")
     except BaseException:
         bot.kill()
         raise
@@ -147,5 +133,5 @@ def test_accepted_events_survive_a_sigkill_and_are_delivered_after_restart(
         assert all(f"e2e-{n}" in stored for n in range(200))
 
         bot.start()
-        assert wait_for(lambda: set(_inbox_states(bot).values()) == {"done"}, timeout=60)
+        wait_for(lambda: set(_inbox_states(bot).values()) == {"done"}, 60, "all delivered")
         assert [_post(bot, _event(n))[0] for n in (0, 99, 199)] == [200, 200, 200]

@@ -1,4 +1,4 @@
-"""A loopback fake of GitHub's issue-comments API, as the relay uses it (DESIGN §3.3).
+"""A loopback fake of GitHub's issue-comments API, as the relay uses it.
 
 Like GitHub: a Bearer token is required (401 ``Bad credentials`` otherwise), an unknown
 repository or issue is 404, a body that is not ``{"body": "<non-empty string>"}`` is 422,

@@ -1,4 +1,4 @@
-"""A loopback fake of the-loop's control plane, the two routes the relay calls (§3.3).
+"""A loopback fake of the-loop's control plane: the two routes the relay calls.
 
 Like the-loop 20.10.2 (``the_loop/api/routes.py`` and ``core``): ``POST
 /api/v1/sessions/reply`` needs ``ref`` and ``text`` (422 otherwise, FastAPI's shape), a

@@ -1,4 +1,4 @@
-"""the-loop's REAL control plane on loopback, and a TCP proxy a test can cut (issue 5).
+"""the-loop's REAL control plane on loopback, and a TCP proxy a test can cut.
 
 Not a fake: ``LoopAPI`` serves the-loop's own FastAPI app (``the_loop.api.app.create_app``)
 with uvicorn over a state root in a temp dir, and appends to its event log with the-loop's
@@ -15,8 +15,6 @@ import contextlib
 import json
 import socket
 import threading
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -28,18 +26,10 @@ from the_loop.cli_config import load_cli_config
 from the_loop.eventlog import EventLog
 from the_loop.state import layout_from_config
 
+from tests.support.wait import wait_for
+
 WORK_ITEM = "github:acme/api#7"
 WAIT = 20.0  # a bound on waiting for a condition, never an expectation of speed
-
-
-def until(condition: Callable[[], object], what: str, timeout: float = WAIT) -> None:
-    """Poll ``condition`` until it holds; fail naming ``what`` after ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        time.sleep(0.02)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 class LoopAPI:
@@ -71,7 +61,7 @@ class LoopAPI:
         """
         eventlog.configure("service", path=self.log_path)
         self.thread.start()
-        until(lambda: self.server.started, "the-loop's API to start")
+        wait_for(lambda: self.server.started, WAIT, "the-loop's API to start")
         return int(self.server.servers[0].sockets[0].getsockname()[1])
 
     def stop(self) -> None:

@@ -1,4 +1,4 @@
-"""Loopback HTTP servers the network fakes are built on (DESIGN §6).
+"""Loopback HTTP servers the network fakes are built on: no test reaches the internet.
 
 :class:`LoopbackHTTP` is the plumbing every fake shares: a threaded server on a free
 loopback port (port 0: the OS picks), started and stopped or used as a context manager,
@@ -120,7 +120,10 @@ class LoopbackHTTP:
         return f"http://{self.host}:{self.port}"
 
     def wait_for(self, condition: Callable[[], bool], timeout: float = 10.0) -> bool:
-        """Wait until ``condition()`` holds (re-checked on every request), at most ``timeout``."""
+        """Wait until ``condition()`` holds (re-checked on every request), at most ``timeout``.
+
+        For the fake's own waits (an envelope's ack) and the benches; a test waits with
+        :func:`tests.support.wait.wait_for`, which fails naming what it waited for."""
         deadline = time.monotonic() + timeout
         with self._changed:
             while not condition():

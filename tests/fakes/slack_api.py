@@ -1,8 +1,8 @@
-"""A loopback fake of Slack's Web API and Socket Mode, for tests and benches (DESIGN §6).
+"""A loopback fake of Slack's Web API and Socket Mode, for tests and benches.
 
 It behaves like Slack where the bot relies on it: Bearer-token auth, JSON and form bodies
 as slack_sdk sends them, ``ok:false`` answers for bad payloads and unknown channels, the
-limits of DESIGN §4 (3000-char section, 150-char header, 50 blocks, 40 000-char text),
+limits Slack enforces (3000-char section, 150-char header, 50 blocks, 40 000-char text),
 message ``metadata`` returned only with ``include_all_metadata``, threads, history and
 pagination. Every call is recorded. Faults can be scripted per method: 429 with
 ``Retry-After``, a 5xx, an ``ok:false`` error, a dropped connection, a call that lands
@@ -108,8 +108,8 @@ class _Handler(LoopbackHandler):
         if not raw:
             return {}
         if "json" in self.headers.get("Content-Type", ""):
-            decoded = json.loads(raw)
-            return decoded if isinstance(decoded, dict) else {}
+            parsed = json.loads(raw)
+            return parsed if isinstance(parsed, dict) else {}
         return flat(raw.decode())
 
 
@@ -247,7 +247,7 @@ class FakeSlack(LoopbackHTTP):
         return f"{1_700_000_000 + n}.{n:06d}"
 
     def _take_fault(self, method: str, args: dict[str, Any]) -> Fault | None:
-        key = ((_decoded(args.get("metadata")) or {}).get("event_payload") or {}).get("key")
+        key = ((decoded(args.get("metadata")) or {}).get("event_payload") or {}).get("key")
         for fault in self.faults:
             wanted = fault.method in (method, "*") and fault.key in ("", key)
             if wanted and fault.times > 0:
@@ -539,17 +539,18 @@ def _message(args: dict) -> dict[str, Any]:
         "app_id": APP_ID,
         "text": str(args.get("text") or ""),
     }
-    blocks = _decoded(args.get("blocks"))
+    blocks = decoded(args.get("blocks"))
     if blocks:
         message["blocks"] = blocks
-    metadata = _decoded(args.get("metadata"))
+    metadata = decoded(args.get("metadata"))
     if metadata:
         message["metadata"] = metadata
     return message
 
 
-def _decoded(value: Any) -> Any:
-    """Form bodies carry blocks and metadata as JSON strings; JSON bodies as objects."""
+def decoded(value: Any) -> Any:
+    """Blocks or metadata as sent: slack_sdk's form bodies carry them as JSON strings, its
+    JSON bodies as objects."""
     if isinstance(value, str) and value.strip():
         try:
             return json.loads(value)
@@ -559,7 +560,7 @@ def _decoded(value: Any) -> Any:
 
 
 def _content_problem(args: dict) -> dict | None:
-    text, blocks = args.get("text"), _decoded(args.get("blocks"))
+    text, blocks = args.get("text"), decoded(args.get("blocks"))
     if not text and not blocks:
         return {"ok": False, "error": "no_text"}
     if text is not None and len(str(text)) > TEXT_LIMIT:
@@ -572,7 +573,7 @@ def _content_problem(args: dict) -> dict | None:
             "errors": errors,
             "response_metadata": {"messages": [f"[ERROR] {e}" for e in errors]},
         }
-    metadata = _decoded(args.get("metadata"))
+    metadata = decoded(args.get("metadata"))
     if metadata is not None and not _metadata_ok(metadata):
         return {"ok": False, "error": "invalid_metadata_format"}
     return None

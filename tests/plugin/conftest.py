@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import textwrap
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -21,9 +20,8 @@ import errbot.core_plugins
 import pytest
 from errbot.backends.test import testbot  # noqa: F401 - the fixture, re-exported
 
-from looproom.inbound.signing import sign
+from tests.support.signed import WEBHOOK_PATH, webhook_headers
 
-PLUGINS = str(Path(__file__).resolve().parents[2] / "plugins")
 SECRET = "plugin-test-webhook-secret"
 
 
@@ -61,21 +59,18 @@ def webhook_secret() -> str:
 
 
 @pytest.fixture
+def plugin(testbot: Any) -> Any:  # noqa: F811 - the fixture imported above, requested
+    """The TheLoop plugin object inside ``testbot``: its queues, worker and relay."""
+    return testbot.bot.plugin_manager.get_plugin_obj_by_name("TheLoop")
+
+
+@pytest.fixture
 def post_event() -> Callable[..., Any]:
     """POST to the webhook through Flask's test client, signed as the-loop signs."""
 
     def post(body: bytes, *, secret: str = SECRET, ts: int | None = None) -> Any:
-        stamp = int(time.time()) if ts is None else ts
         # Looked up at call time: a test may replace Errbot's Flask app.
         client = errbot.core_plugins.flask_app.test_client()
-        return client.post(
-            "/theloop/events",
-            data=body,
-            headers={
-                "Content-Type": "application/json",
-                "X-TheLoop-Timestamp": str(stamp),
-                "X-TheLoop-Signature": sign(secret, stamp, body),
-            },
-        )
+        return client.post(WEBHOOK_PATH, data=body, headers=webhook_headers(secret, body, ts))
 
     return post

@@ -1,4 +1,4 @@
-"""Binding a work item to a room of its own, by an admin, in a real Errbot (testbot) — R10."""
+"""Binding a work item to a room of its own, by an admin, in a real Errbot (testbot)."""
 
 from __future__ import annotations
 
@@ -8,11 +8,6 @@ from pathlib import Path
 import pytest
 
 extra_plugin_dir = str(Path(__file__).resolve().parents[2] / "plugins")
-
-
-def _command(testbot, text: str) -> str:
-    testbot.push_message(text)
-    return testbot.pop_message()
 
 
 def test_an_admin_binds_a_work_item_and_its_events_go_there(
@@ -26,19 +21,19 @@ def test_an_admin_binds_a_work_item_and_its_events_go_there(
         send(message)
 
     monkeypatch.setattr(testbot.bot, "send_message", recording)
-    answer = _command(testbot, "!theloop bind github:acme/api#7 #api-war-room")
+    answer = testbot.exec_command("!theloop bind github:acme/api#7 #api-war-room")
     assert "now posts to #api-war-room" in answer
-    assert "github:acme/api#7" in _command(testbot, "!theloop bind")
+    assert "github:acme/api#7" in testbot.exec_command("!theloop bind")
     ask = {"id": "ask-7", "eventType": "session.awaiting_input", "workItem": "github:acme/api#7"}
     assert post_event(json.dumps(ask).encode()).status_code == 202
     assert "acme/api#7" in testbot.pop_message()
     assert sent_to[-1] == "#api-war-room"
-    assert "posts to its configured room again" in _command(
-        testbot, "!theloop unbind github:acme/api#7"
+    assert "posts to its configured room again" in testbot.exec_command(
+        "!theloop unbind github:acme/api#7"
     )
 
 
 def test_binding_is_for_admins_only(testbot) -> None:
     testbot.bot.sender = testbot.bot.build_identifier("mallory@localhost")
     for command in ("!theloop bind github:acme/api#7 #mine", "!theloop unbind github:acme/api#7"):
-        assert "This command requires bot-admin privileges" in _command(testbot, command)
+        assert "This command requires bot-admin privileges" in testbot.exec_command(command)

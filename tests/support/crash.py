@@ -1,4 +1,4 @@
-"""The crash tests' shared step: SIGKILL a writer process in the middle of its writes (§4)."""
+"""The crash tests' shared step: SIGKILL a writer process in the middle of its writes."""
 
 from __future__ import annotations
 
