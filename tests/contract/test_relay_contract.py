@@ -1,14 +1,13 @@
-"""The real the-loop (the pinned ``the-loopy-one``) reads what we relay (DESIGN §3.3, §6).
+"""The real the-loop (the pinned ``the-loopy-one``) reads what we relay as we mean it.
 
 Every relayed form is checked with the-loop's own code, never a copy of it: its envelope
 parser, its control parser, its phase-selection gate (``classify_phase_selection``, run on
 its own compiled default graph), its gate classifier (``classify-feedback``) and its API's
-request models. The checklists and refusals are the real ones in the shared corpus.
+request models. The checklists and refusals are real ones, kept in ``tests/data/messages``.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
@@ -33,7 +32,7 @@ from looproom.inbound.events import Event
 from looproom.relay import forms
 from looproom.room import checklist as checklists
 from looproom.room.memory import ItemState, observe
-from tests.support.corpus import MESSAGES
+from tests.support.messages import event, message
 
 WORK_ITEM = "github:acme/api#7"
 MEMBER, LOGIN = "U0123ABC", "octocat"
@@ -55,11 +54,6 @@ def opening(decision: Decision) -> str:
 def loop_request(decision: Decision, repos: dict[str, str]) -> dict[str, Any]:
     """The control-plane call ``decision`` is relayed as."""
     return kinds.target(decision, forms.Destinations(loop=True, repos=repos))
-
-
-def corpus(name: str) -> dict[str, Any]:
-    path = next(MESSAGES.glob(f"{name}-*.json"))
-    return json.loads(path.read_text(encoding="utf-8"))
 
 
 def decision(kind: str, **fields: Any) -> Decision:
@@ -177,14 +171,14 @@ def test_gate_answers_are_not_commands_even_when_the_words_hold_one() -> None:
 
 
 def _checklist_01() -> checklists.Checklist:
-    parsed = checklists.parse(corpus("01")["text"])
+    parsed = checklists.parse(message("01")["text"])
     assert parsed is not None
     return parsed
 
 
 def test_our_rows_are_the_loops_rows_for_every_real_checklist() -> None:
     for name in ("01", "18", "20"):
-        text = corpus(name)["text"]
+        text = message(name)["text"]
         ours, theirs = checklists.parse(text), loop_slack.selection_rows(text)
         assert ours is not None and theirs is not None
         assert [(r.token, r.ticked) for r in ours.phases] == [
@@ -223,7 +217,7 @@ def test_the_default_rows_are_the_loops_default_checklist() -> None:
 def test_the_gate_freezes_exactly_the_skips_the_member_asked_for(
     typed: str, skips: set[str]
 ) -> None:
-    state = observe(ItemState(), Event.from_wire(_event("01")), "C1", "100.0")
+    state = observe(ItemState(), Event.from_wire(event("01", workItem=WORK_ITEM)), "C1", "100.0")
     verdict = judging.judge_typed(
         Said(MEMBER, typed, "C1", "101.0", thread_ts="100.0"),
         Where(WORK_ITEM, thread_bound=True),
@@ -255,7 +249,7 @@ def test_a_bare_execute_leaves_the_boxes_on_github_to_the_gate() -> None:
 
 
 def test_the_contribution_loop_selection_is_read_on_its_own_graph() -> None:
-    parsed = checklists.parse(corpus("18")["text"])
+    parsed = checklists.parse(message("18")["text"])
     assert parsed is not None
     rows = checklists.rows(parsed, untick=("scoped-plan",))
     data = gate_reads(relay_body(decision(kinds.EXECUTE, rows=rows)), PDLC_CONTRIBUTION_LOOP)
@@ -274,12 +268,12 @@ def test_the_contribution_loop_selection_is_read_on_its_own_graph() -> None:
     ],
 )
 def test_refusals_say_what_the_loop_says(name: str, items: tuple[str, ...], verb: str) -> None:
-    shown = corpus("18" if name == "19" else "01")["text"]
+    shown = message("18" if name == "19" else "01")["text"]
     parsed = checklists.parse(shown)
     assert parsed is not None
     refused = checklists.leave_out(parsed, items, verb)
     assert isinstance(refused, checklists.Refused)
-    real = corpus(name)["text"].split("\n\n🤖", 1)[0].removeprefix("⚠️ ")
+    real = message(name)["text"].split("\n\n🤖", 1)[0].removeprefix("⚠️ ")
     assert refused.text == real
 
 
@@ -309,7 +303,7 @@ def test_our_change_request_is_read_as_one(why: str) -> None:
 
 
 def _gate_state() -> ItemState:
-    return observe(ItemState(), Event.from_wire(_event("06")), "C1", "200.0")
+    return observe(ItemState(), Event.from_wire(event("06", workItem=WORK_ITEM)), "C1", "200.0")
 
 
 def _judge_at_gate(text: str) -> Verdict:
@@ -323,7 +317,7 @@ def _judge_at_gate(text: str) -> Verdict:
 
 
 def test_not_approved_yet_typed_by_a_member_never_becomes_an_approval() -> None:
-    # the-loop's own classifier would read these words as an approval (DESIGN §5) …
+    # the-loop's own classifier reads these words as an approval …
     assert classified("not approved yet") in ("approved", "approved-with-comments")
     # … so a plain reply at a gate is never relayed as an answer to it.
     verdict = _judge_at_gate("not approved yet")
@@ -353,10 +347,3 @@ def test_our_answer_and_skip_requests_fit_the_loops_api_models() -> None:
         model.model_validate(request["json"])
     assert answer["json"]["actor"] == f"slack:{MEMBER}" and answer["json"]["comment"] is True
     assert skip["json"]["repo"] == "/srv/api" and skip["json"]["nodes"] == ["evidence"]
-
-
-def _event(name: str) -> dict[str, Any]:
-    raw = corpus(name)
-    raw.pop("origin", None)
-    raw["workItem"] = WORK_ITEM
-    return raw
