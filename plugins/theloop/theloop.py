@@ -18,12 +18,16 @@ from theloop_decisions import Decisions  # decisions back to the-loop (issue 4)
 
 # Errbot puts every folder holding a .plug file on sys.path, so the core imports plainly.
 from looproom import admin, digest
-from looproom.durable.outcome import Outlet
 from looproom.durable.queue import DurableQueue
 from looproom.durable.worker import Worker
 from looproom.inbound import webhook as ingress
 from looproom.inbound.stream import StreamFollower  # issue 5: the-loop's event stream
-from looproom.room.outlets import PlainOutlet, SlackOutlet  # rooms/threads wiring
+from looproom.room.outlets import (  # rooms/threads wiring
+    Outlet,
+    PlainOutlet,
+    SlackOutlet,
+    event_delivery,
+)
 from looproom.room.routing import RoomBook, bind_command, unbind_command  # rooms/threads wiring
 from looproom.room.slack_transport import SlackTransport  # rooms/threads wiring
 from looproom.settings import ConfigError, Environment, Settings
@@ -63,7 +67,7 @@ class TheLoop(Decisions, BotPlugin):
         slack_web = getattr(self._bot, "slack_web", None)
         slack = SlackTransport.beside(slack_web) if slack_web is not None else None
         self._decisions_open(env, settings, data_dir, slack)  # before the outlet is built
-        self._worker = Worker(self._queue, self._outlet(settings, slack))
+        self._worker = Worker(self._queue, event_delivery(self._outlet(settings, slack)))
         self._worker.start()
         self._follower = self._follow(env.loop_stream, self._queue)
         theloop_routes.activate(self)

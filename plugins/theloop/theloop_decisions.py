@@ -23,7 +23,8 @@ from looproom.decide.decision import Decision
 from looproom.decide.desk import Desk, room_facts
 from looproom.decide.judging import Said
 from looproom.durable.queue import DurableQueue
-from looproom.relay import forms, relay
+from looproom.relay import forms, relay, texts
+from looproom.relay.sinks import GitHubSink, LedgerSink, LoopSink, Sinks
 from looproom.room.memory import Memory
 from looproom.room.queued_room import QueuedRoom
 from looproom.room.routing import RoomBook
@@ -104,10 +105,10 @@ class Decisions:
         memory = Memory(self)  # type: ignore[arg-type] - the plugin is Errbot's storage
         self._memory = memory
         self._interactive = bool(env.slack_app_token or env.slack_signing_secret)
-        sinks = relay.Sinks(
-            ledger=relay.LedgerSink(data_dir / "relay-ledger.jsonl"),
-            github=relay.GitHubSink(env.github_api, env.github_token) if env.github_token else None,
-            loop=relay.LoopSink(env.loop_api) if env.loop_api else None,
+        sinks = Sinks(
+            ledger=LedgerSink(data_dir / "relay-ledger.jsonl"),
+            github=GitHubSink(env.github_api, env.github_token) if env.github_token else None,
+            loop=LoopSink(env.loop_api) if env.loop_api else None,
         )
         # On Slack, said off the caller's thread: a press is answered within Slack's
         # 3 s, and the desk's lock is never held across a Slack call.
@@ -255,7 +256,7 @@ class Decisions:
     def _relay_queue_lines(self) -> list[str]:
         if self._relay is None:
             return []
-        return relay.queue_lines(self._relay.queue.list(), time.time())
+        return texts.queue_lines(self._relay.queue.list(), time.time())
 
 
 def _plain_channel(msg: Any) -> str:

@@ -18,6 +18,7 @@ from looproom.decide.judging import Said
 from looproom.durable.queue import DurableQueue
 from looproom.inbound.events import Event
 from looproom.relay import relay
+from looproom.relay.sinks import LedgerSink, Sinks
 from looproom.room import buttons
 from looproom.room.memory import Memory
 from tests.support.corpus import MESSAGES
@@ -55,7 +56,7 @@ def event(name: str) -> Event:
 def desk(tmp_path: Path) -> Desk:
     queue = DurableQueue(tmp_path / "q.sqlite3", relay.RELAY)
     room = Room()
-    the_relay = relay.Relay(queue, relay.Sinks(relay.LedgerSink(tmp_path / "l.jsonl")), room)
+    the_relay = relay.Relay(queue, Sinks(LedgerSink(tmp_path / "l.jsonl")), room)
     memory = Memory({})
     memory.observe(event("01"), "C1", "100.0", thread_ts="50.0")
     memory.observe(event("06"), "C1", "200.0", thread_ts="50.0")

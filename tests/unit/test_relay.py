@@ -17,7 +17,9 @@ import pytest
 from looproom.decide import kinds
 from looproom.decide.decision import Decision
 from looproom.durable.queue import DurableQueue
-from looproom.relay import forms, relay
+from looproom.relay import forms, relay, texts
+from looproom.relay.http_client import HttpResult
+from looproom.relay.sinks import GitHubSink, LedgerSink, LoopSink, Sinks
 from tests.fakes.github_api import TOKEN, FakeGitHub
 from tests.fakes.loop_api import FakeLoop
 
@@ -84,7 +86,7 @@ class Rig:
     queue: DurableQueue
     room: Room
     clock: Clock
-    ledger: relay.LedgerSink
+    ledger: LedgerSink
     given_up: list[Decision]
 
     def drain(self, rounds: int = 20) -> None:
@@ -101,11 +103,11 @@ class Rig:
 def rig(tmp_path: Path, github: FakeGitHub | None = None, loop: FakeLoop | None = None) -> Rig:
     clock, room, given_up = Clock(), Room(), []
     queue = DurableQueue(tmp_path / "queues.sqlite3", relay.RELAY, clock=clock)
-    ledger = relay.LedgerSink(tmp_path / "ledger.jsonl")
-    sinks = relay.Sinks(
+    ledger = LedgerSink(tmp_path / "ledger.jsonl")
+    sinks = Sinks(
         ledger=ledger,
-        github=relay.GitHubSink(github.url, TOKEN, timeout=5) if github else None,
-        loop=relay.LoopSink(loop.url, timeout=5) if loop else None,
+        github=GitHubSink(github.url, TOKEN, timeout=5) if github else None,
+        loop=LoopSink(loop.url, timeout=5) if loop else None,
     )
     the_relay = relay.Relay(queue, sinks, room, on_given_up=given_up.append, clock=clock)
     return Rig(the_relay, queue, room, clock, ledger, given_up)
@@ -188,7 +190,7 @@ def test_a_refusal_is_parked_with_the_reason_and_the_question_reopened(
     tmp_path: Path, github: FakeGitHub, caplog: pytest.LogCaptureFixture
 ) -> None:
     r = rig(tmp_path)
-    r.relay.sinks.github = relay.GitHubSink(github.url, "ghp_wrong_token_value", timeout=5)
+    r.relay.sinks.github = GitHubSink(github.url, "ghp_wrong_token_value", timeout=5)
     caplog.set_level(logging.DEBUG)
     r.relay.record(decision(), REPOS)
     r.drain()
@@ -302,7 +304,7 @@ def test_a_decision_stored_for_a_sink_that_went_away_is_kept(tmp_path: Path) -> 
 def test_the_queue_lists_what_has_not_landed(tmp_path: Path) -> None:
     r = rig(tmp_path)
     r.relay.record(decision(), REPOS)
-    (line,) = relay.queue_lines(r.queue.list(), r.clock.now)
+    (line,) = texts.queue_lines(r.queue.list(), r.clock.now)
     assert "approve · github:acme/api#7 by U0ALICE01" in line and decision().key in line
 
 
@@ -368,13 +370,13 @@ def test_an_answer_that_never_left_is_retried_until_it_lands(tmp_path: Path) -> 
     with FakeLoop() as gone:
         url = gone.url
     r = rig(tmp_path)
-    r.relay.sinks.loop = relay.LoopSink(url, timeout=5)  # connection refused
+    r.relay.sinks.loop = LoopSink(url, timeout=5)  # connection refused
     r.relay.record(decision(kinds.ANSWER, words="1"), REPOS)
     r.relay.step()
     (item,) = r.queue.list()
     assert item.state == "pending" and "unreachable" in item.last_error
     with FakeLoop() as loop:
-        r.relay.sinks.loop = relay.LoopSink(loop.url, timeout=5)
+        r.relay.sinks.loop = LoopSink(loop.url, timeout=5)
         r.drain()
         assert len(loop.replies) == 1 and r.queue.depth() == 0
 
@@ -405,9 +407,9 @@ def test_the_duplicate_check_reads_every_page_of_a_busy_issue(
 
 
 def test_the_duplicate_check_sends_the_token_only_to_its_own_api() -> None:
-    sink = relay.GitHubSink("https://api.github.com", TOKEN)
-    foreign = relay.HttpResult(200, {"Link": '<https://evil.example/r?page=2>; rel="next"'})
-    own = relay.HttpResult(200, {"link": '<https://api.github.com/r?page=2>; rel="next"'})
+    sink = GitHubSink("https://api.github.com", TOKEN)
+    foreign = HttpResult(200, {"Link": '<https://evil.example/r?page=2>; rel="next"'})
+    own = HttpResult(200, {"link": '<https://api.github.com/r?page=2>; rel="next"'})
     assert sink._next_page(foreign) is None
     assert sink._next_page(own) == "https://api.github.com/r?page=2"
 

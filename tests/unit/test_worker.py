@@ -10,9 +10,10 @@ import pytest
 
 from looproom.durable import worker as worker_module
 from looproom.durable.outcome import Delivered, Failed, Outcome, RetryLater
-from looproom.durable.queue import DurableQueue
+from looproom.durable.queue import DurableQueue, Item
 from looproom.durable.worker import BACKOFF_CAP, RETRY_AFTER_CAP, Worker, backoff, delay_for
 from looproom.inbound.events import Event
+from looproom.room.outlets import event_delivery
 
 
 def _event(n: int) -> Event:
@@ -76,13 +77,13 @@ def test_a_retry_after_from_the_outlet_wins_over_backoff_within_bounds() -> None
 def test_a_delivered_event_leaves_the_queue(q: DurableQueue, clock: Clock) -> None:
     outlet = ScriptedOutlet(Delivered())
     _put(q, _event(1))
-    assert Worker(q, outlet, clock=clock).step() is True
+    assert Worker(q, event_delivery(outlet), clock=clock).step() is True
     assert (outlet.calls, q.depth(), q.get("e1").state) == ([("e1", False)], 0, "done")
 
 
 def test_retry_later_keeps_the_event_until_its_retry_after(q: DurableQueue, clock: Clock) -> None:
     outlet = ScriptedOutlet(RetryLater("ratelimited", after=30.0), Delivered())
-    worker = Worker(q, outlet, clock=clock)
+    worker = Worker(q, event_delivery(outlet), clock=clock)
     _put(q, _event(1))
     worker.step()
     assert worker.step() is False  # not due yet
@@ -94,7 +95,7 @@ def test_retry_later_keeps_the_event_until_its_retry_after(q: DurableQueue, cloc
 
 
 def test_an_outlet_that_raises_costs_a_retry_not_the_event(q: DurableQueue, clock: Clock) -> None:
-    worker = Worker(q, ScriptedOutlet(ConnectionError("slack down")), clock=clock)
+    worker = Worker(q, event_delivery(ScriptedOutlet(ConnectionError("slack down"))), clock=clock)
     _put(q, _event(1))
     worker.step()
     item = q.get("e1")
@@ -102,7 +103,7 @@ def test_an_outlet_that_raises_costs_a_retry_not_the_event(q: DurableQueue, cloc
 
 
 def test_failed_parks_the_event_for_an_admin(q: DurableQueue, clock: Clock) -> None:
-    worker = Worker(q, ScriptedOutlet(Failed("invalid_blocks")), clock=clock)
+    worker = Worker(q, event_delivery(ScriptedOutlet(Failed("invalid_blocks"))), clock=clock)
     _put(q, _event(1))
     worker.step()
     clock.now += 10**6
@@ -112,7 +113,7 @@ def test_failed_parks_the_event_for_an_admin(q: DurableQueue, clock: Clock) -> N
 
 def test_a_stored_payload_that_is_not_an_event_is_parked(q: DurableQueue, clock: Clock) -> None:
     q.put("garbage", "{not json")
-    Worker(q, ScriptedOutlet(), clock=clock).step()
+    Worker(q, event_delivery(ScriptedOutlet()), clock=clock).step()
     item = q.get("garbage")
     assert item.state == "parked"
     assert item.last_error.startswith("stored payload is not an event")
@@ -125,7 +126,7 @@ def test_an_event_in_flight_at_a_crash_is_handed_over_flagged(tmp_path: Path, cl
     crashed.claim()  # the old process died here
     outlet = ScriptedOutlet(Delivered("found the earlier post"))
     restarted = DurableQueue(db, "inbox", clock=clock)
-    Worker(restarted, outlet, clock=clock).step()
+    Worker(restarted, event_delivery(outlet), clock=clock).step()
     assert outlet.calls == [("e1", True)]
     crashed.close()
     restarted.close()
@@ -146,7 +147,7 @@ def test_the_thread_delivers_in_order_through_an_outage_and_stops_cleanly(
     monkeypatch.setattr(worker_module, "backoff", lambda attempts: 0.0)
     q = DurableQueue(tmp_path / "q.sqlite3", "inbox")
     outlet = ScriptedOutlet(RetryLater("down"), RetryLater("down"))
-    worker = Worker(q, outlet)
+    worker = Worker(q, event_delivery(outlet))
     worker.start()
     _put(q, *(_event(n) for n in range(1, 6)))
     assert _wait_for(lambda: q.depth() == 0)
@@ -162,10 +163,27 @@ def test_an_outlet_that_raised_after_posting_is_retried_flagged_to_reconcile_fir
 ) -> None:
     # e.g. chat.postMessage succeeded, then recording the post raised: never post blindly again.
     outlet = ScriptedOutlet(OSError("disk full"), RetryLater("slack down"), Delivered())
-    worker = Worker(q, outlet, clock=clock)
+    worker = Worker(q, event_delivery(outlet), clock=clock)
     _put(q, _event(1))
     for _ in range(3):
         clock.now += BACKOFF_CAP
         worker.step()
     assert outlet.calls == [("e1", False), ("e1", True), ("e1", True)]
     assert q.get("e1").state == "done"
+
+
+def test_the_loop_works_any_delivery_and_says_each_outcome_once_it_is_recorded(
+    q: DurableQueue, clock: Clock
+) -> None:
+    q.put("k1", "not an event: the loop does not read it")
+    q.put("k2", "second")
+    seen: list[tuple[str, object, str]] = []
+
+    def settled(item: Item, outcome: Outcome) -> None:
+        stored = q.get(item.key)
+        seen.append((item.key, outcome, stored.state if stored else ""))
+
+    answers = iter([Delivered("first"), Failed("never")])
+    worker = Worker(q, lambda _item: next(answers), settled=settled, clock=clock)
+    assert worker.step() and worker.step() and not worker.step()
+    assert seen == [("k1", Delivered("first"), "done"), ("k2", Failed("never"), "parked")]

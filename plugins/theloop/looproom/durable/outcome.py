@@ -1,17 +1,15 @@
-"""What one delivery attempt came to (Delivered, RetryLater, Failed), and the outlet protocol.
+"""What one delivery attempt came to: Delivered, RetryLater or Failed.
 
-An :class:`Outlet` posts one event (Slack, or a plain chat backend) and says what happened:
-:class:`Delivered`, :class:`RetryLater` (a Slack outage, a 429 with its Retry-After) or
-:class:`Failed` (this event can never be posted as it is: park it for an admin). The worker
-turns that answer into queue state, so an outlet never touches the queue.
+A delivery — an event posted to its room, a decision handed to its sink — says what
+happened: :class:`Delivered`, :class:`RetryLater` (a Slack outage, a 429 with its
+Retry-After) or :class:`Failed` (this item can never be delivered as it is: park it for
+an admin). The worker turns that answer into queue state, so a delivery never touches
+the queue.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
-
-from looproom.inbound.events import Event
 
 
 @dataclass(frozen=True)
@@ -41,9 +39,3 @@ class Failed:
 
 
 Outcome = Delivered | RetryLater | Failed
-
-
-class Outlet(Protocol):
-    """Posts one event; ``maybe_delivered`` = it was in flight when the bot last stopped."""
-
-    def deliver(self, event: Event, *, maybe_delivered: bool) -> Outcome: ...

@@ -1,24 +1,26 @@
-"""The delivery loop: claim due events from the inbox and hand each to the outlet (DESIGN §3.2).
+"""The delivery loop: claim each due item of a durable queue and hand it to a delivery.
 
-A Slack outage or a restart costs a delay, never the event: what the outlet cannot post now
-is retried with capped exponential backoff (or after the Retry-After it reports), forever,
-and stays visible in ``!theloop queue``; only what the outlet calls :class:`Failed` is parked.
-Retrying here, at the queue, and not only inside slack_sdk matters: its retry handlers share
-one attempt count and give up during a long outage (§4 fact 4).
+A Slack outage or a restart costs a delay, never the item: what the delivery cannot do
+now is retried with capped exponential backoff (or after the Retry-After it reports),
+forever, and stays visible in ``!theloop queue``; only what it calls :class:`Failed` is
+parked. Retrying here, at the queue, and not only inside slack_sdk matters: its retry
+handlers share one attempt count and give up during a long outage.
+
+The loop knows nothing of what it delivers. The inbox's delivery posts an event
+(``looproom.room.outlets.event_delivery``); the relay's hands a decision to its sink
+(``looproom.relay.relay``) and, told each outcome, speaks in the room.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import random
 import threading
 import time
 from collections.abc import Callable
 
-from looproom.durable.outcome import Delivered, Failed, Outcome, Outlet, RetryLater
+from looproom.durable.outcome import Delivered, Outcome, RetryLater
 from looproom.durable.queue import DurableQueue, Item
-from looproom.inbound.events import Event, SchemaError
 
 log = logging.getLogger(__name__)
 
@@ -47,19 +49,30 @@ def delay_for(outcome: RetryLater, attempts: int) -> float:
     return backoff(attempts)
 
 
+#: Does one item's work and says what came of it; it may raise (a bug), which is a retry.
+Delivery = Callable[[Item], Outcome]
+#: Told each outcome once the queue has recorded it.
+Settled = Callable[[Item, Outcome], None]
+
+
+def _nothing(_item: Item, _outcome: Outcome) -> None:
+    return None
+
+
 class Worker:
     """One daemon thread delivering the queue's items in FIFO order of due items."""
 
     def __init__(
         self,
         queue: DurableQueue,
-        outlet: Outlet,
+        deliver: Delivery,
         *,
+        settled: Settled = _nothing,
         clock: Callable[[], float] = time.time,
         name: str = "theloop-delivery",
     ) -> None:
         self._queue = queue
-        self._outlet = outlet
+        self._deliver_one, self._settled = deliver, settled
         self._clock = clock
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
@@ -99,19 +112,18 @@ class Worker:
         item = self._queue.claim(self._clock())
         if item is None:
             return False
-        self._apply(item, self._deliver(item))
+        outcome = self._deliver(item)
+        self._apply(item, outcome)
+        self._settled(item, outcome)
         return True
 
     def _deliver(self, item: Item) -> Outcome:
         try:
-            event = Event.from_wire(json.loads(item.payload))
-        except (ValueError, SchemaError) as exc:
-            return Failed(f"stored payload is not an event: {exc}")
-        try:
-            return self._outlet.deliver(event, maybe_delivered=item.maybe_delivered)
-        except Exception as exc:  # an outlet bug must not lose the event
-            log.exception("outlet raised on %s", item.key)
-            # It may have raised after posting (its bookkeeping failed): reconcile first.
+            return self._deliver_one(item)
+        except Exception as exc:  # a delivery bug must not lose the item
+            log.exception("delivery raised on %s", item.key)
+            # It may have raised after doing its work (its bookkeeping failed): the next
+            # attempt is flagged, so it looks before it does it again.
             return RetryLater(f"{type(exc).__name__}: {exc}", uncertain=True)
 
     def _apply(self, item: Item, outcome: Outcome) -> None:

@@ -205,6 +205,14 @@ def payload(decision: Decision, target: Mapping[str, Any]) -> str:
     return json.dumps(item, sort_keys=True, ensure_ascii=False)
 
 
+def decision_of(stored: str) -> Decision | None:
+    """The decision in a stored :func:`payload`; ``None`` when it holds none."""
+    try:
+        return Decision.from_dict(json.loads(stored)["decision"])
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
 def ledger_line(item: Mapping[str, Any]) -> str:
     """One JSONL line for the embedded ledger: the decision's fields and its form."""
     decision = item["decision"]

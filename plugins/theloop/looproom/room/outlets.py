@@ -27,7 +27,9 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Protocol
 
 from looproom.durable.outcome import Delivered, Failed, Outcome, RetryLater
-from looproom.inbound.events import Event
+from looproom.durable.queue import Item
+from looproom.durable.worker import Delivery
+from looproom.inbound.events import Event, SchemaError
 from looproom.room.render import (
     Rendering,
     RenderSettings,
@@ -57,6 +59,25 @@ METADATA_TYPE = "theloop_event"
 AUTH_RETRY_SECONDS = 60.0
 #: How far reconciliation reads (pages of 200): a crash's in-flight post is recent.
 PAGES = 10
+
+
+class Outlet(Protocol):
+    """Posts one event; ``maybe_delivered`` = it was in flight when the bot last stopped."""
+
+    def deliver(self, event: Event, *, maybe_delivered: bool) -> Outcome: ...
+
+
+def event_delivery(outlet: Outlet) -> Delivery:
+    """The inbox worker's delivery: the stored event, read back and handed to ``outlet``."""
+
+    def deliver(item: Item) -> Outcome:
+        try:
+            event = Event.from_wire(json.loads(item.payload))
+        except (ValueError, SchemaError) as exc:
+            return Failed(f"stored payload is not an event: {exc}")
+        return outlet.deliver(event, maybe_delivered=item.maybe_delivered)
+
+    return deliver
 
 
 class Observer(Protocol):

@@ -1,0 +1,239 @@
+"""The relay's sinks: a GitHub issue comment, the-loop's control plane, the local ledger.
+
+Exactly once, against sinks that are not idempotent themselves: a GitHub comment is
+looked for before it is posted again after any attempt that may have landed; the ledger
+is searched for the key. the-loop's ``sessions/reply`` ignores the ``Idempotency-Key`` we
+send and offers nothing to look a reply up by, so a reply that may have landed (a timeout
+or a dropped connection after sending, a 5xx) is parked as :class:`Unsure` for an admin to
+check, never re-sent on its own; ``graph/skip`` is idempotent there (a declared skip is
+kept as first declared) and is retried as usual.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+import time
+import urllib.parse
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+from looproom.durable.outcome import Delivered, Failed, Outcome, RetryLater
+from looproom.relay import forms
+from looproom.relay.http_client import USER_AGENT, HttpResult, http, outcome_of
+
+log = logging.getLogger(__name__)
+
+#: How many pages of 100 comments the duplicate check reads before it gives up looking.
+FIND_PAGES = 10
+
+
+@dataclass(frozen=True)
+class Unsure(Failed):
+    """It may have landed and cannot be looked up: parked for an admin, never re-sent alone."""
+
+
+class GitHubSink:
+    """Issue comments as the bot's login (DESIGN §3.3); the API base is configurable for
+    GitHub Enterprise and for tests."""
+
+    def __init__(self, api: str, token: str, *, timeout: float = 15.0) -> None:
+        self._api, self._token, self._timeout = api.rstrip("/"), token, timeout
+
+    def _headers(self) -> dict[str, str]:
+        return {
+            "Authorization": f"Bearer {self._token}",
+            "Accept": "application/vnd.github+json",
+            "User-Agent": USER_AGENT,
+        }
+
+    def send(self, target: Mapping[str, Any], *, unsure: bool, since: str) -> Outcome:
+        """Post the comment — after looking for it first when an earlier try may have landed."""
+        url = f"{self._api}/repos/{target['repo']}/issues/{int(target['number'])}/comments"
+        if unsure:
+            found = self._find(url, str(target["body"]), since)
+            if found is not None:
+                return found
+        answer = http("POST", url, self._headers(), {"body": target["body"]}, self._timeout)
+        failed = outcome_of(answer, "GitHub", time.time())
+        if failed is not None:
+            return failed
+        data = answer.json()
+        return Delivered(str(data.get("html_url", "")) if isinstance(data, dict) else "")
+
+    def _find(self, url: str, body: str, since: str) -> Outcome | None:
+        """``Delivered`` when the comment is already there; a retry when we cannot tell.
+
+        Follows GitHub's ``Link: rel="next"`` pages (a busy issue has more than 100
+        comments), up to :data:`FIND_PAGES`, and only on our own API host: the token goes
+        with each request.
+        """
+        query = urllib.parse.urlencode({"since": _earlier(since), "per_page": 100})
+        page: str | None = f"{url}?{query}"
+        for _ in range(FIND_PAGES):
+            if page is None:
+                return None
+            answer = http("GET", page, self._headers(), None, self._timeout)
+            failed = outcome_of(answer, "GitHub", time.time())
+            if failed is not None:
+                return failed if isinstance(failed, RetryLater) else RetryLater(failed.reason)
+            found = _matching(answer.json(), body)
+            if found is not None:
+                return found
+            page = self._next_page(answer)
+        log.warning("relay: more than %d pages of comments on %s; posting", FIND_PAGES, url)
+        return None
+
+    def _next_page(self, answer: HttpResult) -> str | None:
+        for part in answer.header("link").split(","):
+            target, _, params = part.partition(";")
+            target = target.strip().removeprefix("<").removesuffix(">")
+            if 'rel="next"' in params and target.startswith(self._api + "/"):
+                return target
+        return None
+
+
+def _matching(comments: Any, body: str) -> Delivered | None:
+    for comment in comments if isinstance(comments, list) else []:
+        if isinstance(comment, dict) and str(comment.get("body", "")).strip() == body.strip():
+            return Delivered(str(comment.get("html_url", "")))
+    return None
+
+
+def _earlier(at: str) -> str:
+    """Ten minutes before ``at`` (the decision's time, before any attempt): room for our
+    clock and GitHub's to disagree; the body match is exact, so a wider window costs
+    pages, never a false match."""
+    try:
+        moment = datetime.strptime(at, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+    except ValueError:
+        return at
+    return (moment - timedelta(minutes=10)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class LoopSink:
+    """the-loop's control plane: ``/api/v1/sessions/reply`` and ``/api/v1/graph/skip``."""
+
+    def __init__(self, api: str, *, timeout: float = 15.0) -> None:
+        self._api, self._timeout = api.rstrip("/"), timeout
+
+    def send(self, target: Mapping[str, Any], *, key: str) -> Outcome:
+        headers = {"User-Agent": USER_AGENT, "Idempotency-Key": key}
+        url = f"{self._api}{target['path']}"
+        answer = http("POST", url, headers, target["json"], self._timeout)
+        if target["path"] == forms.REPLY_PATH and _maybe_applied(answer):
+            return Unsure(_unsure_reason(answer, key))
+        failed = outcome_of(answer, "the-loop", time.time())
+        if failed is not None:
+            return failed
+        if target["path"] == forms.SKIP_PATH:
+            return _skip_outcome(answer.json())
+        return _reply_outcome(answer.json())
+
+
+def _reply_outcome(data: Any) -> Outcome:
+    """``"delivered": false`` is the-loop's busy session: nothing was typed, nothing
+    commented, and it says the caller may retry — so we do, rather than lose the answer."""
+    if isinstance(data, dict) and data.get("delivered") is False:
+        return RetryLater("the-loop could not type the answer into its session yet (busy)")
+    return Delivered()
+
+
+def _maybe_applied(answer: HttpResult) -> bool:
+    """the-loop may have delivered the reply: no answer after sending, or a 5xx (its
+    handler can fail after typing into the pane, and a 502 is a member that timed out)."""
+    return (answer.status == 0 and answer.sent) or answer.status >= 500
+
+
+def _unsure_reason(answer: HttpResult, key: str) -> str:
+    what = f"answered {answer.status}" if answer.status else f"no answer ({answer.error})"
+    return (
+        f"the-loop may have delivered it ({what}) and does not deduplicate replies, so it is "
+        "not sent again on its own — look in the agent's session or on the work item for "
+        f"the answer, then `!theloop queue retry {key}` to send it, or "
+        f"`!theloop queue drop {key}` if it arrived"
+    )
+
+
+def _skip_outcome(data: Any) -> Outcome:
+    """A skip lands when the-loop declared at least one node; what it rejected is said."""
+    data = data if isinstance(data, dict) else {}
+    declared = [str(n) for n in data.get("declared") or []]
+    rejected = [_rejected(entry) for entry in data.get("rejected") or []]
+    if rejected and not declared:
+        return Failed("the-loop rejected the skip of " + ", ".join(rejected))
+    return Delivered("rejected: " + ", ".join(rejected) if rejected else "")
+
+
+def _rejected(entry: Any) -> str:
+    """One rejected node as the-loop reports it (``{"token", "why"}``), in words."""
+    if isinstance(entry, dict):
+        token, why = str(entry.get("token", "?")), str(entry.get("why", ""))
+        return f"{token} ({why})" if why else token
+    return str(entry)
+
+
+class LedgerSink:
+    """The embedded default: one JSON line per decision in a local file (DESIGN §3.3)."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self._lock = threading.Lock()
+
+    def send(self, item: Mapping[str, Any]) -> Outcome:
+        line = forms.ledger_line(item)
+        with self._lock:
+            if self._has(str(item["key"])):
+                return Delivered("already in the ledger")
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with self.path.open("a", encoding="utf-8") as ledger:
+                ledger.write(line + "\n")
+                ledger.flush()
+                os.fsync(ledger.fileno())
+        return Delivered(str(self.path.name))
+
+    def _has(self, key: str) -> bool:
+        if not self.path.exists():
+            return False
+        needle = json.dumps(key)
+        with self.path.open(encoding="utf-8") as ledger:
+            return any(needle in line and json.loads(line).get("key") == key for line in ledger)
+
+    def lines(self) -> list[dict[str, Any]]:
+        """Every recorded decision (for tests and the admin)."""
+        if not self.path.exists():
+            return []
+        return [json.loads(line) for line in self.path.read_text("utf-8").splitlines() if line]
+
+
+@dataclass
+class Sinks:
+    """The configured sinks; ``github`` and ``loop`` are None when not configured."""
+
+    ledger: LedgerSink
+    github: GitHubSink | None = None
+    loop: LoopSink | None = None
+
+    def available(self, repos: Mapping[str, str]) -> forms.Destinations:
+        """The destinations these sinks reach (``repos``: the-loop's checkouts for skips)."""
+        return forms.Destinations(
+            github=self.github is not None, loop=self.loop is not None, repos=repos
+        )
+
+    def send(self, item: Mapping[str, Any], unsure: bool) -> Outcome:
+        """Hand one stored item to the sink its target names."""
+        target = item["target"]
+        sink = target["sink"]
+        if sink == forms.GITHUB and self.github is not None:
+            return self.github.send(target, unsure=unsure, since=item["decision"]["at"])
+        if sink == forms.LOOP and self.loop is not None:
+            return self.loop.send(target, key=str(item["key"]))
+        if sink == forms.LEDGER:
+            return self.ledger.send(item)
+        # Stored while that sink was configured; it is not now. Kept, not lost.
+        return RetryLater(f"the {sink} sink is not configured now")

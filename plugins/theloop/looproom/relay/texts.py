@@ -1,0 +1,67 @@
+"""What the relay says in the room, and in ``!theloop queue``, about a decision's way out.
+
+Landed: a threaded "recorded — moving on" under the gate or ask it answered. Refused for
+good, or unconfirmed: ⚠️ with the reason and the key an admin retries or drops it by.
+Still trying after a few attempts: said once. A peer's words in any of these (an error
+``detail``, rejected node names) are made inert first.
+"""
+
+from __future__ import annotations
+
+from looproom.admin import defang
+from looproom.decide import kinds
+from looproom.decide.decision import Decision
+from looproom.durable.queue import Item
+from looproom.relay import forms
+from looproom.room.slack_text import escape, neutralise
+
+
+def _peer(text: str) -> str:
+    """A peer's words (an error ``detail``, rejected node names) as inert mrkdwn (A2): a
+    FastAPI 422 echoes our input back, so it may carry ``<!channel>`` or a link."""
+    return escape(neutralise(text))
+
+
+def landed_text(decision: Decision, detail: str) -> str:
+    """The threaded reply once a decision landed (R10.1)."""
+    note = f" ({_peer(detail)})" if detail.startswith("rejected") else ""
+    return (
+        f"✅ recorded — moving on: the {kinds.label(decision.kind)} of <@{decision.member}>{note}."
+    )
+
+
+def failed_text(decision: Decision, reason: str, key: str) -> str:
+    return (
+        f"⚠️ The {kinds.label(decision.kind)} of <@{decision.member}> could not be relayed: "
+        f"{_peer(reason)}. It is kept as `{key}` — an admin can `!theloop queue retry {key}`."
+    )
+
+
+def unsure_text(decision: Decision, key: str) -> str:
+    return (
+        f"⚠️ The {kinds.label(decision.kind)} of <@{decision.member}> may have reached the-loop, "
+        f"but it did not confirm; it is not sent again on its own, so it cannot arrive twice. "
+        f"It is kept as `{key}` — an admin checks, then `!theloop queue retry {key}` or "
+        f"`drop {key}`."
+    )
+
+
+def still_trying_text(decision: Decision, reason: str) -> str:
+    return (
+        f"⚠️ The {kinds.label(decision.kind)} of <@{decision.member}> has not reached the-loop "
+        f"yet ({_peer(reason)}); it is kept and retried — see `!theloop queue`."
+    )
+
+
+def queue_lines(items: list[Item], now: float) -> list[str]:
+    """``!theloop queue``'s lines for decisions not relayed yet."""
+    lines = []
+    for item in items:
+        decision = forms.decision_of(item.payload)
+        what = f"{decision.kind} · {decision.work_item} by {decision.member}" if decision else "?"
+        state = "PARKED" if item.state == "parked" else item.state
+        if item.state == "pending" and item.due > now:
+            state += f", next try in {int(item.due - now)} s"
+        error = f" — {defang(item.last_error)}" if item.last_error else ""
+        lines.append(f"- `{item.key}` {what}: {state}, {item.attempts} attempt(s){error}")
+    return lines
