@@ -1,7 +1,8 @@
 """The plugin in a real Errbot (testbot): admin commands, the webhook, the non-Slack path.
 
-Seed 004 D9 (status: resolved config, secrets as presence only, queue), DESIGN §3.2 (the
-webhook, delivered by a worker), §4 fact 1 (start-up immune to early requests).
+``!theloop status`` shows the resolved configuration with secrets as set or unset only, and
+the queue; the webhook stores an event and a worker delivers it; a request that arrives
+while Errbot is still starting does not break the plugin's activation.
 """
 
 from __future__ import annotations
@@ -19,10 +20,6 @@ from errbot.core_plugins.wsview import reset_app, route
 extra_plugin_dir = str(Path(__file__).resolve().parents[2] / "plugins")
 
 
-def _plugin(testbot):
-    return testbot.bot.plugin_manager.get_plugin_obj_by_name("TheLoop")
-
-
 def _ask(n: int, text: str = "Which option do you want?") -> bytes:
     return json.dumps(
         {
@@ -34,15 +31,10 @@ def _ask(n: int, text: str = "Which option do you want?") -> bytes:
     ).encode()
 
 
-def _command(testbot, text: str) -> str:
-    testbot.push_message(text)
-    return testbot.pop_message()
-
-
 def test_status_shows_the_resolved_configuration_with_secrets_as_set_only(
     testbot, webhook_secret: str
 ) -> None:
-    answer = _command(testbot, "!theloop status")
+    answer = testbot.exec_command("!theloop status")
     assert "THELOOP_WEBHOOK_SECRET: set" in answer
     assert "THELOOP_SLACK_BOT_TOKEN: unset" in answer
     assert webhook_secret not in answer
@@ -55,7 +47,7 @@ def test_status_shows_the_resolved_configuration_with_secrets_as_set_only(
 
 @pytest.mark.theloop_env(THELOOP_WEBHOOK_SECRET=None)
 def test_without_a_secret_status_and_the_webhook_say_what_to_set(testbot, post_event) -> None:
-    assert "set THELOOP_WEBHOOK_SECRET" in _command(testbot, "!theloop status")
+    assert "set THELOOP_WEBHOOK_SECRET" in testbot.exec_command("!theloop status")
     answer = post_event(_ask(1), secret="anything")
     assert answer.status_code == 503
 
@@ -69,7 +61,7 @@ def test_without_a_secret_status_and_the_webhook_say_what_to_set(testbot, post_e
     """
 )
 def test_status_shows_the_files_values_and_its_warnings(testbot) -> None:
-    answer = _command(testbot, "!theloop status")
+    answer = testbot.exec_command("!theloop status")
     assert "maxChars: 900" in answer
     assert "authorizedUsers: 1" in answer
     assert "warning: slack.verbosity: 'chatty' is not one of" in answer
@@ -78,7 +70,7 @@ def test_status_shows_the_files_values_and_its_warnings(testbot) -> None:
 @pytest.mark.parametrize("command", ["!theloop status", "!theloop queue"])
 def test_a_non_admin_is_refused(testbot, command: str) -> None:
     testbot.bot.sender = testbot.bot.build_identifier("mallory@localhost")
-    assert "This command requires bot-admin privileges" in _command(testbot, command)
+    assert "This command requires bot-admin privileges" in testbot.exec_command(command)
 
 
 def test_an_event_reaches_the_admins_on_a_plain_backend_once(testbot, post_event) -> None:
@@ -98,50 +90,51 @@ def test_events_outside_subscribe_are_not_posted(testbot, post_event) -> None:
     assert "acme/api#3" in testbot.pop_message()
 
 
-def test_the_queue_lists_retries_and_drops_what_is_not_delivered(testbot, post_event) -> None:
-    plugin = _plugin(testbot)
+def test_the_queue_lists_retries_and_drops_what_is_not_delivered(
+    testbot, post_event, plugin
+) -> None:
     plugin._worker.stop()  # hold deliveries so the queue has something to show
     for n in (1, 2):
         assert post_event(_ask(n)).status_code == 202
     plugin._queue.park("ask-2", "invalid_blocks")
 
-    listing = _command(testbot, "!theloop queue")
+    listing = testbot.exec_command("!theloop queue")
     assert "2 not delivered" in listing
     assert "ask-1" in listing and "session.awaiting_input · github:acme/api#1" in listing
     assert "PARKED" in listing and "invalid_blocks" in listing
-    status = _command(testbot, "!theloop status")
+    status = testbot.exec_command("!theloop status")
     assert "1 parked" in status and "invalid_blocks" in status
 
-    assert "drop: done" in _command(testbot, "!theloop queue drop ask-1")
+    assert "drop: done" in testbot.exec_command("!theloop queue drop ask-1")
     assert post_event(_ask(1)).status_code == 200  # a dropped id stays known
-    assert "retry: done" in _command(testbot, "!theloop queue retry ask-2")
-    assert "No undelivered item" in _command(testbot, "!theloop queue retry ask-9")
-    assert "usage: !theloop queue" in _command(testbot, "!theloop queue purge")
+    assert "retry: done" in testbot.exec_command("!theloop queue retry ask-2")
+    assert "No undelivered item" in testbot.exec_command("!theloop queue retry ask-9")
+    assert "usage: !theloop queue" in testbot.exec_command("!theloop queue purge")
 
     # A restart of the plugin resumes delivery: ask-2 arrives, ask-1 (dropped) never.
-    assert "deactivated" in _command(testbot, "!plugin deactivate TheLoop")
-    assert "activated" in _command(testbot, "!plugin activate TheLoop")
+    assert "deactivated" in testbot.exec_command("!plugin deactivate TheLoop")
+    assert "activated" in testbot.exec_command("!plugin activate TheLoop")
     assert "acme/api#2" in testbot.pop_message()
-    assert "The queue is empty" in _command(testbot, "!theloop queue")
+    assert "The queue is empty" in testbot.exec_command("!theloop queue")
 
 
 def test_a_bad_settings_file_refuses_activation_naming_the_key(
     testbot, theloop_env, post_event
 ) -> None:
     theloop_env.write_text("slack:\n  maxChars: lots\n", encoding="utf-8")
-    _command(testbot, "!plugin deactivate TheLoop")
-    answer = _command(testbot, "!plugin activate TheLoop")
+    testbot.exec_command("!plugin deactivate TheLoop")
+    answer = testbot.exec_command("!plugin activate TheLoop")
     assert "slack.maxChars: must be an integer from 200 to 3000, got 'lots'" in answer
     assert post_event(_ask(1)).status_code == 503
 
 
 def test_a_request_before_activation_does_not_break_it(testbot, post_event) -> None:
-    _command(testbot, "!plugin deactivate TheLoop")
+    testbot.exec_command("!plugin deactivate TheLoop")
     # A fresh Flask app that has already answered a request: Flask now refuses
     # add_url_rule, which is what errbot's route() would call for a new rule.
     reset_app()
     assert errbot.core_plugins.flask_app.test_client().get("/anything").status_code == 404
-    assert "Plugin TheLoop activated" in _command(testbot, "!plugin activate TheLoop")
+    assert "Plugin TheLoop activated" in testbot.exec_command("!plugin activate TheLoop")
     assert post_event(_ask(7)).status_code == 202
     assert "acme/api#7" in testbot.pop_message()
 

@@ -1,4 +1,4 @@
-"""The bundle loads under Errbot's real plugin machinery (issue 2's skeleton)."""
+"""The bundle loads under Errbot's real plugin machinery and answers its own commands."""
 
 from __future__ import annotations
 
