@@ -1,9 +1,11 @@
-"""Errbot's configuration for theloop, read from the environment (DESIGN §3.5).
+"""Errbot's configuration for theloop, read from the environment (docs/configuration.md).
 
 Errbot imports this file (``errbot -c config.py``). Every knob an operator turns is an
 environment variable, so the same file serves ``make run`` (Text backend, no Slack), a
 headless run (``THELOOP_BACKEND=Null``) and production on Slack (a bot token set).
-Secrets are read here and handed to Errbot in memory only; nothing here logs them.
+The variables are read by the plugin's own parser (``looproom.settings.Environment``), so
+a bad value stops the bot here with the same error, naming the variable, that the plugin
+would give. Secrets are handed to Errbot in memory only; nothing here logs them.
 """
 
 from __future__ import annotations
@@ -14,16 +16,11 @@ import sys
 from pathlib import Path
 
 _HERE = Path(__file__).resolve().parent
+# Errbot puts the plugin's folder on sys.path only after reading this file.
+if str(_HERE / "plugins" / "theloop") not in sys.path:
+    sys.path.insert(0, str(_HERE / "plugins" / "theloop"))
 
-
-def _env(name: str, default: str = "") -> str:
-    """One variable, stripped; an empty value counts as unset."""
-    return os.environ.get(name, "").strip() or default
-
-
-def _first_env(*names: str) -> str:
-    """The first of several variables that is set (ours first, then the-loop's names)."""
-    return next((value for value in (_env(name) for name in names) if value), "")
+from looproom.settings import ConfigError, Environment  # noqa: E402 - needs the path above
 
 
 def _slackv3_dir() -> str | None:
@@ -35,16 +32,12 @@ def _slackv3_dir() -> str | None:
     return str(Path(slackv3.__file__).resolve().parent)
 
 
-SLACK_BOT_TOKEN = _first_env("THELOOP_SLACK_BOT_TOKEN", "THE_LOOP_SLACK_BOT_TOKEN")
-SLACK_APP_TOKEN = _first_env("THELOOP_SLACK_APP_TOKEN", "THE_LOOP_SLACK_APP_TOKEN")
-SLACK_SIGNING_SECRET = _env("THELOOP_SLACK_SIGNING_SECRET")
+try:
+    _ENV = Environment.from_env(os.environ)
+except ConfigError as _error:
+    raise SystemExit(f"theloop cannot start, fix the environment: {_error}") from None
 
-BACKEND = _env("THELOOP_BACKEND", "SlackV3" if SLACK_BOT_TOKEN else "Text")
-_BACKENDS = ("Text", "SlackV3", "Null", "Test")
-if BACKEND not in _BACKENDS:
-    raise SystemExit(f"THELOOP_BACKEND={BACKEND!r} is not one of {', '.join(_BACKENDS)}")
-if BACKEND == "SlackV3" and not SLACK_BOT_TOKEN:
-    raise SystemExit("THELOOP_BACKEND=SlackV3 needs THELOOP_SLACK_BOT_TOKEN (an xoxb- token)")
+BACKEND = _ENV.backend
 
 
 # -- THELOOP_SLACK_API_URL: another Slack Web API base URL (GovSlack, a proxy, a test fake) --
@@ -56,14 +49,9 @@ if BACKEND == "SlackV3" and not SLACK_BOT_TOKEN:
 # nothing is touched.
 def _use_slack_api_url(url: str) -> None:
     # Imported here: only a run that sets the variable pays for slack_sdk at config time.
-    from urllib.parse import urlsplit
-
     import slack_sdk
     import slack_sdk.web
 
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise SystemExit("THELOOP_SLACK_API_URL must be an http(s) URL like https://slack.com/api/")
     base_url = url if url.endswith("/") else url + "/"
     slack_web_client = slack_sdk.web.WebClient
 
@@ -76,27 +64,20 @@ def _use_slack_api_url(url: str) -> None:
     slack_sdk.web.WebClient = slack_sdk.WebClient = WebClient
 
 
-SLACK_API_URL = _env("THELOOP_SLACK_API_URL")
-if SLACK_API_URL:
-    _use_slack_api_url(SLACK_API_URL)
+if _ENV.slack_api_url:
+    _use_slack_api_url(_ENV.slack_api_url)
 # -- end THELOOP_SLACK_API_URL --------------------------------------------------------------
 
-BOT_DATA_DIR = str(Path(_env("THELOOP_DATA_DIR", "./data")).resolve())
+BOT_DATA_DIR = str(Path(_ENV.data_dir).resolve())
 Path(BOT_DATA_DIR).mkdir(parents=True, exist_ok=True)
 BOT_EXTRA_PLUGIN_DIR = str(_HERE / "plugins")
 BOT_EXTRA_BACKEND_DIR = _slackv3_dir()
 BOT_LOG_FILE = str(Path(BOT_DATA_DIR) / "errbot.log")
-_LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
-_LOG_LEVEL = _env("THELOOP_LOG_LEVEL", "INFO").upper()
-if _LOG_LEVEL not in _LOG_LEVELS:  # a typo must not silently log at another level
-    raise SystemExit(
-        f"THELOOP_LOG_LEVEL must be one of {', '.join(_LOG_LEVELS)}, got {_LOG_LEVEL[:40]!r}"
-    )
-BOT_LOG_LEVEL = getattr(logging, _LOG_LEVEL)
+BOT_LOG_LEVEL = getattr(logging, _ENV.log_level)
 BOT_PREFIX = "!"
 BOT_ASYNC = True
-# Shelf sits on dbm, and where only dbm.dumb exists a SIGKILL mid-write leaves it unreadable
-# (DESIGN §4 fact 2): everything Errbot stores goes to SQLite (WAL, fsync per commit).
+# Shelf sits on dbm, and where only dbm.dumb exists a SIGKILL mid-write leaves it unreadable:
+# everything Errbot stores goes to SQLite (WAL, fsync per commit; docs/configuration.md).
 STORAGE = "SQLite"
 BOT_EXTRA_STORAGE_PLUGINS_DIR = str(_HERE / "storage" / "sqlite")
 # VersionChecker phones home; the rest are Errbot's own admin surface.
@@ -113,36 +94,27 @@ CORE_PLUGINS = (
 )
 
 if BACKEND == "SlackV3":
-    BOT_IDENTITY = {"token": SLACK_BOT_TOKEN}
-    if SLACK_APP_TOKEN:
-        BOT_IDENTITY["app_token"] = SLACK_APP_TOKEN
-    if SLACK_SIGNING_SECRET:
-        BOT_IDENTITY["signing_secret"] = SLACK_SIGNING_SECRET
-    _DEFAULT_ADMIN = ""
+    BOT_IDENTITY = {"token": _ENV.slack_bot_token}
+    if _ENV.slack_app_token:
+        BOT_IDENTITY["app_token"] = _ENV.slack_app_token
+    if _ENV.slack_signing_secret:
+        BOT_IDENTITY["signing_secret"] = _ENV.slack_signing_secret
+    _DEFAULT_ADMINS: tuple[str, ...] = ()
 else:
     BOT_IDENTITY = {"username": "@theloop"}
-    _DEFAULT_ADMIN = "@localhost"  # the Text backend's console user
+    _DEFAULT_ADMINS = ("@localhost",)  # the Text backend's console user
 
-BOT_ADMINS = tuple(
-    admin.strip() for admin in _env("THELOOP_ADMINS", _DEFAULT_ADMIN).split(",") if admin.strip()
-)
+BOT_ADMINS = _ENV.admins or _DEFAULT_ADMINS
 BOT_ADMINS_NOTIFICATIONS = ()
 TEXT_COLOR_THEME = "light"
-
-
-def _http_port() -> int:
-    raw = _env("THELOOP_HTTP_PORT", "3141")
-    if not (raw.isascii() and raw.isdigit() and 1 <= int(raw) <= 65535):
-        raise SystemExit(f"THELOOP_HTTP_PORT must be an integer from 1 to 65535, got {raw!r}")
-    return int(raw)
 
 
 # Errbot's Webserver plugin reads its HOST/PORT from its stored plugin configuration, not
 # from this file; `make run` provisions it before start with Errbot's own tool:
 #   python config.py --webserver | errbot -c config.py --storage-merge core
 WEBSERVER = {
-    "HOST": _env("THELOOP_HTTP_HOST", "127.0.0.1"),
-    "PORT": _http_port(),
+    "HOST": _ENV.http_host,
+    "PORT": _ENV.http_port,
     "SSL": {"enabled": False, "host": "127.0.0.1", "port": 3142, "certificate": "", "key": ""},
 }
 

@@ -1,4 +1,4 @@
-"""``config.py``: a wrong setting stops the bot at start, naming the variable (DESIGN §3.5)."""
+"""``config.py``: a wrong setting stops the bot at start, with the error the plugin gives."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from looproom.settings import ConfigError, Environment
 
 CONFIG = Path(__file__).resolve().parents[2] / "config.py"
 
@@ -37,3 +39,29 @@ def test_a_known_log_level_in_any_case_is_accepted(tmp_path: Path, level: str) -
     result = _load(tmp_path, THELOOP_LOG_LEVEL=level)
     assert result.returncode == 0, result.stderr
     assert "Webserver" in result.stdout
+
+
+@pytest.mark.parametrize(
+    "env",
+    [
+        {"THELOOP_HTTP_PORT": "http"},
+        {"THELOOP_BACKEND": "IRC"},
+        {"THELOOP_BACKEND": "SlackV3"},
+        {"THELOOP_SLACK_API_URL": "slack.example"},
+        {"THELOOP_LOOP_API": "ftp://loop", "THELOOP_LOG_LEVEL": "LOUD"},
+    ],
+)
+def test_a_bad_variable_stops_the_bot_with_the_plugins_own_error(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    with pytest.raises(ConfigError) as caught:
+        Environment.from_env({"THELOOP_BACKEND": "Null", **env})
+    result = _load(tmp_path, **env)
+    assert result.returncode != 0
+    assert str(caught.value) in result.stderr
+
+
+def test_the_webserver_is_provisioned_from_the_environment(tmp_path: Path) -> None:
+    result = _load(tmp_path, THELOOP_HTTP_HOST="0.0.0.0", THELOOP_HTTP_PORT="8123")
+    assert result.returncode == 0, result.stderr
+    assert "'HOST': '0.0.0.0', 'PORT': 8123" in result.stdout

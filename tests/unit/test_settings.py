@@ -1,4 +1,4 @@
-"""Settings: the YAML file and the environment, each bad value named (DESIGN §3.5)."""
+"""Settings: the YAML file and the environment, each bad value named (docs/configuration.md)."""
 
 from __future__ import annotations
 
@@ -270,12 +270,32 @@ def test_the_environment_is_read_as_set() -> None:
         ({"THELOOP_BACKEND": "IRC"}, "THELOOP_BACKEND: must be one of Text, SlackV3, Null, Test"),
         ({"THELOOP_LOOP_API": "localhost:7000"}, "THELOOP_LOOP_API: must be an http(s) URL"),
         ({"THELOOP_GITHUB_API": "ftp://x"}, "THELOOP_GITHUB_API: must be an http(s) URL"),
+        ({"THELOOP_SLACK_API_URL": "slack"}, "THELOOP_SLACK_API_URL: must be an http(s) URL"),
+        ({"THELOOP_BACKEND": "SlackV3"}, "THELOOP_BACKEND: SlackV3 needs THELOOP_SLACK_BOT_TOKEN"),
+        ({"THELOOP_LOG_LEVEL": "verbose"}, "THELOOP_LOG_LEVEL: must be one of DEBUG, INFO,"),
     ],
 )
 def test_a_bad_variable_is_an_error_naming_it(env: dict[str, str], message: str) -> None:
     with pytest.raises(ConfigError) as caught:
         Environment.from_env(env)
     assert caught.value.errors[0].startswith(message)
+
+
+def test_every_bad_variable_is_named_in_one_error() -> None:
+    with pytest.raises(ConfigError) as caught:
+        Environment.from_env({"THELOOP_HTTP_PORT": "x", "THELOOP_LOG_LEVEL": "loud"})
+    assert [error.split(":")[0] for error in caught.value.errors] == [
+        "THELOOP_LOG_LEVEL",
+        "THELOOP_HTTP_PORT",
+    ]
+
+
+def test_the_log_level_is_read_in_any_case_and_the_slack_url_kept() -> None:
+    env = Environment.from_env(
+        {"THELOOP_LOG_LEVEL": "debug", "THELOOP_SLACK_API_URL": "http://127.0.0.1:9/api/"}
+    )
+    assert (env.log_level, env.slack_api_url) == ("DEBUG", "http://127.0.0.1:9/api")
+    assert Environment.from_env({}).log_level == "INFO"
 
 
 def test_a_url_with_credentials_is_refused_without_echoing_them() -> None:

@@ -1,10 +1,12 @@
-"""The bot's settings: the YAML file and the environment, validated (DESIGN §3.5).
+"""The bot's settings: the YAML file and the environment, validated (docs/configuration.md).
 
 A bad value is a :class:`ConfigError` naming the key — never a silent default — except where
-the-loop's own specs say "unknown → default with a warning": ``slack.verbosity`` (seed 004
-D2), ``slack.longMessages`` (seed 001 R1.4) and unknown ``slack.subscribe`` types (kept:
-custom graphs fire custom events). Secrets come only from the environment and are never
-part of a ``repr``, a message or :meth:`Environment.describe` (D9: presence only).
+the-loop itself resolves an unknown value to the default with a warning, so a file written
+for the-loop loads here the same way: ``slack.verbosity``, ``slack.longMessages`` and
+unknown ``slack.subscribe`` types (kept: custom graphs fire custom events). Secrets come
+only from the environment and are never part of a ``repr``, a message or
+:meth:`Environment.describe`, which shows only whether each is set. ``config.py`` reads the
+environment with :meth:`Environment.from_env` too, so the bot and the plugin agree on it.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ DEFAULT_VERBOSITY = "normal"
 ROOM_STYLES = ("agentic", "classic")
 MIN_CHARS, MAX_CHARS, DEFAULT_MAX_CHARS = 200, 3000, 1500
 BACKENDS = ("Text", "SlackV3", "Null", "Test")
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 DEFAULT_CONFIG_PATH = "theloop.yaml"
 
 _TOP_KEYS = ("slack", "rooms", "people", "relay")
@@ -76,7 +79,7 @@ def _frozen(mapping: Mapping[str, str] | None = None) -> Mapping[str, str]:
 
 @dataclass(frozen=True)
 class Settings:
-    """The YAML file's values, validated; defaults are the-loop's (§3.5)."""
+    """The YAML file's values, validated; the defaults are the-loop's own."""
 
     channel: str = ""
     subscribe: tuple[str, ...] = DEFAULT_SUBSCRIBE
@@ -239,7 +242,7 @@ class _Parser:
         return value
 
     def _members(self, value: Any) -> frozenset[str]:
-        """Slack member ids; an empty list authorizes nobody (fail closed, R5.1)."""
+        """Slack member ids; an empty list authorizes nobody (fail closed: no list, no one)."""
         if value is None:
             return frozenset()
         if not isinstance(value, list):
@@ -323,6 +326,8 @@ _SECRETS = {
     "slack_signing_secret": "THELOOP_SLACK_SIGNING_SECRET",
     "github_token": "THELOOP_GITHUB_TOKEN",
 }
+#: Shown by :meth:`Environment.describe` as they are. ``log_level`` and ``slack_api_url``
+#: are not: only ``config.py`` acts on them, at start.
 _PLAIN = {
     "backend": "THELOOP_BACKEND",
     "data_dir": "THELOOP_DATA_DIR",
@@ -340,7 +345,7 @@ _URLS = ("THELOOP_GITHUB_API", "THELOOP_LOOP_API", "THELOOP_LOOP_STREAM")
 
 @dataclass(frozen=True)
 class Environment:
-    """The environment variables of §3.5, with their fallbacks and defaults.
+    """The environment variables (docs/configuration.md), with their fallbacks and defaults.
 
     Secret fields are left out of ``repr`` so a stray log line cannot carry them.
     """
@@ -359,6 +364,9 @@ class Environment:
     config_path: str = DEFAULT_CONFIG_PATH
     backend: str = "Text"
     admins: tuple[str, ...] = ()
+    log_level: str = "INFO"
+    #: Another Slack Web API base URL (a proxy, GovSlack, a test fake); "" is Slack's own.
+    slack_api_url: str = ""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Environment:
@@ -373,6 +381,13 @@ class Environment:
         backend = get("THELOOP_BACKEND", default="SlackV3" if bot_token else "Text")
         if backend not in BACKENDS:
             errors.append(f"THELOOP_BACKEND: must be one of {', '.join(BACKENDS)}, got {backend!r}")
+        elif backend == "SlackV3" and not bot_token:
+            errors.append("THELOOP_BACKEND: SlackV3 needs THELOOP_SLACK_BOT_TOKEN (an xoxb- token)")
+        # Any case: a typo must not silently log at another level.
+        log_level = get("THELOOP_LOG_LEVEL", default="INFO").upper()
+        if log_level not in LOG_LEVELS:
+            levels = ", ".join(LOG_LEVELS)
+            errors.append(f"THELOOP_LOG_LEVEL: must be one of {levels}, got {_shown(log_level)}")
         port = _port(get("THELOOP_HTTP_PORT", default="3141"), errors)
         urls = {
             name: _url(get(*names, default=default), names[0], errors)
@@ -380,6 +395,7 @@ class Environment:
                 ("github_api", ("THELOOP_GITHUB_API",), "https://api.github.com"),
                 ("loop_api", ("THELOOP_LOOP_API",), ""),
                 ("loop_stream", ("THELOOP_LOOP_STREAM",), ""),
+                ("slack_api_url", ("THELOOP_SLACK_API_URL",), ""),
             )
         }
         if errors:
@@ -396,11 +412,12 @@ class Environment:
             config_path=get("THELOOP_CONFIG", default=DEFAULT_CONFIG_PATH),
             backend=backend,
             admins=tuple(a.strip() for a in get("THELOOP_ADMINS").split(",") if a.strip()),
+            log_level=log_level,
             **urls,
         )
 
     def describe(self) -> dict[str, str]:
-        """The resolved values by variable name, secrets shown only as set/unset (D9)."""
+        """The resolved values by variable name, secrets shown only as set/unset."""
         shown = {var: "set" if getattr(self, name) else "unset" for name, var in _SECRETS.items()}
         for name, var in _PLAIN.items():
             value = getattr(self, name)
@@ -411,7 +428,7 @@ class Environment:
 
 
 def redact_url(url: str) -> str:
-    """``url`` without userinfo, query or fragment, which may carry credentials (D9).
+    """``url`` without userinfo, query or fragment, which may carry credentials.
 
     Scheme, host, port and path stay, so an admin can still tell which server it is.
     """
