@@ -1,4 +1,4 @@
-"""What the admin commands say: parsed strictly, producer text shown inert (seed 004 D9)."""
+"""What the admin commands say: parsed strictly, secrets as set/unset, producer text inert."""
 
 from __future__ import annotations
 
@@ -93,3 +93,9 @@ def test_status_never_shows_a_secret_and_says_what_to_fix() -> None:
     assert "delivery worker: STOPPED" in text
     assert "last delivery error (60 s ago, `evt-9`): channel_not_found" in text
     assert "authorizedUsers: 0 (nobody may decide: fail closed)" in text
+
+
+def test_status_does_not_present_the_room_style_as_in_effect() -> None:
+    health = Health(counts={}, last_error=None, worker_alive=True, bindings=0)
+    text = status_text(Environment(), Settings(room_style="classic"), health, now=0.0)
+    assert "room style: classic (not used yet" in text

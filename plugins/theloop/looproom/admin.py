@@ -97,7 +97,8 @@ def _settings_lines(settings: Settings) -> list[str]:
         f"longMessages: {settings.long_messages} — {_LONG_MESSAGES[settings.long_messages]}",
         f"authorizedUsers: {len(settings.authorized_users)}"
         + ("" if settings.authorized_users else " (nobody may decide: fail closed)"),
-        f"room style: {settings.room_style}",
+        # Validated so a the-loop file loads, but nothing reads it yet: not shown as in effect.
+        f"room style: {settings.room_style} (not used yet: every style posts the same way)",
         f"rooms: {len(settings.rooms)} · people: {len(settings.people)} · "
         f"relay repos: {len(settings.relay_repos)}",
     ]
