@@ -1,51 +1,68 @@
-"""The Errbot adapter for theloop: commands, webhooks and timers call into ``looproom``.
+"""The Errbot adapter for theloop: commands, webhooks and listeners, each handed to the core.
 
-This file holds no business logic (DESIGN §2): every rule lives in the pure ``looproom``
-package, which never imports errbot, so it is tested without a bot.
+Every rule lives in the pure ``looproom`` package, which never imports Errbot, so it is
+tested without a bot (docs/architecture.md). ``activate`` builds this activation's one
+:class:`looproom.assembly.LoopRoom` from what only Errbot has — its storage, its data
+directory, the backend's Slack client or its ``send``, who the bot is — and each command
+and webhook below passes what it received on to that object. Errbot finds commands and
+webhooks only as methods of the plugin class, so they stay here, one delegation each.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+import theloop_decisions as chat
 import theloop_routes
 from errbot import BotPlugin, arg_botcmd, botcmd, webhook
 from flask import Request, Response
-from theloop_decisions import Decisions  # decisions back to the-loop (issue 4)
 
 # Errbot puts every folder holding a .plug file on sys.path, so the core imports plainly.
-from looproom import admin, digest
-from looproom.durable.queue import DurableQueue
-from looproom.durable.worker import Worker
+from looproom import admin
+from looproom.assembly import LoopRoom
+from looproom.decide import presses
 from looproom.inbound import webhook as ingress
-from looproom.inbound.stream import StreamFollower  # issue 5: the-loop's event stream
-from looproom.room.outlets import (  # rooms/threads wiring
-    Outlet,
-    PlainOutlet,
-    SlackOutlet,
-    event_delivery,
-)
-from looproom.room.routing import RoomBook, bind_command, unbind_command  # rooms/threads wiring
-from looproom.room.slack_transport import SlackTransport  # rooms/threads wiring
+from looproom.room.slack_transport import SlackTransport
 from looproom.settings import ConfigError, Environment, Settings
 
-INBOX = "inbox"
+NOT_ACTIVE = "theloop is not active: see `!status plugins` and the bot's log."
 
 
-class TheLoop(Decisions, BotPlugin):
-    """the-loop's room in Errbot."""
+class TheLoop(BotPlugin):
+    """the-loop's room: its events in rooms and threads; execute, skip, approve and changes
+    taken back from authorized members."""
 
-    _env: Environment | None = None
-    _settings: Settings | None = None
-    _queue: DurableQueue | None = None
-    _worker: Worker | None = None
-    _follower: StreamFollower | None = None
+    _core: LoopRoom | None = None
+    _unlisten: Callable[[], None] | None = None
 
     def activate(self) -> None:
-        """Load settings, open the inbox, start delivering (§3.2); refuse on a bad config."""
+        """Load the settings, then build and start the room; refuse on a bad configuration."""
+        env, settings = self._configuration()
+        super().activate()  # opens the plugin's storage, which the room keeps its state in
+        slack_web = getattr(self._bot, "slack_web", None)
+        core = LoopRoom(
+            env,
+            settings,
+            store=self,
+            data_dir=Path(self.bot_config.BOT_DATA_DIR) / "theloop",
+            # One transport for every Slack call, so deliveries and decision replies share
+            # one per-channel pace and one 429 hold.
+            slack=SlackTransport.beside(slack_web) if slack_web is not None else None,
+            say=self._say,
+            admins=tuple(self.bot_config.BOT_ADMINS),
+            bot_member=lambda: chat.member_of(self.bot_identifier),
+        )
+        core.start()
+        self._core = core
+        self._unlisten = chat.listen_for_presses(self._bot, self._pressed)
+        theloop_routes.activate(self)
+
+    def _configuration(self) -> tuple[Environment, Settings]:
         try:
             env = Environment.from_env(os.environ)
             settings = Settings.load(env.config_path)
@@ -58,146 +75,130 @@ class TheLoop(Decisions, BotPlugin):
             self.log.error(
                 "theloop webhook answers 503 until %s is set (fail closed)", ingress.SECRET_ENV
             )
-        super().activate()
-        self._env, self._settings = env, settings
-        data_dir = Path(self.bot_config.BOT_DATA_DIR) / "theloop"
-        self._queue = DurableQueue(data_dir / "queues.sqlite3", INBOX)
-        # One transport for every Slack call, so deliveries and decision replies share
-        # one per-channel pace and one 429 hold (DESIGN §2: one transport).
-        slack_web = getattr(self._bot, "slack_web", None)
-        slack = SlackTransport.beside(slack_web) if slack_web is not None else None
-        self._decisions_open(env, settings, data_dir, slack)  # before the outlet is built
-        self._worker = Worker(self._queue, event_delivery(self._outlet(settings, slack)))
-        self._worker.start()
-        self._follower = self._follow(env.loop_stream, self._queue)
-        theloop_routes.activate(self)
-
-    def _follow(self, url: str, inbox: DurableQueue) -> StreamFollower | None:
-        """Issue 5: the-loop's stream as a second ingress into the same inbox (off unless set)."""
-        if not url:
-            return None
-        # The plugin's storage keeps the cursor, so a restart resumes from the last id.
-        follower = StreamFollower(
-            url, accept=lambda event: ingress.admit(inbox, event), cursor=self
-        )
-        follower.start()
-        return follower
+        return env, settings
 
     def deactivate(self) -> None:
-        """Stop the worker (an item cut short is re-delivered, flagged, after restart)."""
+        """Stop taking requests, then stop the room (an item cut short is delivered again,
+        flagged, after a restart)."""
         theloop_routes.deactivate(self)
-        if self._follower is not None:
-            self._follower.stop()
-            self._follower = None
-        if self._worker is not None and not self._worker.stop():
+        if self._unlisten is not None:
+            self._unlisten()
+        core, self._core, self._unlisten = self._core, None, None
+        if core is not None and not core.stop():
             self.log.warning("theloop delivery worker still busy at deactivation")
-        self._decisions_close()  # issue 4
-        if self._queue is not None:
-            self._queue.close()
-        self._worker = self._queue = None
         super().deactivate()
 
-    # -- rooms/threads wiring (looproom.room.outlets) ------------------------------------------
-    def _outlet(self, settings: Settings, slack: SlackTransport | None) -> Outlet:
-        """Slack: rooms, threads, Block Kit through the transport; elsewhere plain text."""
-        book = RoomBook(self)  # the plugin is Errbot's storage: bindings survive restarts
-        memory = self._memory  # issue 4: the room's memory learns each event and where it went
-        if slack is not None:
-            return SlackOutlet(
-                slack, book, settings, observer=memory, interactive=self._interactive
-            )
-        return PlainOutlet(self._post, book, settings, observer=memory)
+    def _say(self, to: str, text: str) -> None:
+        # Errbot's send threads only under a Message it received: a plain line has no thread.
+        self.send(self.build_identifier(to), text)
 
-    def _post(self, room: str | None, text: str, _thread: str | None) -> None:
-        # Errbot's send threads only under a Message it received; a console has no threads.
-        targets = [room] if room else list(self.bot_config.BOT_ADMINS)
-        if not targets:
-            raise RuntimeError("nowhere to post: set slack.channel or THELOOP_ADMINS")
-        for target in targets:
-            self.send(self.build_identifier(target), text)
+    def _pressed(self, payload: Mapping[str, Any]) -> None:
+        if self._core is not None:
+            self._core.decisions.pressed(payload)
 
-    @botcmd(admin_only=True)
-    def theloop_bind(self, _msg: Any, args: str) -> str:
-        """A room of its own for a work item: `bind <work item> <room>`; alone: list them."""
-        return bind_command(RoomBook(self), args)
-
-    @botcmd(admin_only=True)
-    def theloop_unbind(self, _msg: Any, args: str) -> str:
-        """A work item's events go to its configured room again: `unbind <work item>`."""
-        return unbind_command(RoomBook(self), args)
-
-    # -- end rooms/threads wiring -----------------------------------------------------------
+    # -- the-loop's events and Slack's presses over HTTP ---------------------------------
 
     @webhook("/theloop/events", methods=("POST",), raw=True)
     def theloop_events(self, request: Request) -> Response:
-        """``POST /theloop/events``: the-loop's signed events (DESIGN §3.2)."""
-        queue, env = self._queue, self._env
-        if queue is None or env is None:
-            return _json(ingress.Answer(503, {"error": "theloop is not active"}))
-        length = request.content_length
-        # Read at most one byte past the limit: enough to know it is too large.
-        too_large = ingress.body_too_large(length)
-        body = b"" if too_large else request.stream.read(ingress.MAX_BODY_BYTES + 1)
-        answer = ingress.handle(
-            ingress.Request(request.method, request.headers, body, length),
-            secret=env.webhook_secret,
-            inbox=queue,
-        )
-        return _json(answer, close=too_large)
+        """``POST /theloop/events``: the-loop's signed events (docs/webhook.md)."""
+        return _events(self._core, request)
+
+    @webhook("/theloop/slack/interactive", methods=("POST",), raw=True)
+    def theloop_slack_interactive(self, request: Request) -> Response:
+        """``POST /theloop/slack/interactive``: Slack's signed button and checkbox presses."""
+        return _interactive(self._core, request, self.log)
+
+    # -- theloop's own commands -------------------------------------------------------------
 
     @botcmd(name="theloop")
     def theloop(self, _msg: Any, _args: str) -> str:
         """What theloop does here, and where to start."""
-        return (
-            "theloop posts the-loop's events into rooms and threads and carries decisions back. "
-            "Try `!theloop preview <markdown>` to see how a long message is drawn; admins: "
-            "`!theloop status`, `!theloop queue`."
-        )
+        return admin.ABOUT
 
     @arg_botcmd("text", type=str, nargs="+", help="markdown to draw as the room would")
     @arg_botcmd("--limit", type=int, default=1500, help="characters (200-3000)")
     def theloop_preview(self, _msg: Any, text: list[str], limit: int) -> str:
-        """Show the mrkdwn the room would post for a message (the digest above the limit, R1.1).
-
-        The answer is fenced so every backend shows Slack's markup as it is, not re-rendered.
-        """
-        drawn = digest.fit(" ".join(text), max(200, min(limit, 3000)))
-        return "```\n" + drawn.replace("```", "`\u200b`\u200b`") + "\n```"
+        """Show the mrkdwn the room would post for a message (the digest above the limit)."""
+        return admin.preview_text(" ".join(text), limit)
 
     @botcmd(admin_only=True)
     def theloop_status(self, _msg: Any, _args: str) -> str:
         """Resolved configuration (secrets as set/unset), queue depth, last delivery error."""
-        if self._queue is None or self._env is None or self._settings is None:
-            return "theloop is not active: see `!status plugins` and the bot's log."
-        health = admin.Health(
-            counts=self._queue.counts(),
-            last_error=self._queue.last_error(),
-            worker_alive=self._worker is not None and self._worker.alive,
-            bindings=RoomBook(self).thread_count(),
-        )
-        stream = self._follower.status().describe() if self._follower else "loop stream: off"
-        return admin.status_text(self._env, self._settings, health, time.time()) + "\n" + stream
+        return self._core.status(time.time()) if self._core else NOT_ACTIVE
 
     @botcmd(admin_only=True)
     def theloop_queue(self, _msg: Any, args: str) -> str:
         """Undelivered events: `list` (default), `retry KEY` (now), `drop KEY` (give up)."""
-        if self._queue is None:
-            return "theloop is not active."
-        try:
-            command = admin.parse_queue_command(args)
-        except admin.UsageError as exc:
-            return str(exc)
-        if command.action == "list":
-            text = admin.queue_text(self._queue.list(), self._queue.depth(), time.time())
-            relays = self._relay_queue_lines()  # issue 4: decisions not relayed yet
-            return text + ("\n\nDecisions not relayed yet:\n" + "\n".join(relays) if relays else "")
-        queue = (
-            self._relay.queue if self._relay and command.key.startswith("relay:") else self._queue
-        )
-        act = queue.retry_now if command.action == "retry" else queue.drop
-        if act(command.key):
-            return f"{command.action}: done for `{command.key}`."
-        return f"No undelivered item `{command.key}` (see `!theloop queue`)."
+        return self._core.queue(args, time.time()) if self._core else NOT_ACTIVE
+
+    @botcmd(admin_only=True)
+    def theloop_bind(self, _msg: Any, args: str) -> str:
+        """A room of its own for a work item: `bind <work item> <room>`; alone: list them."""
+        return self._core.bind(args) if self._core else NOT_ACTIVE
+
+    @botcmd(admin_only=True)
+    def theloop_unbind(self, _msg: Any, args: str) -> str:
+        """A work item's events go to its configured room again: `unbind <work item>`."""
+        return self._core.unbind(args) if self._core else NOT_ACTIVE
+
+    # -- decisions, typed (the verbs are looproom.decide.kinds.VERBS) ------------------------
+
+    @botcmd
+    def execute(self, msg: Any, args: str) -> None:
+        """`execute` · `execute without 2, 5` — answer the phase-selection checklist."""
+        self._typed(msg, f"execute {args}", addressed=True)
+
+    @botcmd
+    def skip(self, msg: Any, args: str) -> None:
+        """`skip <phase>[, <phase>…]` — leave phases out (before or after the selection)."""
+        self._typed(msg, f"skip {args}", addressed=True)
+
+    @botcmd
+    def approve(self, msg: Any, args: str) -> None:
+        """`approve [words]` — approve the open gate."""
+        self._typed(msg, f"approve {args}", addressed=True)
+
+    @botcmd
+    def changes(self, msg: Any, args: str) -> None:
+        """`changes <why>` — request changes at the open gate (a reason is required)."""
+        self._typed(msg, f"changes {args}", addressed=True)
+
+    def callback_message(self, msg: Any) -> None:
+        """A plain message: a command typed without `!`, or an answer in a work item's thread."""
+        if not chat.is_command(msg, self.bot_config):
+            self._typed(msg, str(msg.body or ""), addressed=False)
+
+    def _typed(self, msg: Any, text: str, *, addressed: bool) -> None:
+        if self._core is not None:
+            self._core.decisions.said(
+                chat.member_of(msg.frm),
+                text,
+                chat.slack_event(msg),
+                elsewhere=chat.plain_channel(msg),
+                addressed=addressed,
+            )
+
+
+def _events(core: LoopRoom | None, request: Request) -> Response:
+    if core is None:
+        return _json(ingress.Answer(503, {"error": "theloop is not active"}))
+    length = request.content_length
+    # Read at most one byte past the limit: enough to know it is too large.
+    too_large = ingress.body_too_large(length)
+    body = b"" if too_large else request.stream.read(ingress.MAX_BODY_BYTES + 1)
+    answer = core.receive(ingress.Request(request.method, request.headers, body, length))
+    return _json(answer, close=too_large)
+
+
+def _interactive(core: LoopRoom | None, request: Request, log: logging.Logger) -> Response:
+    if core is None:
+        return Response('{"error": "theloop is not active"}', status=503)
+    body = request.stream.read(presses.MAX_BODY_BYTES + 1)
+    checked = core.decisions.press_over_http(dict(request.headers), body)
+    if checked.status != 200 or checked.payload is None:
+        log.warning("interactive request refused: %s", checked.error)
+        return Response(checked.error, status=checked.status, mimetype="text/plain")
+    return Response("", status=200)
 
 
 def _json(answer: ingress.Answer, *, close: bool = False) -> Response:

@@ -93,10 +93,10 @@ def test_events_outside_subscribe_are_not_posted(testbot, post_event) -> None:
 def test_the_queue_lists_retries_and_drops_what_is_not_delivered(
     testbot, post_event, plugin
 ) -> None:
-    plugin._worker.stop()  # hold deliveries so the queue has something to show
+    plugin._core.worker.stop()  # hold deliveries so the queue has something to show
     for n in (1, 2):
         assert post_event(_ask(n)).status_code == 202
-    plugin._queue.park("ask-2", "invalid_blocks")
+    plugin._core.inbox.park("ask-2", "invalid_blocks")
 
     listing = testbot.exec_command("!theloop queue")
     assert "2 not delivered" in listing

@@ -70,7 +70,7 @@ def _show(testbot: Any, post_event: Any, name: str) -> None:
 
 
 def _ledger(plugin: Any) -> list[dict[str, Any]]:
-    return plugin._relay.sinks.ledger.lines()
+    return plugin._core.decisions.relay.sinks.ledger.lines()
 
 
 def _sentinel(testbot: Any) -> list[str]:
@@ -119,7 +119,7 @@ def test_a_refusal_says_why_and_relays_nothing(
 ) -> None:
     said = _say(checklist, typed, until=refusal.replace("`", ""))
     assert "👀" not in said, said
-    assert plugin._relay.queue.depth() == 0 and _ledger(plugin) == []
+    assert plugin._core.decisions.relay.queue.depth() == 0 and _ledger(plugin) == []
 
 
 @pytest.mark.theloop_yaml(SETTINGS)
@@ -130,7 +130,7 @@ def test_approve_answers_the_open_gate_once(checklist: Any, post_event: Any, plu
     assert line["body"].startswith("approved\n\nship it\n\n🗣️ _the-loop — answer to the open gate")
     again = _say(checklist, f"!changes {ITEM} on second thought", until="already answered by")
     assert "👀" not in again, again
-    assert plugin._relay.queue.depth() == 0 and len(_ledger(plugin)) == 1
+    assert plugin._core.decisions.relay.queue.depth() == 0 and len(_ledger(plugin)) == 1
 
 
 @pytest.mark.theloop_yaml(SETTINGS)
@@ -148,7 +148,7 @@ def test_an_approval_the_loop_would_read_as_changes_is_refused(
 def test_an_empty_allow_list_denies_everyone(checklist: Any, plugin: Any) -> None:
     said = _say(checklist, f"!execute {ITEM}", until="slack.authorizedUsers")
     assert "⚠️" in said and "nobody may" in said[-1], said
-    assert _ledger(plugin) == [] and plugin._relay.queue.depth() == 0
+    assert _ledger(plugin) == [] and plugin._core.decisions.relay.queue.depth() == 0
 
 
 @pytest.mark.theloop_yaml(SETTINGS)
@@ -172,7 +172,7 @@ def test_the_bots_own_messages_and_other_bots_are_never_input(checklist: Any, pl
     other.extras["slack_event"] = {"channel": "C1", "ts": "5.0", "bot_id": "B0OTHER"}
     plugin.callback_message(other)
     assert _sentinel(checklist) == ["⚠️"]  # the sentinel's own; nothing before it
-    assert plugin._relay.queue.depth() == 0
+    assert plugin._core.decisions.relay.queue.depth() == 0
 
 
 @pytest.mark.theloop_yaml(SETTINGS)
@@ -181,14 +181,14 @@ def test_an_edited_message_is_not_taken_as_a_new_decision(checklist: Any, plugin
     edit.extras["slack_event"] = {"channel": "C1", "ts": "6.0", "subtype": "message_changed"}
     plugin.callback_message(edit)
     assert _sentinel(checklist) == ["⚠️"]  # the sentinel's own; nothing before it
-    assert plugin._relay.queue.depth() == 0
+    assert plugin._core.decisions.relay.queue.depth() == 0
 
 
 @pytest.mark.theloop_yaml(SETTINGS)
 def test_decisions_not_relayed_yet_are_listed_by_the_queue_command(
     checklist: Any, plugin: Any
 ) -> None:
-    plugin._relay.stop()  # hold the relay so the decision waits
+    plugin._core.decisions.relay.stop()  # hold the relay so the decision waits
     assert _say(checklist, f"!execute {ITEM}", until="👀") == ["👀"]
     listing = checklist.exec_command("!theloop queue")
     assert (

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from looproom.decide.kinds import VERBS
+
 extra_plugin_dir = str(Path(__file__).resolve().parents[2] / "plugins")
 
 
@@ -25,3 +27,8 @@ def test_preview_above_the_limit_shows_the_digest(testbot) -> None:
     answer = testbot.pop_message()
     assert "*Should we ship?*" in answer
     assert "full text is on the ticket" in answer
+
+
+def test_every_typed_verb_has_its_command(testbot) -> None:
+    # The adapter reads a prefix-less verb with this list, and Errbot needs one method each.
+    assert VERBS and set(VERBS) <= set(testbot.bot.all_commands)

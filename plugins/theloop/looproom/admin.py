@@ -1,8 +1,9 @@
-"""What ``!theloop status`` and ``!theloop queue`` answer, as text (seed 004 D9).
+"""What theloop's own commands answer, as text: ``!theloop``, its preview, status and queue.
 
-Status shows the resolved configuration with secrets as set/unset only, the queue and the
-last delivery error; queue lists what is not delivered and lets an admin retry or drop one.
-Keys and errors come from producers and peers, so they are defanged before display.
+Status shows the resolved configuration with secrets as set/unset only (the answer is a
+chat message, which others see and keep), the queue and the last delivery error; queue
+lists what is not delivered and lets an admin retry or drop one. Keys and errors come from
+producers and peers, so they are defanged before display. See docs/admin.md.
 """
 
 from __future__ import annotations
@@ -10,9 +11,16 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from looproom import digest
 from looproom.durable.queue import Failure, Item
-from looproom.settings import Environment, Settings
+from looproom.room.slack_text import defang
+from looproom.settings import MAX_CHARS, MIN_CHARS, Environment, Settings
 
+ABOUT = (
+    "theloop posts the-loop's events into rooms and threads and carries decisions back. "
+    "Try `!theloop preview <markdown>` to see how a long message is drawn; admins: "
+    "`!theloop status`, `!theloop queue`."
+)
 QUEUE_USAGE = "usage: !theloop queue [list | retry KEY | drop KEY]"
 _LONG_MESSAGES = {
     "digest": "above maxChars: the ask first, choices numbered, code as pointers, cut at a "
@@ -38,7 +46,16 @@ class Health:
     counts: dict[str, int]
     last_error: Failure | None
     worker_alive: bool
-    bindings: int | None = None
+    bindings: int  # thread bindings kept
+
+
+def preview_text(markdown: str, limit: int) -> str:
+    """The mrkdwn the room would post for ``markdown``: the digest above ``limit``.
+
+    Fenced, so every backend shows Slack's markup as it is rather than re-rendering it.
+    """
+    drawn = digest.fit(markdown, max(MIN_CHARS, min(limit, MAX_CHARS)))  # as maxChars allows
+    return "```\n" + drawn.replace("```", "`\u200b`\u200b`") + "\n```"
 
 
 def parse_queue_command(args: str) -> QueueCommand:
@@ -75,7 +92,7 @@ def _queue_lines(health: Health, now: float) -> list[str]:
         f"queue: {depth} not delivered ({counts.get('pending', 0)} waiting, "
         f"{counts.get('inflight', 0)} in flight, {counts.get('parked', 0)} parked)",
         "delivery worker: " + ("running" if health.worker_alive else "STOPPED"),
-        "thread bindings: " + ("not tracked" if health.bindings is None else str(health.bindings)),
+        f"thread bindings: {health.bindings}",
     ]
     failure = health.last_error
     if failure is None:
@@ -136,12 +153,6 @@ def _describe(payload: str) -> str:
         return defang(f"{wire['eventType']} · {wire['workItem']}")
     except (ValueError, KeyError, TypeError):
         return "(unreadable payload)"
-
-
-def defang(text: str, limit: int = 200) -> str:
-    """Producer text as inert display text: no mention, link or code-span break-out."""
-    text = text.replace("<", "‹").replace(">", "›").replace("`", "'").replace("\n", " ")
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _ago(seconds: float) -> str:

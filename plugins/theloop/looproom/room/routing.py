@@ -1,10 +1,10 @@
-"""Which room and which thread a work item's events go to, remembered in bounded storage (R10, D4).
+"""Which room and which thread a work item's events go to, remembered in bounded storage.
 
 Room: an admin's binding for the work item, else the ``rooms`` map by repository (an exact
 ``owner/repo`` beats any glob; among globs the first in file order wins), else
 ``slack.channel``. Thread: one per work item per room, opened by a parent message whose
 ``ts`` is kept here. The book lives in a ``MutableMapping`` the plugin passes in (Errbot's
-storage) and is bounded like the-loop's D4: past :data:`THREAD_CAP` threads the least
+storage) and is bounded as the-loop bounds its own: past :data:`THREAD_CAP` threads the least
 recently used binding is dropped — its next event opens a fresh parent. Admin room
 bindings are not evicted silently: past :data:`ROOM_BINDING_CAP` a new one is refused.
 """
@@ -21,7 +21,7 @@ from typing import Any
 
 from looproom import workitem
 
-THREAD_CAP = 200  # D4: the-loop's own bound on thread bindings
+THREAD_CAP = 200  # the-loop's own bound on thread bindings
 ROOM_BINDING_CAP = 500
 CHANNEL_ID_CAP = 500
 UNCERTAIN_CAP = 1000
@@ -34,9 +34,6 @@ _THREADS, _ROOMS, _IDS, _UNCERTAIN = (
 )
 _GLOB = re.compile(r"[*?\[]")
 _ROOM = re.compile(r"^(?:#?[A-Za-z0-9._-]{1,80}|<#([CG][A-Z0-9]+)(?:\|[^>]*)?>)$")
-#: One lock for every book: the worker, the commands and the decision desk each hold a
-#: RoomBook over the same storage, and a read-modify-write must not interleave.
-_LOCK = threading.RLock()
 
 
 class BindingError(ValueError):
@@ -69,7 +66,11 @@ def route(work_item: str, channel: str, rooms: Sequence[tuple[str, str]]) -> str
 
 
 class RoomBook:
-    """Room bindings, thread bindings and channel ids, kept in ``store`` (thread-safe)."""
+    """Room bindings, thread bindings and channel ids, kept in ``store`` (thread-safe).
+
+    The lock is the book's own, so one store has one book: the delivery worker, the admin
+    commands and the decision desk share it, and a read-modify-write never interleaves.
+    """
 
     def __init__(
         self,
@@ -80,7 +81,7 @@ class RoomBook:
     ) -> None:
         self._store = store
         self._thread_cap, self._room_cap = thread_cap, room_cap
-        self._lock = _LOCK
+        self._lock = threading.RLock()
 
     # -- which room ------------------------------------------------------------------
 

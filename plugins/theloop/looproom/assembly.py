@@ -1,0 +1,314 @@
+"""theloop put together: every part of one activation, built once from explicit inputs.
+
+The Errbot plugin (``plugins/theloop/theloop.py``) reads the settings and hands this module
+what only Errbot has — its storage, its data directory, the backend's Slack client or a
+plain way to send a line, who the bot is — and gets back one :class:`LoopRoom` to start,
+ask and stop. Nothing here imports Errbot, so the wiring runs in a unit test.
+
+One room book and one memory serve the delivery worker, the admin commands and the
+decision desk alike: each guards its read-modify-writes with a lock of its own, so two of
+either over the same storage could interleave them.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, MutableMapping
+from pathlib import Path
+from typing import Any
+
+from looproom import admin
+from looproom.decide import presses
+from looproom.decide.authorization import Policy
+from looproom.decide.desk import Desk, room_facts
+from looproom.decide.judging import Said
+from looproom.durable.queue import DurableQueue
+from looproom.durable.worker import Worker
+from looproom.inbound import webhook as ingress
+from looproom.inbound.events import Event
+from looproom.inbound.stream import StreamFollower
+from looproom.relay import forms, texts
+from looproom.relay.relay import RELAY, Relay
+from looproom.relay.sinks import GitHubSink, LedgerSink, LoopSink, Sinks
+from looproom.room.memory import Memory
+from looproom.room.outlets import Outlet, PlainOutlet, SlackOutlet, event_delivery
+from looproom.room.queued_room import QueuedRoom
+from looproom.room.routing import RoomBook, bind_command, unbind_command
+from looproom.room.slack_transport import SlackTransport, is_channel_id
+from looproom.settings import Environment, Settings
+
+INBOX = "inbox"
+QUEUES_FILE = "queues.sqlite3"
+LEDGER_FILE = "relay-ledger.jsonl"
+
+#: ``say(to, text)``: one plain line to a room or a person, through the chat backend.
+Say = Callable[[str, str], None]
+
+_GLYPHS = {"eyes": "👀", "white_check_mark": "✅", "warning": "⚠️"}
+
+
+class SlackRoom:
+    """The desk's and the relay's voice on Slack: reactions, threads, ephemerals, edits."""
+
+    def __init__(self, transport: SlackTransport) -> None:
+        self._slack = transport
+
+    def react(self, channel: str, ts: str, name: str) -> None:
+        if ts:
+            self._slack.add_reaction(channel, ts, name)
+
+    def reply(self, channel: str, thread_ts: str, text: str) -> None:
+        self._slack.post_message(channel, text=text, thread_ts=thread_ts or None)
+
+    def tell(self, channel: str, member: str, text: str, thread_ts: str = "") -> None:
+        self._slack.post_ephemeral(channel, member, text=text, thread_ts=thread_ts or None)
+
+    def update(self, channel: str, ts: str, text: str, blocks: list[dict[str, Any]]) -> None:
+        self._slack.update_message(channel, ts, text=text, blocks=blocks)
+
+
+class PlainRoom:
+    """The same on a chat backend without reactions or threads (Text, Test): plain lines."""
+
+    def __init__(self, say: Say) -> None:
+        self._say = say
+
+    def react(self, channel: str, ts: str, name: str) -> None:
+        self._say(channel, _GLYPHS.get(name, f":{name}:"))
+
+    def reply(self, channel: str, thread_ts: str, text: str) -> None:
+        self._say(channel, text)
+
+    def tell(self, channel: str, member: str, text: str, thread_ts: str = "") -> None:
+        self._say(member, text)
+
+    def update(self, channel: str, ts: str, text: str, blocks: list[dict[str, Any]]) -> None:
+        return  # nothing to edit: a plain backend has no buttons
+
+
+class Decisions:
+    """The decision side: the desk, the relay behind it, and where both speak."""
+
+    def __init__(
+        self,
+        env: Environment,
+        settings: Settings,
+        *,
+        book: RoomBook,
+        memory: Memory,
+        relay_queue: DurableQueue,
+        ledger: Path,
+        slack: SlackTransport | None,
+        say: Say,
+        bot_member: Callable[[], str],
+    ) -> None:
+        """``bot_member`` is asked at each decision: the backend learns who it is on connecting."""
+        self._settings, self._book = settings, book
+        self._signing_secret = env.slack_signing_secret
+        self._destinations = forms.Destinations(
+            github=bool(env.github_token), loop=bool(env.loop_api), repos=settings.relay_repos
+        )
+        self._bot_member = bot_member
+        sinks = Sinks(
+            ledger=LedgerSink(ledger),
+            github=GitHubSink(env.github_api, env.github_token) if env.github_token else None,
+            loop=LoopSink(env.loop_api) if env.loop_api else None,
+        )
+        # On Slack, said off the caller's thread: a press is answered within Slack's
+        # 3 s, and the desk's lock is never held across a Slack call.
+        self._voice = QueuedRoom(SlackRoom(slack)) if slack is not None else None
+        room = self._voice or PlainRoom(say)
+        # A parked decision reopens its question, so the member can answer again.
+        self.relay = Relay(
+            relay_queue, sinks, room, on_given_up=lambda decision: self.desk.given_up(decision)
+        )
+        self.desk = Desk(memory, self.relay, room, self._policy)
+
+    def start(self) -> None:
+        self.relay.start()
+
+    def close(self) -> None:
+        self.relay.stop()
+        self.relay.queue.close()
+        if self._voice is not None:
+            self._voice.close()  # after the relay: its last ✅ is said too
+
+    def said(
+        self, member: str, text: str, event: Mapping[str, Any], *, elsewhere: str, addressed: bool
+    ) -> None:
+        """A typed message. ``event`` is Slack's message event ({} on another backend);
+        ``elsewhere`` is where to answer when there is no Slack channel (a plain backend)."""
+        channel = str(event.get("channel") or "") or elsewhere
+        ts = str(event.get("ts") or "") or f"plain-{time.time_ns()}"
+        thread_ts = str(event.get("thread_ts") or "")
+        said = Said(
+            member,
+            text.strip(),
+            channel,
+            ts,
+            thread_ts,
+            is_bot=bool(event.get("bot_id")) or event.get("subtype") == "bot_message",
+            addressed=addressed,
+            subtype=str(event.get("subtype") or ""),
+        )
+        self.desk.said(said, self.desk.where(channel, thread_ts, *self._room_facts(channel)))
+
+    def pressed(self, payload: Mapping[str, Any]) -> None:
+        """A button or checkbox press that arrived over Socket Mode (already verified)."""
+        self.desk.pressed(payload)
+
+    def press_over_http(self, headers: Mapping[str, str], body: bytes) -> presses.Checked:
+        """A press posted to our HTTP endpoint: taken only if Slack's signature holds."""
+        checked = presses.verify(headers, body, self._signing_secret, time.time())
+        if checked.status == 200 and checked.payload is not None:
+            self.desk.pressed(checked.payload)
+        return checked
+
+    def queue_lines(self, now: float) -> list[str]:
+        """``!theloop queue``'s lines for the decisions not relayed yet."""
+        return texts.queue_lines(self.relay.queue.list(), now)
+
+    def _policy(self) -> Policy:
+        settings = self._settings
+        return Policy(
+            self._bot_member(), settings.authorized_users, settings.people, self._destinations
+        )
+
+    def _room_facts(self, channel: str) -> tuple[str, str]:
+        book = self._book
+
+        def id_of(room: str) -> str:
+            return room if is_channel_id(room) else book.channel_id(room) or room
+
+        return room_facts(channel, book.room_bindings(), self._settings.rooms, id_of)
+
+
+class LoopRoom:
+    """Everything one activation runs: the inbox and its worker, the stream follower, the
+    decisions — and the answers to the admin commands."""
+
+    def __init__(
+        self,
+        env: Environment,
+        settings: Settings,
+        *,
+        store: MutableMapping[str, Any],
+        data_dir: Path,
+        slack: SlackTransport | None,
+        say: Say,
+        admins: tuple[str, ...],
+        bot_member: Callable[[], str],
+    ) -> None:
+        """``store`` is the plugin's storage (bindings, memory and the stream cursor survive
+        restarts); ``slack`` the transport on Slack, else None and ``say`` posts plainly to
+        a room or, without one, to each of ``admins``."""
+        self.env, self.settings = env, settings
+        self._admins, self._say = admins, say
+        self.book = RoomBook(store)
+        self.memory = Memory(store)
+        self.inbox = DurableQueue(data_dir / QUEUES_FILE, INBOX)
+        self.decisions = Decisions(
+            env,
+            settings,
+            book=self.book,
+            memory=self.memory,
+            relay_queue=DurableQueue(data_dir / QUEUES_FILE, RELAY),
+            ledger=data_dir / LEDGER_FILE,
+            slack=slack,
+            say=say,
+            bot_member=bot_member,
+        )
+        self.worker = Worker(self.inbox, event_delivery(self._outlet(slack)))
+        self.follower = (
+            StreamFollower(env.loop_stream, accept=self._admit, cursor=store)
+            if env.loop_stream
+            else None
+        )
+
+    @property
+    def interactive(self) -> bool:
+        """Whether the room's presses reach the bot (Socket Mode or HTTP): then draw buttons."""
+        return bool(self.env.slack_app_token or self.env.slack_signing_secret)
+
+    def start(self) -> None:
+        self.decisions.start()
+        self.worker.start()
+        if self.follower is not None:
+            self.follower.start()
+
+    def stop(self) -> bool:
+        """Stop everything; False when the delivery worker was still busy (its item is handed
+        out again, flagged, after a restart)."""
+        if self.follower is not None:
+            self.follower.stop()
+        stopped = self.worker.stop()
+        self.decisions.close()
+        self.inbox.close()
+        return stopped
+
+    # -- what the adapter asks -------------------------------------------------------------
+
+    def receive(self, request: ingress.Request) -> ingress.Answer:
+        """``POST /theloop/events``: the-loop's signed events, stored before the answer."""
+        return ingress.handle(request, secret=self.env.webhook_secret, inbox=self.inbox)
+
+    def status(self, now: float) -> str:
+        """``!theloop status``."""
+        health = admin.Health(
+            counts=self.inbox.counts(),
+            last_error=self.inbox.last_error(),
+            worker_alive=self.worker.alive,
+            bindings=self.book.thread_count(),
+        )
+        stream = self.follower.status().describe() if self.follower else "loop stream: off"
+        return admin.status_text(self.env, self.settings, health, now) + "\n" + stream
+
+    def queue(self, args: str, now: float) -> str:
+        """``!theloop queue``: list what is not delivered or relayed; retry or drop one."""
+        try:
+            command = admin.parse_queue_command(args)
+        except admin.UsageError as exc:
+            return str(exc)
+        if command.action == "list":
+            text = admin.queue_text(self.inbox.list(), self.inbox.depth(), now)
+            relays = self.decisions.queue_lines(now)
+            return text + ("\n\nDecisions not relayed yet:\n" + "\n".join(relays) if relays else "")
+        queue = self.decisions.relay.queue if command.key.startswith("relay:") else self.inbox
+        act = queue.retry_now if command.action == "retry" else queue.drop
+        if act(command.key):
+            return f"{command.action}: done for `{command.key}`."
+        return f"No undelivered item `{command.key}` (see `!theloop queue`)."
+
+    def bind(self, args: str) -> str:
+        """``!theloop bind``."""
+        return bind_command(self.book, args)
+
+    def unbind(self, args: str) -> str:
+        """``!theloop unbind``."""
+        return unbind_command(self.book, args)
+
+    # -- wiring ----------------------------------------------------------------------------
+
+    def _admit(self, event: Event) -> bool:
+        return ingress.admit(self.inbox, event)
+
+    def _outlet(self, slack: SlackTransport | None) -> Outlet:
+        """Slack: rooms, threads, Block Kit through the transport; elsewhere plain text.
+        Either tells the memory what it posted, which is what a decision is checked against."""
+        if slack is not None:
+            return SlackOutlet(
+                slack,
+                self.book,
+                self.settings,
+                observer=self.memory,
+                interactive=self.interactive,
+            )
+        return PlainOutlet(self._post, self.book, self.settings, observer=self.memory)
+
+    def _post(self, room: str | None, text: str, _thread: str | None) -> None:
+        # A plain backend has no threads; without a room the admins hear it.
+        targets = [room] if room else list(self._admins)
+        if not targets:
+            raise RuntimeError("nowhere to post: set slack.channel or THELOOP_ADMINS")
+        for target in targets:
+            self._say(target, text)

@@ -1,0 +1,127 @@
+"""The parts of one activation, put together without a bot: one book, one memory, one desk.
+
+Everything runs on the plain path (no Slack): ``say`` records what the chat backend would
+be asked to send, and the worker and the relay are stepped by hand.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from looproom.assembly import LoopRoom
+from looproom.inbound import webhook as ingress
+from looproom.inbound.signing import sign
+from looproom.settings import Environment, Settings
+from tests.support.corpus import MESSAGES
+
+SECRET = "assembly-test-secret"
+ITEM = "github:acme/api#7"
+
+
+class Chat:
+    """What the plain backend was asked to send, as (to, text)."""
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[str, str]] = []
+
+    def say(self, to: str, text: str) -> None:
+        self.sent.append((to, text))
+
+
+@pytest.fixture
+def make_room() -> Iterator[Callable[..., LoopRoom]]:
+    """A room built as the plugin builds it, on the plain path; stopped after the test."""
+    built: list[LoopRoom] = []
+
+    def make(
+        data_dir: Path, chat: Chat, settings: Settings, *, admins: tuple[str, ...] = ("@admin",)
+    ) -> LoopRoom:
+        room = LoopRoom(
+            Environment.from_env({"THELOOP_WEBHOOK_SECRET": SECRET}),
+            settings,
+            store={},
+            data_dir=data_dir,
+            slack=None,
+            say=chat.say,
+            admins=admins,
+            bot_member=lambda: "@theloop",
+        )
+        built.append(room)
+        return room
+
+    yield make
+    for room in built:
+        room.stop()
+
+
+def _receive(room: LoopRoom, event: dict[str, Any]) -> int:
+    body = json.dumps(event).encode()
+    stamp = int(time.time())
+    headers = {"X-TheLoop-Timestamp": str(stamp), "X-TheLoop-Signature": sign(SECRET, stamp, body)}
+    return room.receive(ingress.Request("POST", headers, body, len(body))).status
+
+
+def _ask(n: int, work_item: str = ITEM) -> dict[str, Any]:
+    return {"id": f"ask-{n}", "eventType": "session.awaiting_input", "workItem": work_item}
+
+
+def test_a_binding_made_by_the_admin_command_steers_the_next_delivery(
+    tmp_path: Path, make_room: Callable[..., LoopRoom]
+) -> None:
+    chat = Chat()
+    room = make_room(tmp_path, chat, Settings(channel="#the-loop"))
+    assert "now posts to #war-room" in room.bind(f"{ITEM} #war-room")
+    assert _receive(room, _ask(1)) == 202 and room.worker.step()
+    assert room.unbind(ITEM).endswith("posts to its configured room again.")
+    assert _receive(room, _ask(2)) == 202 and room.worker.step()
+    assert [to for to, _ in chat.sent] == ["#war-room", "#the-loop"]
+
+
+def test_without_a_room_the_admins_hear_it_and_without_admins_it_waits(
+    tmp_path: Path, make_room: Callable[..., LoopRoom]
+) -> None:
+    chat = Chat()
+    room = make_room(tmp_path, chat, Settings())
+    assert _receive(room, _ask(1)) == 202 and room.worker.step()
+    assert [to for to, _ in chat.sent] == ["@admin"]
+    nobody = make_room(tmp_path / "nobody", Chat(), Settings(), admins=())
+    assert _receive(nobody, _ask(1)) == 202 and nobody.worker.step()
+    assert nobody.inbox.depth() == 1 and "nowhere to post" in nobody.status(time.time())
+
+
+def test_a_typed_decision_is_checked_against_what_the_room_was_shown(
+    tmp_path: Path, make_room: Callable[..., LoopRoom]
+) -> None:
+    chat = Chat()
+    settings = Settings(
+        channel="#the-loop", subscribe=("comment.agent",), authorized_users=frozenset({"@alice"})
+    )
+    room = make_room(tmp_path, chat, settings)
+    checklist = json.loads(next(MESSAGES.glob("01-*.json")).read_text("utf-8"))
+    checklist.pop("origin", None)
+    assert _receive(room, {**checklist, "id": "corpus-01", "workItem": ITEM}) == 202
+    assert room.worker.step()  # the outlet tells the memory the desk reads
+    room.decisions.said(
+        "@alice", f"execute {ITEM} without 2", {}, elsewhere="#the-loop", addressed=True
+    )
+    assert ("#the-loop", "👀") in chat.sent
+    assert room.decisions.relay.step()
+    (line,) = room.decisions.relay.sinks.ledger.lines()
+    assert line["kind"] == "execute" and "- [ ] brainstorm-approval" in line["body"]
+
+
+def test_queue_commands_reach_the_relay_queue_for_a_decisions_key(
+    tmp_path: Path, make_room: Callable[..., LoopRoom]
+) -> None:
+    room = make_room(tmp_path, Chat(), Settings())
+    room.decisions.relay.queue.put("relay:abc", "{}")
+    assert "Decisions not relayed yet" in room.queue("", time.time())
+    assert room.queue("drop relay:abc", time.time()) == "drop: done for `relay:abc`."
+    assert room.queue("drop ask-9", time.time()).startswith("No undelivered item")
+    assert room.queue("purge", time.time()).startswith("usage: !theloop queue")
