@@ -18,12 +18,22 @@ import logging
 import pickle
 import shelve
 import sqlite3
+import sys
 import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 from errbot.storage.base import StorageBase, StoragePluginBase
+
+# The file is opened as the plugin's queues open theirs (looproom.durable.sqlite). Errbot
+# loads storage before any bot plugin, so the plugin's folder is not on sys.path yet.
+_CORE = Path(__file__).resolve().parents[2] / "plugins" / "theloop"
+if str(_CORE) not in sys.path:
+    sys.path.append(str(_CORE))
+
+from looproom.durable.sqlite import connect as connect_durably  # noqa: E402
+from looproom.durable.sqlite import transaction  # noqa: E402
 
 log = logging.getLogger("errbot.storage.sqlite")
 
@@ -40,11 +50,8 @@ CREATE TABLE IF NOT EXISTS imported (namespace TEXT PRIMARY KEY);
 
 
 def connect(path: Path) -> sqlite3.Connection:
-    """A WAL, fully synchronous, autocommit connection usable from any thread (under a lock)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False, timeout=30)
-    db.execute("PRAGMA journal_mode=WAL")
-    db.execute("PRAGMA synchronous=FULL")
+    """The shared file, its tables made if new (see ``looproom.durable.sqlite``)."""
+    db = connect_durably(path)
     db.executescript(_SCHEMA)
     return db
 
@@ -103,25 +110,19 @@ class SQLiteStorage(StorageBase):
 
     def import_once(self, load: Callable[[], Iterable[tuple[str, Any]]]) -> int:
         """Copy what ``load`` yields, once per namespace, in one transaction; the count."""
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                done = self._db.execute(
-                    "SELECT 1 FROM imported WHERE namespace=?", (self._namespace,)
-                ).fetchone()
-                count = 0
-                if done is None:
-                    for key, value in load():
-                        self._db.execute(
-                            "INSERT OR IGNORE INTO kv (namespace, key, value) VALUES (?, ?, ?)",
-                            (self._namespace, key, pickle.dumps(value, protocol=_PROTOCOL)),
-                        )
-                        count += 1
-                    self._db.execute("INSERT INTO imported VALUES (?)", (self._namespace,))
-                self._db.execute("COMMIT")
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
+        with self._lock, transaction(self._db) as db:
+            done = db.execute(
+                "SELECT 1 FROM imported WHERE namespace=?", (self._namespace,)
+            ).fetchone()
+            count = 0
+            if done is None:
+                for key, value in load():
+                    db.execute(
+                        "INSERT OR IGNORE INTO kv (namespace, key, value) VALUES (?, ?, ?)",
+                        (self._namespace, key, pickle.dumps(value, protocol=_PROTOCOL)),
+                    )
+                    count += 1
+                db.execute("INSERT INTO imported VALUES (?)", (self._namespace,))
         return count
 
 

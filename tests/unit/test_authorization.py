@@ -1,5 +1,5 @@
-"""Who may decide and the D6 order (seed 004 D6, R5; issue 4 "Authorization"), and the
-room's memory of what is open (seed 003 R9, R10, R12)."""
+"""Typed decisions judged in order — map, drop own, authorize (an empty list denies all),
+check — against the room's memory of what is open."""
 
 from __future__ import annotations
 

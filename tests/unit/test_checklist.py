@@ -1,5 +1,5 @@
-"""The phase-selection checklist as last seen, and the ``without``/``skip`` resolution
-(seed 003 R9, F1, abuse case 4) — on the real checklists of the corpus."""
+"""The phase-selection checklist as last seen, and the ``without``/``skip`` resolution —
+a typo refuses the whole clause — on real checklists (tests/data/messages)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The decision desk (issue 4, D6): judge → store → acknowledge, atomically; refusals go
+"""The decision desk: judge → store → acknowledge, atomically; refusals go
 to the member alone; an unauthorized attempt also gets ⚠️ and a log line."""
 
 from __future__ import annotations

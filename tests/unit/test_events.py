@@ -1,4 +1,4 @@
-"""The webhook's event schema: strict, every problem named (DESIGN §3.1)."""
+"""The webhook's event schema: strict, every problem named."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Relay forms and idempotency keys (DESIGN §3.3); the-loop's acceptance of them is in
+"""Relay forms and idempotency keys; the-loop's acceptance of them is in
 ``tests/contract/test_relay_contract.py``."""
 
 from __future__ import annotations

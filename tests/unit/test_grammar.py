@@ -1,4 +1,4 @@
-"""The typed grammar (issue 4 "Typed commands"; seed 003 R9.3, F1): one rule, no model."""
+"""The typed grammar: one rule, no model."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The outlets (R10, §3.2, §4, §5): rooms, threads, the parent's state, and every failure path;
-the decision controls on the room's messages and the room's memory of them (issue 4).
+"""The outlets: rooms, threads, the parent's state, and every failure path; the decision
+controls on the room's messages and the room's memory of them.
 
 The Slack outlet runs against the loopback fake of Slack through the real transport.
 """
@@ -382,7 +382,7 @@ def test_logs_name_the_event_not_its_text(
     assert "evt-secret" in caplog.text and "s3cr3t-words" not in caplog.text
 
 
-# -- the decision controls and the room's memory (issue 4) -----------------------------------
+# -- the decision controls and the room's memory ---------------------------------------------
 
 
 def corpus(name: str) -> Event:

@@ -1,4 +1,4 @@
-"""Buttons and checkboxes (issue 4; seed 003 R9, R12.1; DESIGN §5): the controls drawn,
+"""Buttons and checkboxes: the controls drawn,
 the signed HTTP request verified, a press judged — stale, second and forged presses relay
 nothing."""
 

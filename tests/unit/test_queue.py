@@ -1,4 +1,4 @@
-"""The durable queue: stored before the 202, delivered once, resumed after a crash (§3.2, §4)."""
+"""The durable queue: stored before the 202, delivered once, resumed after a crash."""
 
 from __future__ import annotations
 

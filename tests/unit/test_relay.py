@@ -1,4 +1,4 @@
-"""The relay (DESIGN §3.3): stored before acknowledged, relayed exactly once through sinks
+"""The relay: stored before acknowledged, relayed exactly once through sinks
 that are not idempotent themselves, retried with backoff, parked with ⚠️ when refused —
 against loopback fakes of GitHub and the-loop's control plane."""
 

@@ -1,4 +1,4 @@
-"""How an event looks in the room (R1.5, R2.2, R8, R10): Block Kit, fallback text, plain text."""
+"""How an event looks in the room: Block Kit, fallback text, plain text."""
 
 from __future__ import annotations
 
@@ -87,7 +87,7 @@ def test_the_text_section_is_the_digest_and_the_fallback_carries_it() -> None:
     drawn = render(event, settings(max_chars=1200))
     digested = digest.fit(event.text, 1200, "digest", event.url)
     assert digested in sections(drawn.blocks)
-    assert digested in drawn.text  # R1.5: the notification leads with the same words
+    assert digested in drawn.text  # the notification leads with the same words
     assert len(digested) <= 1200
 
 

@@ -1,4 +1,4 @@
-"""Which room and which thread (R10) and the bounded binding book (seed 004 D4)."""
+"""Which room and which thread, and the bounded binding book."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The stdlib sender against the bot's webhook function on loopback (issue 5, DESIGN §3.2).
+"""The stdlib sender against the bot's webhook function on loopback.
 
 The server here is a few lines of ``http.server`` around the bot's own
 ``looproom.inbound.webhook.handle`` and ``DurableQueue``, so what the sender is checked against is

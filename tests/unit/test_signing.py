@@ -1,4 +1,4 @@
-"""The webhook signature: v1 HMAC-SHA256 over "v1:" + timestamp + ":" + body, ±300 s (§3.2)."""
+"""The webhook signature: v1 HMAC-SHA256 over "v1:" + timestamp + ":" + body, ±300 s."""
 
 from __future__ import annotations
 

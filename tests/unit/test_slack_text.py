@@ -1,4 +1,4 @@
-"""What Slack needs of any text we draw (DESIGN §4, A2): one module every drawer uses."""
+"""What Slack needs of any text we draw: one module every drawer uses."""
 
 from __future__ import annotations
 
@@ -32,3 +32,9 @@ def test_a_button_carries_only_a_web_url_that_cannot_break_a_link() -> None:
         "/relative",
     ):
         assert slack_text.button_url(bad) == "", bad
+
+
+def test_text_shown_to_admins_is_one_inert_line_of_bounded_length() -> None:
+    shown = slack_text.defang("<!channel> see <https://x.test|here>\n`code`", limit=200)
+    assert "<" not in shown and ">" not in shown and "`" not in shown and "\n" not in shown
+    assert slack_text.defang("x" * 300, limit=10) == "x" * 9 + "…"

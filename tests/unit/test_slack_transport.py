@@ -1,4 +1,4 @@
-"""The one transport to Slack against the loopback fake (DESIGN §4): replies, retries, pacing."""
+"""The one transport to Slack against the loopback fake: replies, retries, pacing."""
 
 from __future__ import annotations
 

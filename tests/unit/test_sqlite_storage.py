@@ -1,4 +1,4 @@
-"""Errbot storage on SQLite: what Errbot stores survives a SIGKILL (DESIGN §4, fact 2)."""
+"""Errbot storage on SQLite: what Errbot stores survives a SIGKILL (its Shelf may not)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The stream follower's parts: the SSE parser (HTML standard) and the record mapping (issue 5)."""
+"""The stream follower's parts: the SSE parser (HTML standard) and the record mapping."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The webhook as a function: each answer of §3.2, in order, and storage before the 202."""
+"""The webhook as a function: each answer (docs/webhook.md), in order; storage before the 202."""
 
 from __future__ import annotations
 

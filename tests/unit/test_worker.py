@@ -1,4 +1,4 @@
-"""The delivery worker: every accepted event is posted, a failure costs a delay (§3.2, §4)."""
+"""The delivery worker: every accepted event is posted, a failure costs a delay."""
 
 from __future__ import annotations
 

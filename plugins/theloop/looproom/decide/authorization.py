@@ -32,7 +32,7 @@ def may_decide(member: str, authorized: frozenset[str]) -> bool:
 
 
 def unauthorized_text(member: str, authorized: frozenset[str]) -> str:
-    """The refusal an unauthorized member sees, naming the remedy (issue 4)."""
+    """The refusal an unauthorized member sees, naming the remedy."""
     nobody = " (the list is empty, so nobody may)" if not authorized else ""
     return (
         f"Only members listed in `slack.authorizedUsers` may decide for the-loop{nobody}, "

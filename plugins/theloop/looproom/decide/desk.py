@@ -14,36 +14,18 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from datetime import datetime, timezone
-from typing import Any, Protocol
+from typing import Any
 
-from looproom import workitem
+from looproom import times, workitem
 from looproom.decide import judging, kinds, presses
 from looproom.decide.authorization import Policy
 from looproom.decide.decision import ADMITTED, REFUSED, Decision, Verdict
 from looproom.decide.judging import Said, Where
 from looproom.relay.relay import Relay
 from looproom.room.memory import Memory
+from looproom.room.queued_room import Voice, quietly
 
 log = logging.getLogger(__name__)
-
-
-class Room(Protocol):
-    """What the desk says in the room (the relay's acknowledgements, plus an update)."""
-
-    def react(self, channel: str, ts: str, name: str) -> None: ...
-
-    def tell(self, channel: str, member: str, text: str, thread_ts: str = "") -> None: ...
-
-    def update(self, channel: str, ts: str, text: str, blocks: list[dict[str, Any]]) -> None: ...
-
-
-def iso(at: float) -> str:
-    return datetime.fromtimestamp(at, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def clock_text(at: float) -> str:
-    return datetime.fromtimestamp(at, tz=timezone.utc).strftime("%H:%M UTC")
 
 
 def room_facts(
@@ -68,7 +50,7 @@ class Desk:
         self,
         memory: Memory,
         relay: Relay,
-        room: Room,
+        room: Voice,
         policy: Callable[[], Policy],
         *,
         clock: Callable[[], float] = time.time,
@@ -88,7 +70,7 @@ class Desk:
         """A typed message (a thread reply, a plain message, or a ``!`` command)."""
         policy, now = self._policy(), self._clock()
         with self._lock:
-            verdict = judging.judge_typed(said, where, self.memory.get, policy, iso(now))
+            verdict = judging.judge_typed(said, where, self.memory.get, policy, times.iso(now))
             verdict = self._record(verdict, policy, now)
         self._answer(verdict, said.channel, said.member, said.ts, said.thread_ts or said.ts)
         return verdict
@@ -101,13 +83,13 @@ class Desk:
         policy, now = self._policy(), self._clock()
         with self._lock:
             verdict = judging.judge_press(
-                press, self.memory.locate, self.memory.get, policy, iso(now)
+                press, self.memory.locate, self.memory.get, policy, times.iso(now)
             )
             verdict = self._record(verdict, policy, now)
         if verdict.status == ADMITTED and verdict.decision is not None:
             line = presses.pressed_line(press, verdict.decision, now)
             blocks = presses.after_press(press, line)
-            _quietly(self.room.update, press.channel, press.ts, f"{press.text}\n{line}", blocks)
+            quietly(self.room.update, press.channel, press.ts, f"{press.text}\n{line}", blocks)
         self._answer(verdict, press.channel, press.member, press.ts, press.thread_ts or press.ts)
         return verdict
 
@@ -124,7 +106,7 @@ class Desk:
             )
         if verdict.settles:
             self.memory.settle(
-                decision.work_item, verdict.settles, decision.member, clock_text(now)
+                decision.work_item, verdict.settles, decision.member, times.clock(now)
             )
         return verdict
 
@@ -137,18 +119,11 @@ class Desk:
         if verdict.status != REFUSED:
             return
         if verdict.reason == "unauthorized":
-            _quietly(self.room.react, channel, ts, "warning")
-        _quietly(self.room.tell, channel, member, verdict.text, thread)
+            quietly(self.room.react, channel, ts, "warning")
+        quietly(self.room.tell, channel, member, verdict.text, thread)
 
     def given_up(self, decision: Decision) -> None:
         """The relay parked a decision: reopen its question so it can be answered again."""
         settles = kinds.settles(decision.kind)
         if settles:
             self.memory.reopen(decision.work_item, settles)
-
-
-def _quietly(call: Callable[..., None], *args: Any) -> None:
-    try:
-        call(*args)
-    except Exception as exc:  # a room that cannot be told must not undo a stored decision
-        log.warning("room call %s failed: %s", getattr(call, "__name__", ""), exc)

@@ -14,14 +14,13 @@ import json
 import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from typing import Any
 
+from looproom import times
 from looproom.decide.decision import Decision
+from looproom.http_rules import MAX_BODY_BYTES
 from looproom.room import buttons
 from looproom.room import checklist as checklists
-
-MAX_BODY_BYTES = 256 * 1024  # Slack's interactive payloads are far smaller
 
 
 @dataclass(frozen=True)
@@ -156,7 +155,7 @@ def _selected(values: Mapping[str, Any], block_id: str, action_id: str) -> set[s
 
 def pressed_line(press: Press, decision: Decision, at: float) -> str:
     """Who did what, when — the line the controls give way to."""
-    clock = datetime.fromtimestamp(at, tz=timezone.utc).strftime("%H:%M UTC")
+    clock = times.clock(at)
     name = buttons.NAMES.get(press.action_id, "A button")
     # Only a phase selection carries rows: the phases it leaves out are said.
     left = [row[6:].strip("`") for row in decision.rows if row.startswith("- [ ]")]

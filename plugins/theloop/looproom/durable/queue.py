@@ -1,10 +1,9 @@
-"""A crash-safe durable queue on SQLite: store before acknowledging, deliver once (DESIGN §3.2, §4).
+"""A crash-safe durable queue on SQLite: store before acknowledging, deliver once.
 
 One SQLite file can hold several named queues (the inbox of the-loop's events, the relay of
-decisions). Durability: WAL journal with ``synchronous=FULL`` — every commit is fsynced to
-the WAL before :meth:`DurableQueue.put` returns, so a SIGKILL *or* a power cut after the
-webhook's 202 cannot lose the event (NORMAL would survive a SIGKILL but not a power cut;
-FULL costs a fraction of a millisecond per commit here, see bench/bench_ingest.py).
+decisions). Durability: the file is opened by :mod:`looproom.durable.sqlite`, so every
+commit is fsynced before :meth:`DurableQueue.put` returns, and a SIGKILL *or* a power cut
+after the webhook's 202 cannot lose the event.
 
 States: ``pending`` (due at ``due``) → ``inflight`` (claimed) → ``done`` | back to
 ``pending`` (retry) | ``parked`` (stuck: kept and visible, not retried until an admin says
@@ -19,12 +18,13 @@ A parked or dropped item no longer holds its group back: nothing waits behind a 
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
+
+from looproom.durable import sqlite
 
 #: How long a delivered key is remembered for deduplication, and how many at most.
 RETENTION_SECONDS = 7 * 24 * 3600
@@ -92,7 +92,6 @@ class DurableQueue:
     def __init__(
         self, path: str | Path, name: str, *, clock: Callable[[], float] = time.time
     ) -> None:
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
         self.name = name
         self._clock = clock
         self._lock = threading.Lock()
@@ -100,12 +99,7 @@ class DurableQueue:
         # must still wake it (a Condition would lose that notification).
         self._changed = threading.Event()
         self._puts = 0
-        # isolation_level=None: we open every transaction ourselves (BEGIN IMMEDIATE).
-        self._db = sqlite3.connect(
-            str(path), isolation_level=None, check_same_thread=False, timeout=30
-        )
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=FULL")
+        self._db = sqlite.connect(path)
         self._db.executescript(_SCHEMA)
         self._add_group_column()
         self._recover()
@@ -120,15 +114,12 @@ class DurableQueue:
 
     def _recover(self) -> None:
         """Items in flight when the last process died may have been delivered: flag them."""
-        with self._tx() as db:
+        with sqlite.transaction(self._db) as db:
             db.execute(
                 "UPDATE items SET state='pending', maybe_delivered=1 "
                 "WHERE queue=? AND state='inflight'",
                 (self.name,),
             )
-
-    def _tx(self) -> _Transaction:
-        return _Transaction(self._db)
 
     def put(self, key: str, payload: str, group: str = "") -> bool:
         """Store an item durably; False when ``key`` was seen before (a duplicate).
@@ -136,7 +127,7 @@ class DurableQueue:
         Items of one non-empty ``group`` are handed out one at a time, in the order put.
         """
         now = self._clock()
-        with self._lock, self._tx() as db:
+        with self._lock, sqlite.transaction(self._db) as db:
             cursor = db.execute(
                 "INSERT OR IGNORE INTO items"
                 " (queue, key, payload, state, due, created, updated, grp)"
@@ -156,7 +147,7 @@ class DurableQueue:
         """The oldest due item not held back by its group, marked in flight with one more
         attempt; None if none is due."""
         now = self._clock() if now is None else now
-        with self._lock, self._tx() as db:
+        with self._lock, sqlite.transaction(self._db) as db:
             row = db.execute(
                 f"SELECT {_COLUMNS} FROM items WHERE queue=? AND state='pending' AND due<=? "
                 f"AND {_FIRST_IN_GROUP} ORDER BY seq LIMIT 1",
@@ -213,7 +204,7 @@ class DurableQueue:
         states: tuple[str, ...] = _OPEN_STATES,
     ) -> bool:
         marks = ",".join("?" * len(states))
-        with self._lock, self._tx() as db:
+        with self._lock, sqlite.transaction(self._db) as db:
             cursor = db.execute(
                 f"UPDATE items SET {assignments}, updated=? "
                 f"WHERE queue=? AND key=? AND state IN ({marks})",
@@ -293,7 +284,7 @@ class DurableQueue:
     def prune(self) -> None:
         """Forget delivered keys past the retention window or beyond the row budget."""
         cutoff = self._clock() - RETENTION_SECONDS
-        with self._lock, self._tx() as db:
+        with self._lock, sqlite.transaction(self._db) as db:
             db.execute(
                 "DELETE FROM items WHERE queue=? AND state IN ('done','dropped') AND updated<?",
                 (self.name, cutoff),
@@ -308,20 +299,6 @@ class DurableQueue:
         """Close the file; the queue object is unusable afterwards."""
         with self._lock:
             self._db.close()
-
-
-class _Transaction:
-    """``BEGIN IMMEDIATE`` … ``COMMIT`` (or ``ROLLBACK`` on error) on an autocommit connection."""
-
-    def __init__(self, db: sqlite3.Connection) -> None:
-        self._db = db
-
-    def __enter__(self) -> sqlite3.Connection:
-        self._db.execute("BEGIN IMMEDIATE")
-        return self._db
-
-    def __exit__(self, exc_type: object, *_: object) -> None:
-        self._db.execute("ROLLBACK" if exc_type else "COMMIT")
 
 
 def _item(row: tuple[object, ...]) -> Item:

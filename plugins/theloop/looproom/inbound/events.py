@@ -1,4 +1,4 @@
-"""The event the-loop sends us, and the strict schema that admits it (DESIGN §3.1).
+"""The event the-loop sends us, and the strict schema that admits it (docs/webhook.md).
 
 The webhook body has the fields of the-loop's ``Event`` in its outbox JSON form. Every
 field is checked and every problem is named, so a producer's typo is loud (422) rather
@@ -54,7 +54,7 @@ class SchemaError(ValueError):
 
 @dataclass(frozen=True)
 class Event:
-    """One event from the-loop, validated (§3.1)."""
+    """One event from the-loop, validated."""
 
     event_type: str
     work_item: str

@@ -1,4 +1,4 @@
-"""The webhook's signature: HMAC-SHA256 over version, timestamp and raw body (DESIGN §3.2).
+"""The webhook's signature: HMAC-SHA256 over version, timestamp and raw body (docs/webhook.md).
 
 ``X-TheLoop-Signature: v1=<hex HMAC-SHA256(secret, "v1:" + timestamp + ":" + body)>`` and
 ``X-TheLoop-Timestamp: <unix seconds>``. The timestamp is inside the signed bytes, so a
@@ -14,7 +14,7 @@ from collections.abc import Mapping
 SIGNATURE_HEADER = "X-TheLoop-Signature"
 TIMESTAMP_HEADER = "X-TheLoop-Timestamp"
 VERSION = "v1"
-#: How far a request's timestamp may be from our clock, either way (§3.2).
+#: How far a request's timestamp may be from our clock, either way.
 TOLERANCE_SECONDS = 300
 #: A timestamp is unix seconds; more digits than this is not a time, it is noise.
 _MAX_TIMESTAMP_DIGITS = 12
@@ -29,7 +29,7 @@ class SignatureError(ValueError):
 
 
 def sign(secret: str, timestamp: int | str, body: bytes) -> str:
-    """The signature header value for ``body`` sent at ``timestamp`` (§3.2)."""
+    """The signature header value for ``body`` sent at ``timestamp``."""
     message = f"{VERSION}:{timestamp}:".encode() + body
     digest = hmac.new(secret.encode(), message, hashlib.sha256).hexdigest()
     return f"{VERSION}={digest}"

@@ -1,4 +1,4 @@
-"""Follow the-loop's event stream (``GET /api/v1/stream``) into the bot's inbox (issue 5).
+"""Follow the-loop's event stream (``GET /api/v1/stream``) into the bot's inbox.
 
 The asks (``session.awaiting_input``) and a few other records never pass through a graph
 hook, so the hook cannot send them; the-loop's control plane serves its event log as
@@ -33,8 +33,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlsplit
 
-from looproom.admin import defang
 from looproom.inbound.events import ASK, Event, SchemaError
+from looproom.room.slack_text import defang
 from looproom.settings import redact_url
 
 log = logging.getLogger(__name__)
@@ -65,7 +65,7 @@ class SSEEvent:
 
 
 class SSEParser:
-    """An incremental ``text/event-stream`` parser (HTML Living Standard, §9.2.6).
+    """An incremental ``text/event-stream`` parser, reading the format as browsers do.
 
     ``feed`` takes decoded text in chunks of any size and returns the events completed by
     it. ``last_event_id`` persists across events, as the standard's buffer does, and

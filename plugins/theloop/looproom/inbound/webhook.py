@@ -1,4 +1,4 @@
-"""The webhook ``POST /theloop/events`` as a pure function of the request (DESIGN §3.2).
+"""The webhook ``POST /theloop/events`` as a pure function of the request (docs/webhook.md).
 
 Checks run cheapest-and-safest first, so an unauthenticated caller learns nothing and
 costs little: 503 no secret (fail closed) → 413 too large (before reading, when the length
@@ -16,13 +16,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from looproom.http_rules import MAX_BODY_BYTES
 from looproom.inbound.events import Event, SchemaError
 from looproom.inbound.signing import SignatureError, verify
 
 log = logging.getLogger(__name__)
 
-#: The body limit (issue 3): a the-loop event with a 4,000-character excerpt is ~6 KB.
-MAX_BODY_BYTES = 256 * 1024
 SECRET_ENV = "THELOOP_WEBHOOK_SECRET"
 
 
@@ -64,7 +63,7 @@ def body_too_large(content_length: int | None) -> bool:
 
 
 def handle(request: Request, *, secret: str, inbox: Inbox, now: float | None = None) -> Answer:
-    """Answer one webhook request (§3.2); stores the event before answering 202."""
+    """Answer one webhook request; stores the event before answering 202."""
     if request.method.upper() != "POST":
         return Answer(405, {"error": "method not allowed: POST only"})
     if not secret:

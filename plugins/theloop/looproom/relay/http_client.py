@@ -13,10 +13,10 @@ import urllib.error
 import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass
-from email.utils import parsedate_to_datetime
 from http.client import HTTPException
 from typing import Any
 
+from looproom import http_rules
 from looproom.durable.outcome import Failed, Outcome, RetryLater
 
 USER_AGENT = "theloop-relay"
@@ -48,8 +48,7 @@ class HttpResult:
 
     def header(self, name: str) -> str:
         """One header's value, whatever its case in the answer; ``""`` when absent."""
-        wanted = name.lower()
-        return next((v for k, v in self.headers.items() if k.lower() == wanted), "").strip()
+        return http_rules.header(self.headers, name)
 
 
 def http(
@@ -73,21 +72,6 @@ def http(
         return HttpResult(0, {}, error=type(error).__name__, sent=True)
 
 
-def retry_after(headers: Mapping[str, str], now: float) -> float | None:
-    """Seconds a ``Retry-After`` (or GitHub's ``x-ratelimit-reset``) asks us to wait."""
-    lowered = {key.lower(): value for key, value in headers.items()}
-    raw = lowered.get("retry-after", "").strip()
-    if raw.isdigit():
-        return float(raw)
-    if raw:
-        try:
-            return max(0.0, parsedate_to_datetime(raw).timestamp() - now)
-        except (TypeError, ValueError):
-            return None
-    reset = lowered.get("x-ratelimit-reset", "").strip()
-    return max(0.0, float(reset) - now) if reset.isdigit() else None
-
-
 def outcome_of(answer: HttpResult, what: str, now: float) -> Outcome | None:
     """The outcome an error answer means — ``None`` for success (2xx)."""
     if 200 <= answer.status < 300:
@@ -97,7 +81,7 @@ def outcome_of(answer: HttpResult, what: str, now: float) -> Outcome | None:
         return RetryLater(f"{what} {how} ({answer.error or 'no answer'})")
     said = _message(answer)
     if answer.status == 429 or (answer.status == 403 and _rate_limited(answer, said)):
-        after = retry_after(answer.headers, now)
+        after = http_rules.retry_after(answer.headers, now)
         if after is None and answer.status == 403:
             after = SECONDARY_WAIT  # GitHub: a secondary limit naming no time is "a minute"
         return RetryLater(f"{what} rate limit", after)

@@ -14,7 +14,6 @@ import json
 import logging
 import time
 from collections.abc import Callable, Mapping
-from typing import Protocol
 
 from looproom.decide import kinds
 from looproom.decide.decision import Decision
@@ -23,22 +22,13 @@ from looproom.durable.queue import DurableQueue, Item
 from looproom.durable.worker import Worker
 from looproom.relay import forms, texts
 from looproom.relay.sinks import Sinks, Unsure
+from looproom.room.queued_room import Voice, quietly
 
 log = logging.getLogger(__name__)
 
 RELAY = "relay"
 #: After this many failed attempts the room hears once that the relay is still trying.
 STILL_TRYING_AFTER = 3
-
-
-class Acks(Protocol):
-    """How the relay speaks in the room; the adapter implements it over its transport."""
-
-    def react(self, channel: str, ts: str, name: str) -> None: ...
-
-    def reply(self, channel: str, thread_ts: str, text: str) -> None: ...
-
-    def tell(self, channel: str, member: str, text: str, thread_ts: str = "") -> None: ...
 
 
 class Relay:
@@ -48,7 +38,7 @@ class Relay:
         self,
         queue: DurableQueue,
         sinks: Sinks,
-        acks: Acks,
+        acks: Voice,
         *,
         on_given_up: Callable[[Decision], None] = lambda _d: None,
         clock: Callable[[], float] = time.time,
@@ -64,7 +54,7 @@ class Relay:
         target = kinds.target(decision, self.sinks.available(repos))
         stored = self.queue.put(decision.key, forms.payload(decision, target))
         if stored:
-            _quietly(self.acks.react, decision.channel, decision.ts, "eyes")
+            quietly(self.acks.react, decision.channel, decision.ts, "eyes")
             log.info(
                 "relay: recorded %s %s by %s", decision.kind, decision.work_item, decision.member
             )
@@ -108,36 +98,28 @@ class Relay:
         log.info("relay: %s landed (%s)", item.key, outcome.detail or "ok")
         if decision is None:
             return
-        _quietly(self.acks.react, decision.channel, decision.ts, "white_check_mark")
+        quietly(self.acks.react, decision.channel, decision.ts, "white_check_mark")
         thread = decision.thread or decision.ts
         text = texts.landed_text(decision, outcome.detail)
-        _quietly(self.acks.reply, decision.channel, thread, text)
+        quietly(self.acks.reply, decision.channel, thread, text)
 
     def retrying(self, item: Item, outcome: RetryLater) -> None:
         decision = forms.decision_of(item.payload)
         if decision is not None and item.attempts == STILL_TRYING_AFTER:
             text = texts.still_trying_text(decision, outcome.reason)
-            _quietly(self.acks.reply, decision.channel, decision.thread or decision.ts, text)
+            quietly(self.acks.reply, decision.channel, decision.thread or decision.ts, text)
 
     def given_up(self, item: Item, outcome: Failed) -> None:
         decision = forms.decision_of(item.payload)
         if decision is None:
             return
-        _quietly(self.acks.react, decision.channel, decision.ts, "warning")
+        quietly(self.acks.react, decision.channel, decision.ts, "warning")
         unsure = isinstance(outcome, Unsure)
         text = (
             texts.unsure_text(decision, item.key)
             if unsure
             else texts.failed_text(decision, outcome.reason, item.key)
         )
-        _quietly(self.acks.reply, decision.channel, decision.thread or decision.ts, text)
+        quietly(self.acks.reply, decision.channel, decision.thread or decision.ts, text)
         if not unsure:  # reopening would invite a second answer while the first may stand
             self._on_given_up(decision)
-
-
-def _quietly(call: Callable[..., None], *args: str) -> None:
-    """An acknowledgement that fails is logged, never raised: the decision stands."""
-    try:
-        call(*args)
-    except Exception as exc:  # any transport failure: the decision stands
-        log.warning("relay acknowledgement %s failed: %s", getattr(call, "__name__", ""), exc)

@@ -19,10 +19,10 @@ import time
 import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
+from looproom import times
 from looproom.durable.outcome import Delivered, Failed, Outcome, RetryLater
 from looproom.relay import forms
 from looproom.relay.http_client import USER_AGENT, HttpResult, http, outcome_of
@@ -39,7 +39,7 @@ class Unsure(Failed):
 
 
 class GitHubSink:
-    """Issue comments as the bot's login (DESIGN §3.3); the API base is configurable for
+    """Issue comments as the bot's login; the API base is configurable for
     GitHub Enterprise and for tests."""
 
     def __init__(self, api: str, token: str, *, timeout: float = 15.0) -> None:
@@ -109,11 +109,8 @@ def _earlier(at: str) -> str:
     """Ten minutes before ``at`` (the decision's time, before any attempt): room for our
     clock and GitHub's to disagree; the body match is exact, so a wider window costs
     pages, never a false match."""
-    try:
-        moment = datetime.strptime(at, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
-    except ValueError:
-        return at
-    return (moment - timedelta(minutes=10)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    moment = times.from_iso(at)
+    return at if moment is None else times.iso(moment - 10 * 60)
 
 
 class LoopSink:
@@ -179,7 +176,7 @@ def _rejected(entry: Any) -> str:
 
 
 class LedgerSink:
-    """The embedded default: one JSON line per decision in a local file (DESIGN §3.3)."""
+    """The embedded default: one JSON line per decision in a local file."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)

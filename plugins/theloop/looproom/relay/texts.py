@@ -8,22 +8,21 @@ Still trying after a few attempts: said once. A peer's words in any of these (an
 
 from __future__ import annotations
 
-from looproom.admin import defang
 from looproom.decide import kinds
 from looproom.decide.decision import Decision
 from looproom.durable.queue import Item
 from looproom.relay import forms
-from looproom.room.slack_text import escape, neutralise
+from looproom.room.slack_text import defang, escape, neutralise
 
 
 def _peer(text: str) -> str:
-    """A peer's words (an error ``detail``, rejected node names) as inert mrkdwn (A2): a
+    """A peer's words (an error ``detail``, rejected node names) as inert mrkdwn: a
     FastAPI 422 echoes our input back, so it may carry ``<!channel>`` or a link."""
     return escape(neutralise(text))
 
 
 def landed_text(decision: Decision, detail: str) -> str:
-    """The threaded reply once a decision landed (R10.1)."""
+    """The threaded reply once a decision landed."""
     note = f" ({_peer(detail)})" if detail.startswith("rejected") else ""
     return (
         f"✅ recorded — moving on: the {kinds.label(decision.kind)} of <@{decision.member}>{note}."

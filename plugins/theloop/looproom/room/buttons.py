@@ -6,7 +6,7 @@ ask that states a default gets "Defaults are fine"; anything with a URL gets Ope
 action id carries :data:`PREFIX`, the only actions :mod:`looproom.decide.presses` acts on.
 The checklist's block ids carry its fingerprint, so a press on an older drawing of it is
 recognised as stale. Where the room cannot receive presses, no control is drawn: the
-checklist says it is edited on GitHub, with the link (R9.4).
+checklist says it is edited on GitHub, with the link.
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ CHANGES = f"{PREFIX}changes"
 EXECUTE = f"{PREFIX}execute"
 DEFAULT = f"{PREFIX}default"
 OPEN = f"{PREFIX}open"
+#: The parent message's link to the work item (a link: a press on it decides nothing).
+OPEN_ITEM = f"{PREFIX}open-item"
 PHASES = f"{PREFIX}phases"
 SELECTION = f"{PREFIX}selection"
 #: What each button says — on the button, and in the line that replaces the controls
@@ -103,7 +105,7 @@ def _github_note(url: str) -> dict[str, Any]:
 
 
 def selection_blocks(rows: checklists.Checklist) -> list[dict[str, Any]]:
-    """The checklist as checkboxes (pre-ticked as drawn) and an Execute button (R9.1)."""
+    """The checklist as checkboxes (pre-ticked as drawn) and an Execute button."""
     tag = f"{SELECTION}:{rows.fingerprint}"
     lead = (
         "🤔 *Which phases does this work item need?* Untick what it does not need, tick "

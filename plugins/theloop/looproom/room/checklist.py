@@ -1,4 +1,4 @@
-"""The phase-selection checklist as the bot last saw it (seed 003 R9, F1; abuse case 4).
+"""The phase-selection checklist as the bot last saw it, and the clauses read against it.
 
 the-loop asks which phases a work item needs with a markdown checklist on the ticket
 (its ``phase-selection`` hook), mirrored into the room as a ``comment.agent`` event. This
@@ -53,7 +53,7 @@ class Row:
 
 @dataclass(frozen=True)
 class Checklist:
-    """The rows a phase-selection checklist offers (R9).
+    """The rows a phase-selection checklist offers.
 
     ``phases`` are numbered 1.. in checklist order — the numbers ``execute without``
     counts; ``settings`` are carried through a relayed selection unchanged; ``always``
@@ -112,7 +112,7 @@ def is_checklist(text: str) -> bool:
 
 
 def parse(text: str) -> Checklist | None:
-    """The rows of a checklist body — ``None`` for any text that is not one (R9)."""
+    """The rows of a checklist body — ``None`` for any text that is not one."""
     if not is_checklist(text):
         return None
     phases: list[Row] = []
@@ -171,9 +171,9 @@ DEFAULT = Checklist(
 
 
 def leave_out(checklist: Checklist, items: tuple[str, ...], verb: str) -> Unticked | Refused:
-    """Resolve a clause's names and numbers to phases, or refuse the whole clause (F1).
+    """Resolve a clause's names and numbers to phases, or refuse the whole clause.
 
-    Any one item that is not an offered phase refuses everything (abuse case 4): a typo
+    Any one item that is not an offered phase refuses everything: a typo
     must never freeze a selection nobody asked for. An exact name wins; otherwise a
     unique prefix of at least three characters; several matches are ambiguous.
     """
@@ -238,7 +238,7 @@ def _by_prefix(checklist: Checklist, item: str) -> str | Refused:
 def rows(
     checklist: Checklist, untick: tuple[str, ...] = (), ticks: dict[str, bool] | None = None
 ) -> tuple[str, ...]:
-    """The checklist as reply rows: every phase, then every setting (R9.1, F1).
+    """The checklist as reply rows: every phase, then every setting.
 
     ``untick`` names phases to leave out; ``ticks`` (a press's checkbox state) overrides
     any row it names. Phases are written bare and settings in backticks, exactly as the

@@ -3,16 +3,16 @@
 A decision is only as good as the question it answers: ``execute without 2`` counts the
 rows of the checklist the member was shown, ``approve`` answers the gate that is open
 now, a "Defaults are fine" press answers the ask it sits under. This module folds the
-events the bot posted into that per-work-item state (seed 003 R9, R10, R12.1) and
+events the bot posted into that per-work-item state and
 remembers which question was already answered, by whom, so a second press, a stale
-message or a double delivery relays nothing (issue 4 "Buttons and checkboxes").
+message or a double delivery relays nothing.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import MutableMapping
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from looproom.inbound.events import APPROVAL_EVENTS, ASK, Event
@@ -25,7 +25,7 @@ _ENDINGS = ("work-item-complete", "work-item.closed", "conflict-escalated")
 #: item; past it the oldest are forgotten (a press on them is refused as unmapped).
 INDEX_CAP = 5000
 _INDEX = "memory.messages"
-#: The confirmation the hook posts once a selection is frozen (corpus message 02).
+#: The confirmation the hook posts once a selection is frozen (tests/data/messages/02-*).
 _RECORDED = "**phase selection recorded**"
 
 
@@ -56,7 +56,6 @@ class ItemState:
     selection_done: bool | None = None
     gate: Asked | None = None
     ask: Asked | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
     def rows(self) -> checklists.Checklist:
         """The checklist as last seen, else the-loop's default work-item loop."""
@@ -71,7 +70,6 @@ class ItemState:
         return cls(
             checklist=raw.get("checklist", ""),
             selection_done=raw.get("selection_done"),
-            extra=dict(raw.get("extra") or {}),
             **asked,
         )
 

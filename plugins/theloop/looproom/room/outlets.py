@@ -2,7 +2,7 @@
 
 :class:`SlackOutlet` — subscribe filter → room → the work item's parent (reused, or posted
 and bound) → the event in the parent's thread → the parent edited to show the latest state.
-A failed edit never makes later events new parents (a defect of the-loop's own channel, §5):
+A failed edit never makes later events new parents (the-loop's own Slack channel does):
 only a parent Slack says is gone is replaced. Every post carries its delivery key in Slack
 message metadata, so a post that may have landed (in flight at a crash, or answered by a
 5xx) is looked for before it is posted again. Slack refusing a payload (``ok:false``) is
@@ -10,7 +10,7 @@ logged and retried once as plain text; what still fails is :class:`Failed` (park
 to admins). A 429, an outage or pacing is :class:`RetryLater` — the queue waits, no sleep.
 The event message carries the decision controls when the room can receive presses.
 
-Both outlets tell an optional :class:`Observer` (the room's memory, issue 4) every event
+Both outlets tell an optional :class:`Observer` (the room's memory) every event
 they consumed, and for a Slack post where its message is — the moment it lands, or where
 reconciliation found it — so a decision is checked against what the room was shown.
 

@@ -1,6 +1,6 @@
 """A room caller that makes the desk's and the relay's Slack calls in order on its own thread.
 
-A decision is stored before anything is said about it (DESIGN §3.3); what the desk and
+A decision is stored before anything is said about it; what the desk and
 the relay then say in the room — 👀, ✅, an edited message, a refusal only the member
 sees — are Slack calls, and Slack can be slow or ask us to wait (429). Made inline, they
 held the desk's lock and delayed the answer to Slack's signed HTTP press, which Slack
@@ -14,18 +14,32 @@ from __future__ import annotations
 import logging
 import queue
 import threading
+from collections.abc import Callable
 from typing import Any, Protocol
-
-from looproom.decide.desk import Room
-from looproom.relay.relay import Acks
-
-__all__ = ["QueuedRoom"]
 
 log = logging.getLogger(__name__)
 
 
-class Voice(Acks, Room, Protocol):
-    """Everything the desk (``Room``) and the relay (``Acks``) say in a room."""
+class Voice(Protocol):
+    """What the desk and the relay say in a room: a reaction, a threaded reply, a line
+    only one member sees, an edited message. Slack's and a plain chat's implement it."""
+
+    def react(self, channel: str, ts: str, name: str) -> None: ...
+
+    def reply(self, channel: str, thread_ts: str, text: str) -> None: ...
+
+    def tell(self, channel: str, member: str, text: str, thread_ts: str = "") -> None: ...
+
+    def update(self, channel: str, ts: str, text: str, blocks: list[dict[str, Any]]) -> None: ...
+
+
+def quietly(call: Callable[..., None], *args: Any) -> None:
+    """Make one room call; a failure is logged, never raised: a room that cannot be told
+    must not undo a decision already stored, nor stop the calls after it."""
+    try:
+        call(*args)
+    except Exception as exc:  # any transport failure: what was stored stands
+        log.warning("room call %s failed: %s", getattr(call, "__name__", ""), exc)
 
 
 class QueuedRoom:
@@ -58,7 +72,4 @@ class QueuedRoom:
     def _run(self) -> None:
         while (call := self._calls.get()) is not None:
             name, args = call
-            try:
-                getattr(self._room, name)(*args)
-            except Exception as exc:  # a room that cannot be told never stops the others
-                log.warning("room call %s failed: %s", name, exc)
+            quietly(getattr(self._room, name), *args)

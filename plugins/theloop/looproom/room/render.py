@@ -1,9 +1,9 @@
-"""How an event looks in the room: Block Kit for Slack, plain text elsewhere (R1.5, R2.2, R8, R10).
+"""How an event looks in the room: Block Kit for Slack, plain text elsewhere.
 
 A threaded event message is a lead line (one emoji, what happened, the node), the text
 through the digest, the agent's summary, verbose context lines, and the controls (an
 "Open" link button, and the decision controls of :mod:`looproom.room.buttons` where the room
-can receive presses — issue 4). Verbosity levels are strict supersets as in the-loop's
+can receive presses). Verbosity levels are strict supersets as in the-loop's
 ``render``: quiet is the lead, the summary and the controls; normal adds the text (and the
 artifact excerpt when there is no summary);
 verbose adds the detail. The parent message names the work item, links it and shows its
@@ -34,12 +34,11 @@ from looproom.room import buttons
 from looproom.room.slack_text import button_url, escape, neutralise
 
 SECTION_LIMIT = 3000
-SUMMARY_LIMIT = 600  # R8: a summary is 2–3 sentences; anything longer is cut
+SUMMARY_LIMIT = 600  # a summary is 2–3 sentences; anything longer is cut
 DETAIL_VALUE_LIMIT = 300
 CONTEXT_LIMIT = 2000
 LEAD_LIMIT = 300
 TEXT_LIMIT = 40_000  # Slack's ceiling on the notification text
-ACTION_PREFIX = "theloop:"
 
 #: Event type → (emoji, what happened). Unknown types get a neutral speech mark.
 _LEADS: dict[str, tuple[str, str]] = {
@@ -101,7 +100,7 @@ class Rendering:
 
 
 def sanitise_summary(summary: str, settings: RenderSettings, url: str = "") -> str:
-    """The agent's summary as mrkdwn: mentions neutralised, escaped, at most 600 chars (R8)."""
+    """The agent's summary as mrkdwn: mentions neutralised, escaped, at most 600 chars."""
     cleaned = neutralise(summary.strip())
     return digest.fit(cleaned, SUMMARY_LIMIT, settings.long_messages, url) if cleaned else ""
 
@@ -156,7 +155,7 @@ def lead(event: Event) -> str:
 
 
 def controls(event: Event, *, interactive: bool = False) -> list[Block]:
-    """The message's controls (R9.1, R9.4, R12.1): what :func:`looproom.room.buttons.blocks_for`
+    """The message's controls: what :func:`looproom.room.buttons.blocks_for`
     draws for ``event`` — Open, and where the room can receive presses (``interactive``)
     Approve / Request changes, "Defaults are fine", the checklist's boxes and Execute — with
     only a web link for Open. The checklist's controls carry no link: Open goes above them."""
@@ -215,13 +214,13 @@ def _content(event: Event, settings: RenderSettings) -> tuple[list[Block], str]:
     body = _fit(event.text, settings, event.url) if event.text.strip() and not quiet else ""
     summary = sanitise_summary(event.summary, settings, event.url)
     excerpt = str(event.detail.get("excerpt") or "").strip()
-    # R8: the agent's summary stands in for the artifact's excerpt.
+    # The agent's summary says what the artifact is about: it stands in for the excerpt.
     second = summary or (_fit(excerpt, settings, event.url) if excerpt and not quiet else "")
     blocks: list[Block] = [_section(text) for text in (head, body, second) if text]
     detail = _detail_lines(event) if settings.verbosity == "verbose" else ""
     if detail:
         blocks.append(ContextBlock(elements=[MarkdownTextObject(text=detail)]))
-    # R1.5: the notification carries the same digested strings the sections show.
+    # A notification shows what the message shows: the same digested strings.
     fallback = "\n\n".join(text for text in (head, body, summary) if text)
     return blocks, fallback[:TEXT_LIMIT]
 
@@ -235,7 +234,7 @@ def render_parent(work_item: str, state: str, url: str = "") -> Rendering:
     blocks: list[Block] = [_section(f"{title}\n{line}")]
     blocks.append(ContextBlock(elements=[MarkdownTextObject(text="Updates in the thread 🧵")]))
     if link:
-        button = ButtonElement(text="Open", url=link, action_id=f"{ACTION_PREFIX}open-item")
+        button = ButtonElement(text="Open", url=link, action_id=buttons.OPEN_ITEM)
         blocks.append(ActionsBlock(elements=[button]))
     return Rendering([block.to_dict() for block in blocks], f"{label} — {line}")
 

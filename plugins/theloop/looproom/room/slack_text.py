@@ -1,4 +1,4 @@
-"""What Slack needs of any text we draw: escaped, links safe, mentions inert (DESIGN §4, A2).
+"""What Slack needs of any text we draw: escaped, links safe, mentions inert.
 
 The one place for it, so the digest, the room's messages and the controls agree. The
 escaping and link rules are the digest's own (``looproom.digest._slack``), exposed here so
@@ -11,17 +11,9 @@ from __future__ import annotations
 import re
 from urllib.parse import urlsplit
 
-from looproom.digest._slack import escape, is_absolute, safe_url, strip_comments
+from looproom.digest._slack import escape
 
-__all__ = [
-    "URL_LIMIT",
-    "button_url",
-    "escape",
-    "is_absolute",
-    "neutralise",
-    "safe_url",
-    "strip_comments",
-]
+__all__ = ["URL_LIMIT", "button_url", "defang", "escape", "neutralise"]
 
 URL_LIMIT = 3000  # a button's url
 
@@ -50,3 +42,10 @@ def button_url(url: str) -> str:
     parts = urlsplit(url.strip())
     ok = parts.scheme in ("http", "https") and parts.netloc and len(url) <= URL_LIMIT
     return url.strip() if ok and not any(c in url for c in "<>| \n") else ""
+
+
+def defang(text: str, limit: int = 200) -> str:
+    """Producer or peer text as inert display text, one line, at most ``limit`` characters:
+    no mention, link or code-span break-out (for ``!theloop status`` and ``queue``)."""
+    text = text.replace("<", "‹").replace(">", "›").replace("`", "'").replace("\n", " ")
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,9 +1,10 @@
-"""The one way to Slack: typed replies, bounded inline retries, per-channel pacing (DESIGN §4).
+"""The one way to Slack: typed replies, bounded inline retries, per-channel pacing.
 
 Every Slack Web API call the bot makes for the-loop goes through :class:`SlackTransport`.
 It never raises for a Slack or network failure: each call returns a :class:`Reply` whose
 ``kind`` says what the caller can do about it (retry later, park, re-render). Retries are
-layered, because slack_sdk's retry handlers share one attempt count (DESIGN §4 fact 4):
+layered, because slack_sdk's retry handlers share one attempt count (so a long outage
+would spend every handler's tries at once):
 a short one inline (429 with a short ``Retry-After``; 5xx and connection errors, only for
 calls that cannot post twice) and everything longer at the queue, by the caller returning
 ``RetryLater``. Posting is paced per channel (≈1 message/s, bursts allowed) by telling the
@@ -32,6 +33,8 @@ from slack_sdk.http_retry.builtin_interval_calculators import BackoffRetryInterv
 from slack_sdk.http_retry.request import HttpRequest
 from slack_sdk.http_retry.response import HttpResponse
 from slack_sdk.http_retry.state import RetryState
+
+from looproom import http_rules
 
 log = logging.getLogger(__name__)
 
@@ -123,7 +126,7 @@ class Pacer:
     """A token bucket per channel: ``rate`` posts/s on average, ``burst`` at once.
 
     Slack allows about one ``chat.postMessage`` per second per channel with short bursts
-    (DESIGN §4). The caller asks :meth:`wait` and, when it is not zero, returns
+    (its documented rate limit). The caller asks :meth:`wait` and, when it is not zero, returns
     ``RetryLater(after=wait)`` to the queue rather than sleeping.
     """
 
@@ -216,15 +219,9 @@ class _RepeatableConnectionErrorRetry(ConnectionErrorRetryHandler):
 
 
 def _retry_after(headers: Mapping[str, Any]) -> float:
-    """Seconds from a ``Retry-After`` header (values may be lists, as slack_sdk keeps them)."""
-    for name, value in headers.items():
-        if name.lower() == "retry-after":
-            raw = value[0] if isinstance(value, list | tuple) else value
-            try:
-                return max(0.0, float(raw))
-            except (TypeError, ValueError):
-                return 1.0
-    return 1.0
+    """Seconds a 429 asks us to wait; a second when it names none we can read."""
+    after = http_rules.retry_after(headers, time.time())
+    return 1.0 if after is None else after
 
 
 def retry_handlers(max_inline_wait: float = DEFAULT_MAX_INLINE_WAIT) -> list[Any]:
