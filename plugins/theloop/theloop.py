@@ -25,7 +25,7 @@ from flask import Request, Response
 # Errbot puts every folder holding a .plug file on sys.path, so the core imports plainly.
 from looproom import admin
 from looproom.assembly import LoopRoom
-from looproom.decide import presses
+from looproom.http_rules import MAX_BODY_BYTES
 from looproom.inbound import webhook as ingress
 from looproom.room.slack_transport import SlackTransport
 from looproom.settings import ConfigError, Environment, Settings
@@ -185,7 +185,7 @@ def _events(core: LoopRoom | None, request: Request) -> Response:
     length = request.content_length
     # Read at most one byte past the limit: enough to know it is too large.
     too_large = ingress.body_too_large(length)
-    body = b"" if too_large else request.stream.read(ingress.MAX_BODY_BYTES + 1)
+    body = b"" if too_large else request.stream.read(MAX_BODY_BYTES + 1)
     answer = core.receive(ingress.Request(request.method, request.headers, body, length))
     return _json(answer, close=too_large)
 
@@ -193,7 +193,7 @@ def _events(core: LoopRoom | None, request: Request) -> Response:
 def _interactive(core: LoopRoom | None, request: Request, log: logging.Logger) -> Response:
     if core is None:
         return Response('{"error": "theloop is not active"}', status=503)
-    body = request.stream.read(presses.MAX_BODY_BYTES + 1)
+    body = request.stream.read(MAX_BODY_BYTES + 1)  # one past the limit: enough to refuse
     checked = core.decisions.press_over_http(dict(request.headers), body)
     if checked.status != 200 or checked.payload is None:
         log.warning("interactive request refused: %s", checked.error)
