@@ -7,13 +7,12 @@ from typing import Any
 
 import pytest
 
+from looproom.admin import bind_command, unbind_command
 from looproom.room.routing import (
     BindingError,
     RoomBook,
     Thread,
-    bind_command,
     route,
-    unbind_command,
 )
 
 ROOMS = (("acme/*", "#acme-loop"), ("acme/api", "#api-loop"), ("*/docs", "#docs"))

@@ -33,7 +33,7 @@ from looproom.relay.sinks import GitHubSink, LedgerSink, LoopSink, Sinks
 from looproom.room.memory import Memory
 from looproom.room.outlets import Outlet, PlainOutlet, SlackOutlet, event_delivery
 from looproom.room.queued_room import QueuedRoom
-from looproom.room.routing import RoomBook, bind_command, unbind_command
+from looproom.room.routing import RoomBook
 from looproom.room.slack_transport import SlackTransport, is_channel_id
 from looproom.settings import Environment, Settings
 
@@ -281,11 +281,11 @@ class LoopRoom:
 
     def bind(self, args: str) -> str:
         """``!theloop bind``."""
-        return bind_command(self.book, args)
+        return admin.bind_command(self.book, args)
 
     def unbind(self, args: str) -> str:
         """``!theloop unbind``."""
-        return unbind_command(self.book, args)
+        return admin.unbind_command(self.book, args)
 
     # -- wiring ----------------------------------------------------------------------------
 
