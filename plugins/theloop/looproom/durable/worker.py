@@ -43,7 +43,7 @@ def backoff(attempts: int, rng: Callable[[], float] = random.random) -> float:
 
 
 def delay_for(outcome: RetryLater, attempts: int) -> float:
-    """The outlet's Retry-After when it gave one (bounded), else our backoff."""
+    """The Retry-After the delivery reported (bounded), else our backoff."""
     if outcome.after is not None:
         return min(max(0.0, outcome.after), RETRY_AFTER_CAP)
     return backoff(attempts)
