@@ -148,6 +148,10 @@ def test_r2_3_the_author_order_is_kept_around_the_ask() -> None:
         ),
         (
             "```\nTypeError: x is undefined\n    at f (app.js:3:9)\n    at g (app.js:9:1)\n```",
+            "_⟨stack trace: 3 lines⟩_",
+        ),
+        (
+            "```\nTypeError: x is undefined\nmore code\n    at f (app.js:3:9)\n```",
             "_⟨code: 3 lines⟩_",
         ),
         (

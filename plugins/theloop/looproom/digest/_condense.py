@@ -1,5 +1,5 @@
 """The digest: the ask first, then the author's blocks until the budget is spent
-(R1.1–R1.3, R2, R3).
+(docs/digest.md, "The digest").
 
 The ask leads, bold; its sentence leaves its paragraph. Then every unit in the
 author's order while it fits; the first that does not fit is cut — line by line,
@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ._parser import normalise
-from ._reader import SEP, Ask, Reader, ReadEverything
+from ._markdown import normalise
+from ._reader import SEP, Ask, Reader
 from ._run import Run
 from ._slack import footer as footer_line
 from ._text import cut
@@ -30,16 +30,12 @@ TICKET = "_… the full text is on the ticket_"
 
 
 def condense(text: str, limit: int, url: str = "", *, eager: bool = False) -> str:
-    """The digest of ``text`` within ``limit`` characters (R1–R3). ``eager``
-    reads the whole document first — the reference the lazy reading must equal."""
+    """The digest of ``text`` within ``limit`` characters. ``eager`` parses the
+    whole document first — the reference the lazy reading must equal."""
     src = normalise(text).strip()
     if not src or limit <= 0:
         return ""
-    footer = _footer_within(url, limit)
-    try:
-        return _draw(Reader(src, limit, eager), footer)
-    except ReadEverything:
-        return _draw(Reader(src, limit, eager=True), footer)
+    return _draw(Reader(src, limit, eager), _footer_within(url, limit))
 
 
 def _footer_within(url: str, limit: int) -> str:
@@ -52,21 +48,22 @@ def _footer_within(url: str, limit: int) -> str:
 
 def _draw(reader: Reader, footer: str) -> str:
     """The digest: whole when everything fits and nothing was stood for, else
-    what fits beside the footer (R1.3)."""
+    what fits beside the footer. Everything read fitted but the text goes on:
+    read twice as far."""
     threshold = reader.limit
     while True:
         reader.read(threshold)
-        reader.resolve_links()
+        reader.find_ask()
         if not reader.surely_over():
             whole = _assemble(reader, reader.limit)
             if whole.complete and reader.exhausted() and not whole.replaced:
                 return SEP.join(whole.pieces)
-            if whole.complete and not reader.exhausted():
-                threshold = reader.more(threshold)
+            if whole.complete and reader.can_read_more():
+                threshold *= 2
                 continue
         drawn = _assemble(reader, reader.limit - len(footer) - len(SEP))
-        if drawn.complete and not reader.exhausted():
-            threshold = reader.more(threshold)
+        if drawn.complete and reader.can_read_more():
+            threshold *= 2
             continue
         return SEP.join([*drawn.pieces, footer]) if drawn.pieces else footer
 
@@ -82,15 +79,15 @@ class _Drawn:
 
 
 def _assemble(reader: Reader, budget: int) -> _Drawn:
-    """The ask, then every unit in order while it fits ``budget`` (R2.3)."""
+    """The ask, then every unit in the author's order while it fits ``budget``."""
     drawn = _Drawn()
     ask = reader.ask
     if ask is not None and not _add_ask(reader, drawn, ask, budget):
         drawn.complete = False
         return drawn
-    for index in range(min(len(reader.entries), reader.drawable)):
+    for index in range(reader.blocks):
         for number, unit in enumerate(reader.units(index)):
-            if ask is not None and (ask.entry, ask.unit) == (index, number):
+            if ask is not None and (ask.block, ask.unit) == (index, number):
                 unit = _without_ask(unit, ask)
             if not _add(drawn, unit, budget):
                 drawn.complete = False
@@ -99,11 +96,12 @@ def _assemble(reader: Reader, budget: int) -> _Drawn:
 
 
 def _add_ask(reader: Reader, drawn: _Drawn, ask: Ask, budget: int) -> bool:
-    """The ask's sentence, first and bold as a whole (R2.1): its own bold marks
-    go, Slack cannot nest them; code spans keep every character."""
-    line = reader.units(ask.entry)[ask.unit].line(0)
+    """The ask's sentence, first and bold as a whole: its own bold marks go,
+    Slack cannot nest them; code spans keep every character."""
+    line = reader.units(ask.block)[ask.unit].line(0)
     assert line is not None
     run = line.run.slice(*ask.span, drop_marks="*").strip()
+    run.cut = False  # a sentence ends it, wherever its line was cut
     return _add(drawn, Unit([Line(run, wrap="*")]), budget)
 
 
@@ -121,19 +119,21 @@ def _without_ask(unit: Unit, ask: Ask) -> Unit:
 
 def _add(drawn: _Drawn, unit: Unit, budget: int) -> bool:
     """Append the lines of ``unit`` that fit, the first that does not cut at a
-    boundary (R1.2, R2.2); ``False`` when not all of it fitted."""
+    boundary; ``False`` when not all of it fitted."""
     kept: list[str] = []
     used = drawn.used + (len(SEP) if drawn.pieces else 0)
     whole = True
     for line in unit:
         text = line.draw()
-        if not text:
+        if not text and not line.run.cut:
             continue
         gap = 1 if kept else 0
-        if used + gap + len(text) > budget:
-            # A short fragment is worth its room only as the digest's first words.
+        if line.run.cut or used + gap + len(text) > budget:
+            # A short fragment is worth its room only as the digest's first words;
+            # a line cut short for the inline budget ends where a sentence does.
             least = MIN_CUT if drawn.pieces or kept else 1
-            text = _cut_line(line, budget - used - gap, least)
+            room = budget - used - gap
+            text = _cut_line(line, min(room, len(text) - 1) if line.run.cut else room, least)
             whole = False
         if text:
             kept.append(text)

@@ -1,27 +1,30 @@
-"""A whole document drawn as Slack mrkdwn — the words unchanged (R3.4, R4.1).
+"""A whole document drawn as Slack mrkdwn — the words unchanged.
 
 Headings (ATX and setext) → a bold line; lists → ``•`` bullets or the author's
 numbers (an ordered list keeps its start), nested by three spaces a level, task
 boxes ☐/☑; block quotes → ``>`` lines; fences and indented code → ``` blocks,
 verbatim but escaped; tables → a ``` block of aligned rows; a rule → ``———``;
 HTML → escaped text without its comments, ``<details>`` shown open with its
-summary a bold line; front matter → nothing. Blocks are
-separated by a blank line, which a heading keeps too (§5).
+summary a bold line; front matter → nothing; text nested deeper than
+markdown-it goes → escaped text. Blocks are separated by a blank line, which a
+heading keeps too (GitHub shows one there).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
-from markdown_it.token import Token
+from markdown_it.tree import SyntaxTreeNode
 
+from ._blocks import dropped, dropped_lines, inline_source, task_box
 from ._html import html_lines
 from ._inline import render_inline
-from ._parser import normalise, parse_blocks, parse_inline
-from ._slack import escape, strip_comments
-from ._tree import Node, tree
+from ._markdown import normalise, parse_blocks
+from ._scope import Scope
+from ._slack import escape
 
-__all__ = ["to_mrkdwn"]
+__all__ = ["code_block", "to_mrkdwn"]
 
 INDENT = "   "
 RULE = "———"
@@ -30,56 +33,50 @@ _CODE_TYPES = ("fence", "code_block", "table")
 
 
 def to_mrkdwn(text: str) -> str:
-    """``text`` drawn as Slack mrkdwn (R3.4): every word kept, in order; HTML
-    comments gone (R3.3, A5); nothing Slack would act on (A2)."""
+    """``text`` drawn as Slack mrkdwn: every word kept, in order; HTML comments
+    gone; nothing Slack would act on (no mention, no broadcast)."""
+    src = normalise(text)
     env: dict = {}
-    nodes = tree(parse_blocks(normalise(text), env))
-    return _join(_draw(node, env) for node in nodes)
+    root = SyntaxTreeNode(parse_blocks(src, env))
+    scope = Scope(env, src.split("\n"))
+    return _join(_draw(node, scope) for node in root.children)
 
 
-def _join(parts, sep: str = "\n\n") -> str:
+def _join(parts: Iterable[str], sep: str = "\n\n") -> str:
     return sep.join(part for part in parts if part)
 
 
-def _draw(node: Node, env: dict) -> str:
+def _draw(node: SyntaxTreeNode, scope: Scope) -> str:
     kind = node.type
+    if dropped(node):
+        return "\n".join(dropped_lines(node, scope)).strip()
     if kind == "paragraph":
-        return _inline(node, env)
+        return _inline(node, scope)
     if kind == "heading":
-        words = _inline(node, env, bold=True).strip()
+        words = _inline(node, scope, bold=True).strip()
         return f"*{words}*" if words else ""
     if kind in ("bullet_list", "ordered_list"):
-        return _list(node, env)
+        return _list(node, scope)
     if kind == "blockquote":
-        return _quote(_join(_draw(child, env) for child in node.children))
+        return _quote(_join(_draw(child, scope) for child in node.children))
     if kind in ("fence", "code_block"):
-        return code_block(node.token.content)
+        return code_block(node.content)
     if kind == "table":
         return code_block(_table_rows(node))
     if kind == "html_block":
-        return _html(node.token.content)
-    if kind == "deep_text":
-        return escape(strip_comments(node.token.content)).strip()
+        return _html(node.content)
     return RULE if kind == "hr" else ""
 
 
 def _html(content: str) -> str:
     """HTML as the reader sees it: escaped text, ``<details>`` open, each summary
-    a bold line (R3.3)."""
+    a bold line."""
     return "\n".join(f"*{text}*" if bold else text for text, bold in html_lines(content)).strip()
 
 
-def _inline(node: Node, env: dict, bold: bool = False) -> str:
-    if node.inline is None:
-        return ""
-    return render_inline(inline_children(node.inline, env), bold=bold).text
-
-
-def inline_children(inline: Token, env: dict) -> list[Token]:
-    """The inline tokens of a block, parsed once (the block parser leaves them empty)."""
-    if not inline.children and inline.content:
-        inline.children = parse_inline(inline.content, env)
-    return inline.children or []
+def _inline(node: SyntaxTreeNode, scope: Scope, bold: bool = False) -> str:
+    tokens, _ = scope.inline(inline_source(node))
+    return render_inline(tokens, bold=bold).text
 
 
 def _quote(body: str) -> str:
@@ -95,33 +92,35 @@ def code_block(content: str) -> str:
     return f"```\n{body}```"
 
 
-def _list(node: Node, env: dict) -> str:
+def _list(node: SyntaxTreeNode, scope: Scope) -> str:
     ordered = node.type == "ordered_list"
-    start = int(node.token.attrs.get("start", 1)) if ordered else 1
+    start = int(node.attrs.get("start", 1)) if ordered else 1
     return "\n".join(
-        _item(item, _marker(item, ordered, start + n), env) for n, item in enumerate(node.children)
+        _item(item, _marker(item, ordered, start + n), scope)
+        for n, item in enumerate(node.children)
     )
 
 
-def _marker(item: Node, ordered: bool, number: int) -> str:
-    checked = (item.token.meta or {}).get("checked")
-    box = "" if checked is None else ("☑" if checked else "☐")
+def _marker(item: SyntaxTreeNode, ordered: bool, number: int) -> str:
+    box = task_box(item)
+    glyph = "" if box is None else ("☑" if box else "☐")
     if ordered:
-        return f"{number}. {box}".rstrip()
-    return box or "•"
+        return f"{number}. {glyph}".rstrip()
+    return glyph or "•"
 
 
-def _item(item: Node, marker: str, env: dict) -> str:
+def _item(item: SyntaxTreeNode, marker: str, scope: Scope) -> str:
     """One list item: the marker on its first line, the rest indented (code
     blocks stay at the margin, where Slack recognises them)."""
     lines = [marker]
-    for child in item.children:
-        drawn = _draw(child, env)
+    children = [item] if dropped(item) else item.children
+    for child in children:
+        drawn = _draw(child, scope)
         if not drawn:
             continue
         if child.type in _CODE_TYPES:
             lines.append(drawn)
-        elif len(lines) == 1 and child is item.children[0]:
+        elif len(lines) == 1 and child is children[0]:
             first, _, rest = drawn.partition("\n")
             lines[0] = f"{marker} {first}"
             if rest:
@@ -135,11 +134,11 @@ def _indented(text: str) -> str:
     return "\n".join(INDENT + line if line else line for line in text.split("\n"))
 
 
-def _table_rows(node: Node) -> str:
+def _table_rows(node: SyntaxTreeNode) -> str:
     """A table's rows, each cell's source padded to its column, a rule under the
     header: readable in a code block."""
     rows = [
-        [_cell_source(cell) for cell in row.children]
+        [inline_source(cell) for cell in row.children]
         for part in node.children
         for row in part.children
     ]
@@ -151,8 +150,3 @@ def _table_rows(node: Node) -> str:
     if lines:
         lines.insert(1, "-|-".join("-" * size for size in sizes))
     return "\n".join(lines) + "\n"
-
-
-def _cell_source(cell: Node) -> str:
-    """A table cell's source text (escaped with the block)."""
-    return cell.inline.content if cell.inline is not None else ""

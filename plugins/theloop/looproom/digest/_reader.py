@@ -1,159 +1,78 @@
 """Reading a document for its digest: as far as the budget and the ask need.
 
-Blocks become entries in the author's order; an entry is drawn (its units) when
-first needed. Reading stops once what was drawn passes the budget and nothing
-later can hold the ask (R2.1); past the budget only a possible ask is looked at,
-and the reader jumps over what cannot hold one (``_ask.restart_before``) or takes
-only the first items of a long list. Reading less never changes the digest — a
-document read whole gives the same one (``test_digest_properties.py``); should a
-shortcut turn out to matter, ``ReadEverything`` says so and the caller reads all.
+Top-level blocks come from a ``Document`` in the author's order, each drawn (its
+units) when first needed. ``read`` draws blocks until what was drawn passes a
+threshold; ``find_ask`` draws the blocks whose source could hold the ask until
+the first question is found or nothing unread could hold one. Both go in the
+same order whether the document was parsed whole first or a window at a time,
+and so spend the inline budget alike: reading less never changes the digest
+(``test_digest_properties.py`` checks the two readings against each other).
 """
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from markdown_it.token import Token
-
-from ._ask import (
-    Lookahead,
-    ReplyScan,
-    may_ask,
-    may_reply,
-    next_question,
-    next_risky,
-    restart_before,
-)
-from ._lazy import Block, LazyBlocks
+from ._ask import may_ask, may_reply, next_question, next_reply
+from ._document import Document
 from ._run import Run
+from ._scope import InlineBudget, Scope
 from ._text import first_question, first_reply
-from ._tree import Node, tree
 from ._units import Unit, units_of
 
-__all__ = ["SEP", "Ask", "ReadEverything", "Reader"]
+__all__ = ["SEP", "Ask", "Reader"]
 
 SEP = "\n\n"
-
-
-class ReadEverything(Exception):
-    """What the reader jumped over or left unread turns out to be needed: a
-    moved ask made room for more (rare) — read the whole document instead."""
-
-
-@dataclass(slots=True)
-class _Entry:
-    """One top-level block, drawn when first needed."""
-
-    node: Node
-    units: list[Unit] | None = None
-    refs_seen: int = 0  # link definitions known when it was drawn
-
-    @property
-    def raw(self) -> str:
-        inline = self.node.inline
-        return inline.content if inline is not None else ""
-
-    @property
-    def candidate(self) -> bool:
-        return self.node.type in ("paragraph", "heading")
+#: The least source a digest parses first: a window's own cost is small.
+FIRST_WINDOW = 1024
 
 
 @dataclass(slots=True)
 class Ask:
-    """Where the ask is: the entry, its unit, the sentence's span in its line."""
+    """Where the ask is: the block, its unit, the sentence's span in its line."""
 
-    entry: int
+    block: int
     unit: int
     span: tuple[int, int]
 
 
 class Reader:
-    """The entries of one document, read on demand, and its ask."""
+    """The blocks of one document, read and drawn on demand, and its ask."""
 
     def __init__(self, src: str, limit: int, eager: bool) -> None:
-        self.src = src
         self.limit = limit
-        self.doc = LazyBlocks(src, first_window=2 * limit)
-        if eager:
-            self.doc.finish()
-        self.entries: list[_Entry] = []
-        self.blocks = 0  # blocks turned into entries
-        self.read_to = 0  # source offset the entries reach
-        self.size = 0  # drawn length of the entries so far, separators included
+        self.doc = Document(src, max(2 * limit, FIRST_WINDOW), whole=eager)
+        self.budget = InlineBudget(limit)
+        self.size = 0  # drawn length of the blocks measured, separators included
         self.question: Ask | None = None
         self.reply: Ask | None = None
-        self.questions = Lookahead(src, next_question)
-        self.replies = Lookahead(src, ReplyScan())
-        self.risky = Lookahead(src, next_risky)
-        self.restart = (-1, 0, -1)  # the last restart_before: (stop, start, found)
-        self.drawable = sys.maxsize  # entries past a jump are read for the ask only
-        self.shortcut = False  # blocks jumped over, or a list read in part only
-        self.whole_at = -1  # a block whose first items fell short: read it whole
+        self._units: dict[int, list[Unit]] = {}
+        self._measured = 0  # blocks measured
+        self._searched = 0  # blocks looked at for the ask
+        self._stopped = False  # a line was cut short: nothing after it is drawn
 
-    def more(self, threshold: int) -> int:
-        """Everything read fitted but the text goes on: read twice as far."""
-        if self.shortcut:
-            raise ReadEverything
-        return threshold * 2
+    @property
+    def blocks(self) -> int:
+        """How many blocks were read."""
+        return len(self.doc.blocks)
 
-    def exhausted(self) -> bool:
-        """Every block of the document is an entry the digest may draw."""
-        if self.shortcut:
-            return False  # something was jumped over or left unread
-        return self.drawable >= len(self.entries) and self.doc.get(self.blocks) is None
+    @property
+    def ask(self) -> Ask | None:
+        """The question, else the reply instruction, else none."""
+        return self.question or self.reply
 
     def read(self, threshold: int) -> None:
-        """Blocks into entries until ``threshold`` is spent and the ask is settled."""
-        while not (self.size > threshold and self._settled()):
-            if self.size > threshold and not self.doc.done:
-                self._skip_ahead()
-            block = self.doc.get(self.blocks, room=self._room(threshold))
-            if block is None:
+        """Draw blocks until what was drawn passes ``threshold``."""
+        while self.size <= threshold and not self._stopped:
+            if self.doc.get(self._measured) is None:
                 return
-            if block.partial:
-                if self._take_partial(block, threshold):
-                    return
-                continue
-            self.blocks += 1
-            self.read_to = block.end
-            for node in tree(block.tokens):
-                self.entries.append(_Entry(node))
-                index = len(self.entries) - 1
-                if self.size <= threshold:
-                    self._measure(index, threshold)
-                self._look_for_ask(index)
-
-    def _room(self, threshold: int) -> int | None:
-        """What is left of the budget, when the next block may be read for that
-        much only: its words are to be drawn, the ask is settled past it, and its
-        first items have not fallen short already."""
-        if self.size > threshold or self.whole_at == self.blocks or not self._settled():
-            return None
-        return threshold - self.size
-
-    def _take_partial(self, block: Block, threshold: int) -> bool:
-        """A long list's first items: enough (``True``: reading is done) when they
-        spend the budget — a partial list is only asked for once the ask is
-        settled past it (``_room``). Items that fall short are forgotten, and the
-        list is read whole."""
-        entries, size = len(self.entries), self.size
-        for node in tree(block.tokens):
-            self.entries.append(_Entry(node))
-            self._measure(len(self.entries) - 1, threshold)
-        if self.size > threshold:
-            self.shortcut = True
-            return True
-        del self.entries[entries:]
-        self.size = size
-        self.whole_at = self.blocks
-        return False
+            self._measure(self._measured, threshold)
+            self._measured += 1
 
     def _measure(self, index: int, threshold: int) -> None:
-        """Count the entry's drawn lines into ``size`` — exactly what ``_assemble``
-        lays out, separators included — no further than past ``threshold`` (lines
-        are drawn as they are counted)."""
+        """Count the block's drawn lines into ``size`` — exactly what the digest
+        lays out, separators included — no further than past ``threshold``."""
         for unit in self.units(index):
             gap = len(SEP) if self.size else 0
             for line in unit:
@@ -161,66 +80,34 @@ class Reader:
                 if text:
                     self.size += gap + len(text)
                     gap = 1
-                    if self.size > threshold:
-                        return
+                self._stopped = line.run.cut
+                if self._stopped or self.size > threshold:
+                    return
 
-    def _skip_ahead(self) -> None:
-        """Past the budget only the ask matters: jump to the last line before the
-        next possible ask that surely begins a top-level block (``restart_before``),
-        unless a link definition lies in between (correctness first)."""
-        start = self.read_to
-        wanted = [self.questions.at(start)]
-        if self.reply is None:
-            wanted.append(self.replies.at(start))
-        found = [pos for pos in wanted if pos >= 0]
-        if not found:
-            return
-        stop = self.src.rfind("\n", 0, min(found)) + 1
-        risky = self.risky.at(start)
-        if 0 <= risky < stop:
-            stop = risky
-        line = self._restart(start, stop)
-        if line > start and self.src.find("]:", start, line) < 0:
-            self.doc.skip_to(line)
-            self.read_to = line
-            self.shortcut = True
-            self.drawable = min(self.drawable, len(self.entries))
+    def find_ask(self) -> None:
+        """The first question; failing any, the first reply instruction."""
+        while self.question is None and not self.budget.spent:
+            if self._searched == self.blocks:
+                candidate = self._next_candidate()
+                if candidate < 0:
+                    return
+                self.doc.reach(candidate)
+            if self._searched == self.blocks:
+                return  # nothing more can be read
+            self._look_for_ask(self._searched)
+            self._searched += 1
 
-    def _restart(self, start: int, stop: int) -> int:
-        """``restart_before``, remembered: asked again for the same ``stop`` from
-        further on, the answer is known — so the search stays linear (A1)."""
-        known_stop, searched, found = self.restart
-        if known_stop == stop and start >= searched and (found < 0 or found > start):
-            return found
-        found = restart_before(self.src, start, stop)
-        self.restart = (stop, start, found)
-        return found
-
-    def _settled(self, pos: int | None = None) -> bool:
-        """No block after ``pos`` (default: what was read) can change the ask."""
-        pos = self.read_to if pos is None else pos
-        if self.question is not None:
-            return True
-        if self.questions.beyond(pos):
-            return False
-        return self.reply is not None or not self.replies.beyond(pos)
-
-    def units(self, index: int) -> list[Unit]:
-        """The units of entry ``index``, drawn on first asking."""
-        entry = self.entries[index]
-        if entry.units is None:
-            entry.refs_seen = len(self.doc.env.get("references", {}))
-            entry.units = units_of(entry.node, self.doc.env)
-        return entry.units
+    def _next_candidate(self) -> int:
+        """Where the unread rest of the document could first hold the ask, or -1."""
+        src, pos = self.doc.src, self.doc.unread
+        found = [next_question(src, pos), next_reply(src, pos) if self.reply is None else -1]
+        return min((at for at in found if at >= 0), default=-1)
 
     def _look_for_ask(self, index: int) -> None:
-        """R2.1: the first question; failing any, the first reply instruction."""
-        entry = self.entries[index]
-        if self.question is not None or not entry.candidate:
-            return
-        if may_ask(entry.raw):
+        raw = self.doc.blocks[index].raw  # a paragraph's or a heading's, at the top level
+        if may_ask(raw):
             self.question = self._find(index, first_question)
-        if self.question is None and self.reply is None and may_reply(entry.raw):
+        if self.question is None and self.reply is None and may_reply(raw):
             self.reply = self._find(index, first_reply)
 
     def _find(self, index: int, finder: Callable[[Run], tuple[int, int] | None]) -> Ask | None:
@@ -230,63 +117,24 @@ class Reader:
                 return Ask(index, number, span)
         return None
 
-    def resolve_links(self) -> None:
-        """A reference drawn before its definition was read — a ``]`` left as
-        text — read the definitions, then draw again what could have used one
-        (correctness first; rare)."""
-        waiting = [entry for entry in self.entries if _bracket_drawn(entry)]
-        if not waiting:
-            return
-        if not self.doc.done and self.src.find("]:", self.doc.parsed_to) >= 0:
-            self.doc.finish()
-        known = len(self.doc.env.get("references", {}))
-        stale = [entry for entry in waiting if entry.refs_seen < known]
-        if not stale:
-            return
-        for entry in stale:
-            entry.units = None
-            for inline in _inlines(entry.node):
-                inline.children = []  # parsed again, with the definitions
-        self.question = self.reply = None
-        for index in range(len(self.entries)):
-            self._look_for_ask(index)
+    def units(self, index: int) -> list[Unit]:
+        """The units of block ``index``, drawn on first asking."""
+        units = self._units.get(index)
+        if units is None:
+            block, doc = self.doc.blocks[index], self.doc
+            scope = Scope(doc.env, doc.lines, block.base, self.budget, doc.complete_references)
+            units = self._units[index] = units_of(block.node, scope)
+        return units
 
-    @property
-    def ask(self) -> Ask | None:
-        """The question, else the reply instruction, else none (R2.1)."""
-        return self.question or self.reply
+    def exhausted(self) -> bool:
+        """Every block of the document was read."""
+        return self.doc.done and not self.doc.capped
+
+    def can_read_more(self) -> bool:
+        """Whether reading on could draw more."""
+        return not (self._stopped or self.doc.done or self.doc.capped)
 
     def surely_over(self) -> bool:
         """What was measured cannot fit the limit: moving the ask first only ever
         adds characters (its bold marks, its separator)."""
         return self.size > self.limit
-
-
-def _bracket_drawn(entry: _Entry) -> bool:
-    """Whether a line drawn of ``entry`` shows a ``]`` as text — what is left of
-    a reference link whose definition was not known yet."""
-    return entry.units is not None and any(
-        any(not line.run.is_atom_text(pos) for pos in _positions(line.run.text, "]"))
-        for unit in entry.units
-        for line in unit.drawn()
-    )
-
-
-def _positions(text: str, char: str) -> list[int]:
-    found, pos = [], text.find(char)
-    while pos >= 0:
-        found.append(pos)
-        pos = text.find(char, pos + 1)
-    return found
-
-
-def _inlines(node: Node) -> list[Token]:
-    """The inline tokens of ``node`` and of every block inside it."""
-    found: list[Token] = []
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if current.inline is not None:
-            found.append(current.inline)
-        stack.extend(current.children)
-    return found

@@ -4,7 +4,10 @@ An inline rendering is more than its string: a code span, a link token
 ``<url|label>``, a bare URL or a pointer is *atomic* — never cut inside, never
 searched for a sentence end, a path or the word "reply" — and each emphasis mark
 has a partner, so a slice that keeps one mark of a pair drops it rather than
-leave a stray ``*`` for Slack to draw (R1.2).
+leave a stray ``*`` for Slack to draw.
+
+A run whose source was cut short for the inline budget (``_scope``) is ``cut``:
+its end is not the author's, so the digest never draws it whole.
 """
 
 from __future__ import annotations
@@ -22,7 +25,8 @@ class Run:
     text: str
     atoms: list[tuple[int, int]] = field(default_factory=list)  # [start, end), sorted
     pairs: list[tuple[int, int, str]] = field(default_factory=list)  # (open, close, mark)
-    replaced: bool = False  # stands for more of the text: a path's head, code (R3.1, R3.2)
+    replaced: bool = False  # stands for more of the text: a path's head, code
+    cut: bool = False  # its source was cut short: the end is not the author's
 
     def __len__(self) -> int:
         return len(self.text)
@@ -74,13 +78,17 @@ class Run:
             if start <= o < end and start <= c < end and o not in drop
         ]
         body = self.text[start:end] if text is None else text
-        return Run(body, atoms, pairs, self.replaced)
+        return Run(body, atoms, pairs, self.replaced, self.cut and end >= len(self.text))
 
     def strip(self) -> Run:
         """Surrounding whitespace removed."""
         left = len(self.text) - len(self.text.lstrip())
         right = len(self.text.rstrip())
-        return self if (left, right) == (0, len(self.text)) else self.slice(left, right)
+        if (left, right) == (0, len(self.text)):
+            return self
+        stripped = self.slice(left, right)
+        stripped.cut = self.cut
+        return stripped
 
     def __add__(self, other: Run) -> Run:
         offset = len(self.text)
@@ -89,16 +97,19 @@ class Run:
             self.atoms + [(a + offset, b + offset) for a, b in other.atoms],
             self.pairs + [(o + offset, c + offset, m) for o, c, m in other.pairs],
             self.replaced or other.replaced,
+            self.cut or other.cut,
         )
 
     @staticmethod
     def join(runs: list[Run], sep: str = " ") -> Run:
         """``runs`` end to end, ``sep`` between those that are not empty."""
-        kept = [run for run in runs if run.text]
-        if len(kept) < 2:
-            return kept[0] if kept else Run("")
-        parts, atoms, pairs, offset = [], [], [], 0
-        for run in kept:
+        parts: list[str] = []
+        atoms: list[tuple[int, int]] = []
+        pairs: list[tuple[int, int, str]] = []
+        offset = 0
+        for run in runs:
+            if not run.text:
+                continue
             if parts:
                 parts.append(sep)
                 offset += len(sep)
@@ -106,7 +117,8 @@ class Run:
             atoms.extend((a + offset, b + offset) for a, b in run.atoms)
             pairs.extend((o + offset, c + offset, m) for o, c, m in run.pairs)
             offset += len(run.text)
-        return Run("".join(parts), atoms, pairs, any(run.replaced for run in kept))
+        replaced, cut = any(run.replaced for run in runs), any(run.cut for run in runs)
+        return Run("".join(parts), atoms, pairs, replaced, cut)
 
 
 class RunBuilder:

@@ -1,12 +1,12 @@
-"""Top-level blocks as the digest draws them (R2.2, R2.3, R3.1, R3.2).
+"""Top-level blocks as the digest draws them (docs/digest.md, "The digest").
 
 Paragraphs are their sentences; headings a bold line; lists one numbered line an
-item (``1. ☑ item``; a nested item ``1.2. item``, three spaces in a level; an
-ordered list keeps the author's numbers); code, tables and stack traces a
-pointer (``_⟨code: 3 lines⟩_`` — inside a list item, at the end of its line);
-quotes ``>`` lines; HTML its escaped text, comments gone, ``<details>`` open and
-its summary a bold line; rules and front matter
-nothing. Only a paragraph or a heading at the top level may hold the ask.
+item (``1. ☑ item``; a nested item ``1.2. item``, three spaces a level; an
+ordered list keeps the author's numbers) so a member can answer by number;
+code, tables and stack traces a pointer (``_⟨code: 3 lines⟩_`` — inside a list
+item, at the end of its line); quotes ``>`` lines; HTML its escaped text,
+comments gone, ``<details>`` open and its summary a bold line; rules and front
+matter nothing. Only a paragraph or a heading at the top level may hold the ask.
 
 Lines are drawn when first asked for, so a list of 500 items costs what the
 budget shows of it.
@@ -14,31 +14,23 @@ budget shows of it.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from markdown_it.tree import SyntaxTreeNode
+
+from ._blocks import code_lines, dropped, dropped_lines, inline_source, task_box
 from ._html import HtmlLine, html_lines
 from ._inline import render_inline
-from ._mrkdwn import inline_children
-from ._parser import parse_inline
 from ._run import Run
-from ._slack import escape, strip_comments
-from ._tree import Node
+from ._scope import Scope
+from ._traces import is_trace, trace_span
 
 __all__ = ["Line", "Unit", "pointer", "units_of"]
 
 INDENT = "   "
 _LISTS = ("bullet_list", "ordered_list")
 _CODE = ("fence", "code_block")
-_TRACE_HEAD = re.compile(
-    r"\s*(?:Traceback \(most recent call last\)|File \"[^\"]*\", line \d+"
-    r"|at \S[^()]*\([^()]*\)\s*$)"
-)
-_TRACE_LINE = re.compile(
-    r"(?:\s*Traceback \(most recent call last\)|\s*File \"[^\"]*\", line \d+"
-    r"|\s*at \S|[\w.$]*(?:Error|Exception)\b|\s*\^+\s*$| {2})"
-)
 
 
 @dataclass(slots=True)
@@ -75,10 +67,6 @@ class Unit:
                 self._lines.append(line)
         return self._lines[index] if index < len(self._lines) else None
 
-    def drawn(self) -> list[Line]:
-        """The lines drawn so far."""
-        return self._lines
-
     def __iter__(self) -> Iterator[Line]:
         index = 0
         while (line := self.line(index)) is not None:
@@ -90,64 +78,67 @@ class Unit:
 
 
 def pointer(what: str, count: int, noun: str) -> Run:
-    """``_⟨code: 3 lines⟩_`` — one atom; ``1 line``, not ``1 lines`` (§5)."""
+    """``_⟨code: 3 lines⟩_`` — one atom; ``1 line``, not ``1 lines``."""
     text = f"_⟨{what}: {count} {noun}{'' if count == 1 else 's'}⟩_"
     return Run(text, [(0, len(text))], replaced=True)
 
 
-def units_of(node: Node, env: dict) -> list[Unit]:
-    """The digest's units for one top-level block, in the author's order."""
+def units_of(node: SyntaxTreeNode, scope: Scope) -> list[Unit]:
+    """The digest's units for one block, in the author's order."""
     kind = node.type
-    if kind in ("html_block", "deep_text"):
-        return [Unit(_text_lines(node))]
+    if dropped(node):
+        return [Unit(Line(Run(text)) for text in dropped_lines(node, scope) if text)]
+    if kind == "html_block":
+        return [Unit(_html(line) for line in html_lines(node.content) if line[0].strip())]
     if kind == "paragraph":
-        return _paragraph(node, env)
+        return _paragraph(node, scope)
     if kind == "heading":
-        return [Unit([Line(_words(node, env, bold=True), wrap="*")], candidate=True)]
+        return [Unit([Line(_words(node, scope, bold=True), wrap="*")], candidate=True)]
     if kind in _LISTS:
-        return [Unit(_list_lines(node, env, ()))]
+        return [Unit(_list_lines(node, scope, ()))]
     if kind == "blockquote":
-        return [Unit(_quoted(line) for line in _nested_lines(node.children, env))]
-    line = _leaf_line(node)
+        return [Unit(_quoted(line) for line in _nested_lines(node.children, scope))]
+    line = _leaf_line(node, scope)
     return [Unit([line])] if line else []
 
 
-def _words(node: Node, env: dict, bold: bool = False) -> Run:
-    if node.inline is None:
-        return Run("")
-    return render_inline(inline_children(node.inline, env), shorten=True, bold=bold).strip()
+def _words(node: SyntaxTreeNode, scope: Scope, bold: bool = False) -> Run:
+    return _prose(inline_source(node), scope, bold)
 
 
-def _leaf_line(node: Node) -> Line | None:
-    """Code, a table: a pointer; HTML or text too deep to nest, inside a list
-    item: its escaped text on the item's line."""
+def _prose(content: str, scope: Scope, bold: bool = False) -> Run:
+    """Inline source drawn, within the budget."""
+    tokens, cut = scope.inline(content)
+    run = render_inline(tokens, shorten=True, bold=bold).strip()
+    run.cut = run.cut or cut
+    return run
+
+
+def _html(line: HtmlLine) -> Line:
+    text, bold = line
+    return Line(Run(text.strip()), wrap="*" if bold else "")
+
+
+def _leaf_line(node: SyntaxTreeNode, scope: Scope) -> Line | None:
+    """Code, a table: a pointer; inside a list item, HTML or text nested too
+    deep: its escaped words on the item's line."""
     kind = node.type
     if kind in _CODE:
-        lines = node.token.content.rstrip("\n").split("\n") if node.token.content else []
-        what = "stack trace" if _trace_span(lines) == (0, len(lines)) else "code"
-        return Line(pointer(what, len(lines), "line"))
+        lines = code_lines(node)
+        return Line(pointer("stack trace" if is_trace(lines) else "code", len(lines), "line"))
     if kind == "table":
         rows = sum(len(part.children) for part in node.children if part.type == "tbody")
         return Line(pointer("table", rows, "row"))
-    if kind in ("html_block", "deep_text"):
-        words = [(" ".join(text.split()), bold) for text, bold in _html_of(node)]
+    if kind == "html_block" or dropped(node):
+        lines = html_lines(node.content) if kind == "html_block" else _plain(node, scope)
+        words = [(" ".join(text.split()), bold) for text, bold in lines]
         run = Run.join([_bold(text) if bold else Run(text) for text, bold in words])
         return Line(run) if run.text else None
     return None
 
 
-def _text_lines(node: Node) -> Iterator[Line]:
-    """HTML (or text nested too deep), escaped and without its comments, a line
-    for each of its lines; a ``<details>`` summary a bold line."""
-    for text, bold in _html_of(node):
-        if text.strip():
-            yield Line(Run(text.strip()), wrap="*" if bold else "")
-
-
-def _html_of(node: Node) -> list[HtmlLine]:
-    if node.type == "html_block":
-        return html_lines(node.token.content)
-    return [(line, False) for line in escape(strip_comments(node.token.content)).split("\n")]
+def _plain(node: SyntaxTreeNode, scope: Scope) -> list[HtmlLine]:
+    return [(text, False) for text in dropped_lines(node, scope)]
 
 
 def _bold(words: str) -> Run:
@@ -155,84 +146,67 @@ def _bold(words: str) -> Run:
     return Run(f"*{words}*", pairs=[(0, len(words) + 1, "*")])
 
 
-def _paragraph(node: Node, env: dict) -> list[Unit]:
+def _paragraph(node: SyntaxTreeNode, scope: Scope) -> list[Unit]:
     """A paragraph; a stack trace inside it becomes a pointer between its prose."""
-    content = node.inline.content if node.inline is not None else ""
+    content = inline_source(node)
     lines = content.split("\n")
-    span = _trace_span(lines) if len(lines) > 1 else None
+    span = trace_span(lines) if len(lines) > 1 else None
     if span is None:
-        return [Unit([Line(_words(node, env))], candidate=True)]
+        return [Unit([Line(_prose(content, scope))], candidate=True)]
     start, end = span
-    before = _prose("\n".join(lines[:start]), env)
-    after = _prose("\n".join(lines[end:]), env)
+    before = _prose("\n".join(lines[:start]), scope)
+    after = _prose("\n".join(lines[end:]), scope)
     parts = [
         Unit([Line(before)], candidate=True),
         Unit([Line(pointer("stack trace", end - start, "line"))]),
         Unit([Line(after)], candidate=True),
     ]
-    return [part for part in parts if part.draw()]
+    return [part for part in parts if part.draw() or part.line(0).run.cut]
 
 
-def _prose(content: str, env: dict) -> Run:
-    return render_inline(parse_inline(content, env), shorten=True).strip() if content else Run("")
-
-
-def _trace_span(lines: list[str]) -> tuple[int, int] | None:
-    """The first run of two or more trace-shaped lines that opens like a trace
-    (R3.1): Python's ``Traceback``/``File "…", line N``, or ``at f(file:1)``."""
-    index = 0
-    while index < len(lines):
-        if _TRACE_HEAD.match(lines[index]):
-            end = index + 1
-            while end < len(lines) and _TRACE_LINE.match(lines[end]):
-                end += 1
-            if end - index >= 2:
-                return index, end
-            index = end
-        else:
-            index += 1
-    return None
-
-
-def _list_lines(node: Node, env: dict, path: tuple[int, ...]) -> Iterator[Line]:
+def _list_lines(node: SyntaxTreeNode, scope: Scope, path: tuple[int, ...]) -> Iterator[Line]:
     """One line an item, numbered ``1.``, ``1.2.`` …; an ordered list keeps the
-    author's numbers (§5: the start is not lost)."""
+    author's numbers (the start is not lost)."""
     ordered = node.type == "ordered_list"
-    first = int(node.token.attrs.get("start", 1)) if ordered else 1
+    first = int(node.attrs.get("start", 1)) if ordered else 1
     for offset, item in enumerate(node.children):
         number = (*path, first + offset)
-        checked = (item.token.meta or {}).get("checked")
-        box = "" if checked is None else ("☑ " if checked else "☐ ")
-        prefix = INDENT * len(path) + ".".join(map(str, number)) + ". " + box
-        yield from _item_lines(item, env, number, prefix)
+        box = task_box(item)
+        glyph = "" if box is None else ("☑ " if box else "☐ ")
+        prefix = INDENT * len(path) + ".".join(map(str, number)) + ". " + glyph
+        yield from _item_lines(item, scope, number, prefix)
 
 
-def _item_lines(item: Node, env: dict, number: tuple[int, ...], prefix: str) -> Iterator[Line]:
+def _item_lines(
+    item: SyntaxTreeNode, scope: Scope, number: tuple[int, ...], prefix: str
+) -> Iterator[Line]:
     """An item's words on its line — its code as a pointer in place, so a fence
-    inside an item keeps the numbering (§5) — then its nested items and quotes,
-    and words after those on a line of their own: the author's order."""
+    inside an item keeps the numbering — then its nested items and quotes, and
+    words after those on a line of their own: the author's order."""
     runs: list[Run] = []
-    for child in item.children:
-        if child.type in (*_LISTS, "blockquote"):
+    # An item markdown-it left empty for its depth is its own words (``_leaf_line``).
+    children = [item] if dropped(item) else item.children
+    for child in children:
+        if child.type in (*_LISTS, "blockquote") and not dropped(child):
             if runs or prefix.strip():
                 yield Line(Run.join(runs), prefix)
             runs, prefix = [], " " * len(prefix)
             if child.type == "blockquote":
-                for line in _nested_lines(child.children, env):
+                for line in _nested_lines(child.children, scope):
                     yield Line(line.run, prefix + "> " + line.prefix.lstrip(), line.wrap)
             else:
-                yield from _list_lines(child, env, number)
+                yield from _list_lines(child, scope, number)
         elif child.type in ("paragraph", "heading"):
-            runs.append(_words(child, env))
-        elif (line := _leaf_line(child)) is not None:
+            runs.append(_words(child, scope))
+        elif (line := _leaf_line(child, scope)) is not None:
             runs.append(line.run)
     if runs or prefix.strip():
         yield Line(Run.join(runs), prefix)
 
 
-def _nested_lines(children: list[Node], env: dict) -> Iterator[Line]:
+def _nested_lines(children: list[SyntaxTreeNode], scope: Scope) -> Iterator[Line]:
     for child in children:
-        for unit in units_of(child, env):
+        for unit in units_of(child, scope):
             yield from unit
 
 

@@ -1,0 +1,209 @@
+"""A document's top-level blocks, parsed a window at a time as the reader asks.
+
+The digest shows at most ``limit`` characters, so it parses a document only as
+far as drawing and the search for the ask need. A *window* is a stretch of whole
+lines starting where the final blocks end; it ends at a blank line if one is
+near, else at a line end, and each window may be twice as long as the one
+before. Every top-level block of a window but its last is final — the block
+after it begins inside the window, so no line past the window can change it —
+and the last is parsed again, from its first line, in the next window. Only the
+first window may hold front matter, and it reaches far enough to hold the line
+that would close it.
+
+Reading is bounded by *work* too: a block costs its tokens plus its lines, and
+the blocks read may cost at most ``WORK_PER_CHAR`` a character of the document
+(and at least ``WORK_FLOOR`` in all). markdown-it's block parser takes about
+as long for each unit whatever the markdown; agent prose costs about an eighth
+of a unit a character and is always read to its end, while thousands of
+one-word list items or table cells cost a unit a character or more — what lies
+past the bound is not read, and the digest's footer points to the full text.
+See docs/digest.md, "What a digest costs".
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from itertools import accumulate
+
+from markdown_it.token import Token
+from markdown_it.tree import SyntaxTreeNode
+
+from ._markdown import parse_blocks
+
+__all__ = ["WORK_FLOOR", "WORK_PER_CHAR", "Block", "Document"]
+
+WORK_PER_CHAR = 0.3
+WORK_FLOOR = 4096
+
+
+@dataclass(slots=True)
+class Block:
+    """One top-level block: its tokens, and the line its tokens' maps count from."""
+
+    tokens: list[Token]
+    base: int
+    _node: SyntaxTreeNode | None = field(default=None, repr=False)
+
+    @property
+    def node(self) -> SyntaxTreeNode:
+        """The block as a syntax tree, built when first asked for."""
+        if self._node is None:
+            self._node = SyntaxTreeNode(self.tokens).children[0]
+        return self._node
+
+    @property
+    def kind(self) -> str:
+        return self.tokens[0].type.removesuffix("_open")
+
+    @property
+    def raw(self) -> str:
+        """The inline source of a paragraph or a heading; ``""`` for other blocks."""
+        return self.tokens[1].content if self.kind in ("paragraph", "heading") else ""
+
+    @property
+    def end(self) -> int:
+        """The line just past the block."""
+        return self.base + _lines(self.tokens)[1]
+
+
+class Document:
+    """The top-level blocks of ``src`` (normalised), parsed on demand."""
+
+    def __init__(self, src: str, first_window: int, whole: bool = False) -> None:
+        """``first_window``: characters to parse first; ``whole``: parse everything
+        at once (the reference a lazy reading must equal)."""
+        self.src = src
+        self.lines = src.split("\n")
+        self.env: dict = {}
+        self.blocks: list[Block] = []
+        self.done = not src.strip()
+        self.capped = False  # the work bound stopped the reading
+        self._starts = [0, *accumulate(len(line) + 1 for line in self.lines)]
+        self._first = max(first_window, 1)
+        self._size = self._first  # the next window's least length
+        self._whole = whole
+        self._line = 0  # where the next window starts: the first line not yet final
+        self._end = 0  # the line just past the last final block
+        self._parsed_to = 0  # the source before this offset has been parsed
+        self._work_left = max(WORK_FLOOR, int(WORK_PER_CHAR * len(src)))
+
+    @property
+    def unread(self) -> int:
+        """Offset of the source no final block covers yet."""
+        return len(self.src) if self.done or self.capped else self._starts[self._line]
+
+    def get(self, index: int) -> Block | None:
+        """Block ``index``, parsing as far as needed; ``None`` past the last one read."""
+        while len(self.blocks) <= index and self._step(self.unread + self._size):
+            pass
+        return self.blocks[index] if index < len(self.blocks) else None
+
+    def reach(self, offset: int) -> None:
+        """Parse until the final blocks cover ``offset``."""
+        while self.unread <= offset and self._step(offset):
+            pass
+
+    def complete_references(self) -> None:
+        """Parse the rest of the document when it may define a reference: a link
+        drawn now must resolve as it would in the whole document."""
+        if not self.done and self.src.find("]:", self._parsed_to) >= 0:
+            self._step(len(self.src), whole=True)
+
+    def _step(self, target: int, whole: bool = False) -> bool:
+        """Parse one more window, past ``target``; ``False`` once nothing more
+        can be read. ``whole``: to the end, the work bound spent or not (for the
+        reference definitions)."""
+        if self.done or (self.capped and not whole):
+            return False
+        start = self._starts[self._line]
+        end = len(self.src) if whole or self._whole else self._window_end(start, target)
+        tokens = parse_blocks(self.src[start:end], self.env, at_start=start == 0)
+        self._parsed_to = max(self._parsed_to, end)
+        groups = _top_level(tokens)
+        if end >= len(self.src):
+            for group in groups:
+                self._take(group, self._line)
+            self.done = True
+            return False
+        for group in groups[:-1]:
+            self._take(group, self._line)
+        self._next_window(groups[-1] if groups else None, start, end, len(tokens))
+        return not self.capped
+
+    def _take(self, group: list[Token], base: int) -> None:
+        """Keep a final block, unless the work bound is spent."""
+        if self.capped:
+            return
+        end = base + _lines(group)[1]
+        work = len(group) + end - self._end
+        if work > self._work_left:
+            self.capped = True
+            return
+        self._work_left -= work
+        self._end = end
+        self.blocks.append(Block(group, base))
+
+    def _next_window(self, rest: list[Token] | None, start: int, end: int, tokens: int) -> None:
+        """The next window starts at the block left unfinished. When this one
+        finished none, the next is twice as long — a long block costs a few
+        parses of itself at most — but no longer than the work left allows at
+        the density just seen."""
+        line = self._line
+        if rest is not None:
+            first, last = _lines(rest)
+            if len(rest) + line + last - self._end > self._work_left:
+                self.capped = True  # the whole block would cost more still
+            self._line += first
+        if self._line != line:
+            self._size = self._first
+            return
+        density = (tokens + self.src.count("\n", start, end)) / max(end - start, 1)
+        self._size = min(2 * (end - start), int(self._work_left / max(density, 0.01)))
+        if self._size <= end - start:
+            self.capped = True  # a longer window would cost more than is left
+
+    def _window_end(self, start: int, target: int) -> int:
+        """Where a window from ``start`` ends: one line into the block after a
+        blank line, so the block before it is final and only that line is parsed
+        twice — or, with no blank line near, at a line end. It reaches ``target``
+        and, having finished no block, twice as far as last time; the first
+        reaches any front matter's closing line."""
+        target = max(target, start + self._size)
+        if start == 0:
+            target = max(target, _front_matter_end(self.src))
+        blank = self.src.find("\n\n", target, target + self._first)
+        if blank >= 0:
+            target = blank + 2
+        line_end = self.src.find("\n", target)
+        return len(self.src) if line_end < 0 else line_end + 1
+
+
+def _top_level(tokens: list[Token]) -> list[list[Token]]:
+    """``tokens`` cut into top-level blocks."""
+    groups, start = [], 0
+    for index, token in enumerate(tokens):
+        if token.level == 0 and token.nesting <= 0:
+            groups.append(tokens[start : index + 1])
+            start = index + 1
+    return groups
+
+
+def _lines(group: list[Token]) -> tuple[int, int]:
+    """The lines a block spans in its window, as markdown-it maps them."""
+    first, last = group[0].map or (0, 0)
+    return first, last
+
+
+def _front_matter_end(src: str) -> int:
+    """The end of the line that would close the front matter ``src`` opens with
+    (a line of as many dashes, or ``...``), or 0."""
+    opening = len(src) - len(src.lstrip("-"))
+    if opening < 3:
+        return 0
+    line = src.find("\n") + 1
+    for pattern in (rf"^ {{0,3}}-{{{opening},}}[ \t]*$", r"^\.\.\.[ \t]*$"):
+        match = re.compile(pattern, re.MULTILINE).search(src, line) if line else None
+        if match:
+            return match.end()
+    return 0
