@@ -1,4 +1,4 @@
-"""Start-up-proof webhook routes on Errbot's Flask app (DESIGN §4, Errbot fact 1).
+"""Start-up-proof webhook routes on Errbot's Flask app: an early request cannot break activation.
 
 How errbot 6.2.1 routes ``@webhook`` methods: ``PluginManager._activate_plugin`` calls
 ``plugin.activate()`` and then ``errbot.core_plugins.wsview.route(plugin)``. ``route`` walks
