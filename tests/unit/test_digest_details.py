@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import pytest
 
 from looproom.digest import condense, fit, to_mrkdwn
+from tests.support.corpus import MESSAGES
 
 URL = "https://github.com/o/r/issues/7#issuecomment-1"
 FOOTER = f"_… full text: <{URL}|GitHub>_"
@@ -22,8 +22,8 @@ FILLER = "This sentence is filler that pads the text well past the limit. " * 40
 _TAGS = re.compile(r"details|summary", re.IGNORECASE)
 
 
-def _message(corpus_dir: Path, name: str) -> str:
-    return json.loads((corpus_dir / "messages" / name).read_text(encoding="utf-8"))["text"]
+def _message(name: str) -> str:
+    return json.loads((MESSAGES / name).read_text(encoding="utf-8"))["text"]
 
 
 CHECKLIST = "01-phase-selection-checklist.json"
@@ -35,16 +35,16 @@ WITH_CHOICES = "20-phase-selection-checklist-with-choices.json"
     ("name", "summaries"), [(CHECKLIST, 7), (CONTRIBUTION, 4), (WITH_CHOICES, 10)]
 )
 def test_the_checklists_show_no_tag_and_every_summary_as_a_bold_line(
-    corpus_dir: Path, name: str, summaries: int
+    name: str, summaries: int
 ) -> None:
-    drawn = to_mrkdwn(_message(corpus_dir, name))
+    drawn = to_mrkdwn(_message(name))
     assert not _TAGS.search(drawn)
     assert "&lt;" not in drawn  # their only HTML is details, summaries and comments
     assert len(re.findall(r"^\*ℹ️ .+\*$|^\*🔒 .+\*$", drawn, re.MULTILINE)) == summaries
 
 
-def test_the_checklist_shows_its_folded_explanation_under_its_summary(corpus_dir: Path) -> None:
-    drawn = to_mrkdwn(_message(corpus_dir, CHECKLIST))
+def test_the_checklist_shows_its_folded_explanation_under_its_summary() -> None:
+    drawn = to_mrkdwn(_message(CHECKLIST))
     assert (
         "then reply `the-loop execute`.\n\n*ℹ️ How this works*\n\n"
         "Nothing runs until an authorized user replies `the-loop execute`."
@@ -55,10 +55,8 @@ def test_the_checklist_shows_its_folded_explanation_under_its_summary(corpus_dir
     ) in drawn
 
 
-def test_the_contribution_checklist_digest_shows_the_unselectable_phase(
-    corpus_dir: Path,
-) -> None:
-    digest = fit(_message(corpus_dir, CONTRIBUTION), 1500, url=URL)
+def test_the_contribution_checklist_digest_shows_the_unselectable_phase() -> None:
+    digest = fit(_message(CONTRIBUTION), 1500, url=URL)
     assert len(digest) <= 1500
     assert not _TAGS.search(digest)
     assert (
@@ -68,13 +66,13 @@ def test_the_contribution_checklist_digest_shows_the_unselectable_phase(
     assert digest.endswith(FOOTER)
 
 
-def test_the_checklist_with_choices_explains_each_choice(corpus_dir: Path) -> None:
-    drawn = to_mrkdwn(_message(corpus_dir, WITH_CHOICES))
+def test_the_checklist_with_choices_explains_each_choice() -> None:
+    drawn = to_mrkdwn(_message(WITH_CHOICES))
     assert (
         "☐ `harness-codex`\n\n*ℹ️ What this means*\n\n"
         "Not a phase — it is the agent CLI its session is."
     ) in drawn
-    digest = condense(_message(corpus_dir, WITH_CHOICES), 1500, URL)
+    digest = condense(_message(WITH_CHOICES), 1500, URL)
     assert "> *✏️ To tailor it:*" in digest and "\n\n*ℹ️ How this works*\n\nNothing runs" in digest
 
 
