@@ -80,12 +80,22 @@ def test_a_rule_further_on_is_never_front_matter() -> None:
 
 
 def test_references_defined_after_the_part_read_are_completed() -> None:
-    src = "See [the docs][d].\n\n" + "Filler paragraph.\n\n" * 500 + "[d]: https://e.com/d\n"
+    src = "See [the docs][d].\n\n" + "Filler paragraph.\n\n" * 500 + "[ D ]: https://e.com/d\n"
     doc = Document(src, 64)
     doc.get(0)
     assert "D" not in doc.env.get("references", {})
-    doc.complete_references()
+    doc.complete_references("See [the docs][d].")
     assert doc.env["references"]["D"]["href"] == "https://e.com/d"
+
+
+def test_the_rest_is_parsed_for_references_only_when_it_may_define_a_label_used() -> None:
+    src = "See [a] and [b].\n\n" + "[c]: https://e.com/c\n" * 2000
+    doc = Document(src, 64)
+    doc.get(0)
+    doc.complete_references("See [a] and [b].")
+    assert not doc.done  # no label of the content is defined further on
+    doc.complete_references("See [C].")
+    assert doc.done and doc.env["references"]["C"]["href"] == "https://e.com/c"
 
 
 def test_dense_markup_is_read_only_as_far_as_the_work_bound() -> None:

@@ -31,10 +31,16 @@ from markdown_it.tree import SyntaxTreeNode
 
 from ._markdown import parse_blocks
 
-__all__ = ["WORK_FLOOR", "WORK_PER_CHAR", "Block", "Document"]
+_NOT_BLANK = re.compile(r"\S")
+_BRACKETS = re.compile(r"\[([^\[\]]*)\]")
+_DEFINED = re.compile(r"\[([^\[\]]*)\]:")
 
-WORK_PER_CHAR = 0.3
-WORK_FLOOR = 4096
+__all__ = ["WORK_FLOOR", "WORK_PER_CHAR", "WORK_PER_LINE", "Block", "Document"]
+
+#: What a line costs markdown-it's block parser, in tokens' worth.
+WORK_PER_LINE = 6
+WORK_PER_CHAR = 0.5
+WORK_FLOOR = 8192
 
 
 @dataclass(slots=True)
@@ -87,6 +93,7 @@ class Document:
         self._end = 0  # the line just past the last final block
         self._parsed_to = 0  # the source before this offset has been parsed
         self._work_left = max(WORK_FLOOR, int(WORK_PER_CHAR * len(src)))
+        self._density = 0.0  # work a character, in the last window parsed
 
     @property
     def unread(self) -> int:
@@ -104,10 +111,10 @@ class Document:
         while self.unread <= offset and self._step(offset):
             pass
 
-    def complete_references(self) -> None:
-        """Parse the rest of the document when it may define a reference: a link
-        drawn now must resolve as it would in the whole document."""
-        if not self.done and self.src.find("]:", self._parsed_to) >= 0:
+    def complete_references(self, content: str) -> None:
+        """Parse the rest of the document when it may define a label ``content``
+        may use: a link drawn now must resolve as it would in the whole document."""
+        if not self.done and _may_define(self.src, self._parsed_to, content):
             self._step(len(self.src), whole=True)
 
     def _step(self, target: int, whole: bool = False) -> bool:
@@ -123,53 +130,72 @@ class Document:
         groups = _top_level(tokens)
         if end >= len(self.src):
             for group in groups:
-                self._take(group, self._line)
+                self._take(group)
+            self._charge(len(self.lines) - self._end)  # what follows the last block
             self.done = True
             return False
-        for group in groups[:-1]:
-            self._take(group, self._line)
-        self._next_window(groups[-1] if groups else None, start, end, len(tokens))
+        rest = groups[-1] if groups and not self._followed(groups[-1], end) else None
+        for group in groups if rest is None else groups[:-1]:
+            self._take(group)
+        self._next_window(rest, start, end, len(tokens))
         return not self.capped
 
-    def _take(self, group: list[Token], base: int) -> None:
+    def _followed(self, group: list[Token], end: int) -> bool:
+        """Whether a line that is not blank follows ``group`` in the window: then
+        markdown-it ended the block at a line it saw, and it is final."""
+        after = self._starts[self._line + _lines(group)[1]]
+        return _NOT_BLANK.search(self.src, after, end) is not None
+
+    def _take(self, group: list[Token]) -> None:
         """Keep a final block, unless the work bound is spent."""
-        if self.capped:
-            return
-        end = base + _lines(group)[1]
-        work = len(group) + end - self._end
-        if work > self._work_left:
+        end = self._line + _lines(group)[1]
+        if self._charge(end - self._end, len(group)):
+            self._end = end
+            self.blocks.append(Block(group, self._line))
+
+    def _charge(self, lines: int, tokens: int = 0) -> bool:
+        """Spend the work of ``lines`` and ``tokens``; ``False`` once it is spent."""
+        work = tokens + WORK_PER_LINE * lines
+        if self.capped or work > self._work_left:
             self.capped = True
-            return
+            return False
         self._work_left -= work
-        self._end = end
-        self.blocks.append(Block(group, base))
+        return True
 
     def _next_window(self, rest: list[Token] | None, start: int, end: int, tokens: int) -> None:
-        """The next window starts at the block left unfinished. When this one
-        finished none, the next is twice as long — a long block costs a few
-        parses of itself at most — but no longer than the work left allows at
-        the density just seen."""
+        """The next window starts at the block left unfinished, or after the last
+        final one. When even the part of it seen costs more than the work left,
+        reading stops: the whole would cost more still."""
         line = self._line
-        if rest is not None:
+        if rest is None:
+            self._line = max(self._end, line)
+            seen, tokens_seen = self.src.count("\n", self._starts[self._end], end), 0
+        else:
             first, last = _lines(rest)
-            if len(rest) + line + last - self._end > self._work_left:
-                self.capped = True  # the whole block would cost more still
-            self._line += first
+            self._line = line + first
+            seen, tokens_seen = line + last - self._end, len(rest)
+        if tokens_seen + WORK_PER_LINE * seen > self._work_left:
+            self.capped = True
+        lines = self.src.count("\n", start, end)
+        self._density = max((tokens + WORK_PER_LINE * lines) / (end - start), 0.01)
+        length = end - start
         if self._line != line:
             self._size = self._first
-            return
-        density = (tokens + self.src.count("\n", start, end)) / max(end - start, 1)
-        self._size = min(2 * (end - start), int(self._work_left / max(density, 0.01)))
-        if self._size <= end - start:
-            self.capped = True  # a longer window would cost more than is left
+        else:  # one block fills the window: grow fast, and not far past the bound
+            self._size = max(length + length // 4, min(8 * length, self._affordable() * 9 // 8))
+
+    def _affordable(self) -> int:
+        """How much more source the work left allows, at the density seen last."""
+        return int(self._work_left / self._density) if self._density else len(self.src)
 
     def _window_end(self, start: int, target: int) -> int:
         """Where a window from ``start`` ends: one line into the block after a
         blank line, so the block before it is final and only that line is parsed
         twice — or, with no blank line near, at a line end. It reaches ``target``
-        and, having finished no block, twice as far as last time; the first
-        reaches any front matter's closing line."""
+        as far as the work left allows, and the first reaches any front matter's
+        closing line."""
         target = max(target, start + self._size)
+        target = min(target, start + max(self._size, self._affordable()))
         if start == 0:
             target = max(target, _front_matter_end(self.src))
         blank = self.src.find("\n\n", target, target + self._first)
@@ -177,6 +203,22 @@ class Document:
             target = blank + 2
         line_end = self.src.find("\n", target)
         return len(self.src) if line_end < 0 else line_end + 1
+
+
+def _may_define(src: str, pos: int, content: str) -> bool:
+    """Whether ``src`` from ``pos`` may define a label that ``content`` uses: a
+    label is the text of a pair of brackets, compared without whitespace or case.
+    Escaped brackets, which a label may hold, are not told apart: then yes."""
+    if src.find("]:", pos) < 0:
+        return False
+    if any(escape in content or src.find(escape, pos) >= 0 for escape in ("\\[", "\\]")):
+        return True
+    used = {_key(label) for label in _BRACKETS.findall(content)}
+    return any(_key(match[1]) in used for match in _DEFINED.finditer(src, pos))
+
+
+def _key(label: str) -> str:
+    return "".join(label.split()).casefold()
 
 
 def _top_level(tokens: list[Token]) -> list[list[Token]]:

@@ -42,7 +42,7 @@ class Reader:
 
     def __init__(self, src: str, limit: int, eager: bool) -> None:
         self.limit = limit
-        self.doc = Document(src, max(2 * limit, FIRST_WINDOW), whole=eager)
+        self.doc = Document(src, max(limit, FIRST_WINDOW), whole=eager)
         self.budget = InlineBudget(limit)
         self.size = 0  # drawn length of the blocks measured, separators included
         self.question: Ask | None = None

@@ -51,7 +51,7 @@ def _prefix(content: str, room: int) -> str:
     return content[: end if end > 0 else room]
 
 
-def _nothing() -> None:
+def _nothing(content: str) -> None:
     return None
 
 
@@ -59,20 +59,20 @@ def _nothing() -> None:
 class Scope:
     """One top-level block's surroundings: ``base`` is the document line its
     nodes' maps count from; ``before_links`` completes the document's reference
-    definitions before a ``]`` is parsed."""
+    definitions that content with a ``]`` may use, before it is parsed."""
 
     env: dict
     lines: list[str]
     base: int = 0
     budget: InlineBudget = field(default_factory=InlineBudget)
-    before_links: Callable[[], None] = _nothing
+    before_links: Callable[[str], None] = _nothing
 
     def inline(self, content: str) -> tuple[list[Token], bool]:
         """The inline tokens of ``content`` within the budget, and whether
         ``content`` was cut short for it."""
         part, cut = self.budget.take(content)
         if "]" in part:
-            self.before_links()
+            self.before_links(part)
         return parse_inline(part, self.env), cut
 
     def source(self, node: SyntaxTreeNode) -> list[str]:
