@@ -1,16 +1,21 @@
-"""Crafted 64 KB inputs for abuse case A1, and 64 KB of prose to measure them by.
+"""Crafted inputs up to the webhook's body limit, and prose to measure them by.
 
-Each crafted input is what could make a naive markdown parser super-linear:
-unclosed openers by the thousand, runs of delimiters, nesting far past any
-limit, one token without a boundary. ``PROSE`` is ordinary agent markdown of
-the same size whose only question is its last sentence, so the digest has to
-read all of it too. ``bench_digest.py`` prints each input's time over prose's;
-the unit tests only check that each digests within the limit.
+Each crafted input is a shape that could make a markdown parser — or the digest
+around it — cost more than the text is worth: unclosed openers by the thousand,
+runs of delimiters, nesting far past any limit, one token without a boundary,
+and block markup so dense that markdown-it's block parser makes a token of
+every character or two. ``prose(size)`` is ordinary agent markdown of the same
+size whose only question is its last sentence, so its digest reads all of it.
+``bench_digest.py`` prints each input's time over prose's; the unit tests check
+that each digests within the limit and within the digest's inline budget.
 """
 
 from __future__ import annotations
 
-SIZE = 64 * 1024
+from collections.abc import Callable
+
+#: 64 KB, and the webhook's body limit.
+SIZES = (64 * 1024, 256 * 1024)
 
 _PARAGRAPH = (
     "## Design notes\n\n"
@@ -24,32 +29,68 @@ _PARAGRAPH = (
     "```python\nwith lock(item):\n    advance(item)\n```\n\n"
     "| phase | owner |\n|---|---|\n| design | agent |\n| review | human |\n\n"
 )
+QUESTION = "\n\nShall we ship the lease renewal now?"
 
 
-def _fill(piece: str, size: int = SIZE) -> str:
+def _fill(piece: str, size: int) -> str:
     return (piece * (size // len(piece) + 1))[:size]
 
 
-#: Prose of the same size, its one question at the very end.
-PROSE = _fill(_PARAGRAPH, SIZE - 40) + "\n\nShall we ship the lease renewal now?"
+def prose(size: int) -> str:
+    """Agent prose of ``size`` characters, its one question at the very end."""
+    return _fill(_PARAGRAPH, size - len(QUESTION)) + QUESTION
 
-CRAFTED: dict[str, str] = {
-    "unclosed <!--": _fill("<!-- a "),
-    "unclosed <!-- per line": _fill("<!-- x\n"),
-    "** runs": _fill("** a "),
-    "__ runs": _fill("__a "),
-    "[ openers": _fill("[a "),
-    "![ openers": _fill("![a "),
-    "backtick runs": "".join("`" * n + " x " for n in range(1, 400))[:SIZE].ljust(SIZE, "`"),
-    "fence openers": _fill("```\n~~~~\n````` `\n"),
-    "< openers": _fill("<a "),
-    "<summary> openers": "<details>\n" + _fill("<summary>a <details ")[10:],
-    "<summary> pairs": "<details>\n" + _fill("</summary><summary>a\n")[10:],
-    "& runs": _fill("&#x &amp "),
-    "500-deep list": _fill("- " * 500 + "x\n"),
-    "500-deep ordered list": _fill("1. " * 500 + "x\n"),
-    "500-deep quote": _fill(">" * 500 + " x\n"),
-    "one 64 KB token": "a" * SIZE,
-    "one 64 KB URL": "https://e.com/" + "a" * (SIZE - 14),
-    "64 KB of ?": _fill("? "),
+
+def _backticks(size: int) -> str:
+    runs, n = [], 1
+    while sum(map(len, runs)) < size:
+        runs.append("`" * n + " x ")
+        n += 1
+    return "".join(runs)[:size]
+
+
+def _then_question(piece: str) -> Callable[[int], str]:
+    return lambda size: _fill(piece, size - len(QUESTION)) + QUESTION
+
+
+_SHAPES: dict[str, Callable[[int], str]] = {
+    "[ openers": lambda size: _fill("[a ", size),
+    "[ runs": lambda size: "[" * size,
+    "![ openers": lambda size: _fill("![a ", size),
+    "** runs": lambda size: _fill("** a ", size),
+    "__ runs": lambda size: _fill("__a ", size),
+    "* runs": lambda size: "*" * size,
+    "backtick runs": _backticks,
+    "< openers": lambda size: _fill("<a ", size),
+    "& runs": lambda size: _fill("&#x &amp ", size),
+    "entities": lambda size: _fill("&amp; &#x3f; &copy; &NotAnEntity; ", size),
+    "unclosed <!--": lambda size: _fill("<!-- a ", size),
+    "unclosed <!-- per line": lambda size: _fill("<!-- x\n", size),
+    "HTML comments": lambda size: _fill("<!-- a -->\n", size),
+    "<summary> openers": lambda size: "<details>\n" + _fill("<summary>a <details ", size)[10:],
+    "<summary> pairs": lambda size: "<details>\n" + _fill("</summary><summary>a\n", size)[10:],
+    "fence openers": lambda size: _fill("```\n~~~~\n````` `\n", size),
+    "500-deep quote": lambda size: _fill(">" * 500 + " x\n", size),
+    "quote lines": lambda size: _fill("> a quoted line\n", size),
+    "500-deep list": lambda size: _fill("- " * 500 + "x\n", size),
+    "500-deep ordered list": lambda size: _fill("1. " * 500 + "x\n", size),
+    "nested lists": lambda size: _fill("- a\n  - b\n    - c\n      - d\n", size),
+    "list items, then a question": _then_question("- item\n"),
+    "| table": lambda size: "| a | b |\n|---|---|\n" + _fill("| 1 | 2 |\n", size - 20),
+    "| table, 100 columns": lambda size: _fill("|a" * 100 + "\n" + "|-" * 100 + "\n", size),
+    "one-letter paragraphs, then a question": _then_question("a\n\n"),
+    "reference definitions": lambda size: "[a]\n\n" + _fill("[b]: c\n", size - 5),
+    "`?` in code": lambda size: _fill("`a?` b\n\n", size),
+    "one token": lambda size: "a" * size,
+    "one URL": lambda size: "https://e.com/" + "a" * (size - 14),
+    "? runs": lambda size: _fill("? ", size),
 }
+
+
+def crafted(size: int) -> dict[str, str]:
+    """Every crafted input at ``size`` characters."""
+    return {name: shape(size) for name, shape in _SHAPES.items()}
+
+
+PROSE = prose(SIZES[0])
+CRAFTED = crafted(SIZES[0])

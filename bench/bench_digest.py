@@ -1,19 +1,19 @@
-"""Bench: our digest against the-loop's, side by side in one process (DESIGN §6).
+"""Bench: our digest against the-loop's, side by side in one process.
 
     python bench/bench_digest.py [--rounds 5] [--limit 1500]
 
-Prints, for ``fit`` over the whole corpus (``../shared/corpus``) and for
-``to_mrkdwn`` over texts under the limit: each side's total time, MB/s, the
-ratio of the totals and the median per-text ratio ours/theirs — medians of
-``--rounds`` interleaved rounds. Then A1's table: each crafted 64 KB input's
-time over 64 KB of prose's, and over its own 32 KB half (≈ 2 when linear).
-Times are this process's CPU time, so other work on the machine bends them less.
+Prints, for ``fit`` over the corpus (all of ``../shared/corpus`` when it is beside
+the checkout, else the slice kept in ``tests/data``) and for ``to_mrkdwn`` over
+texts under the limit: each side's total time, MB/s, the ratio of the totals and
+the median per-text ratio ours/theirs — medians of ``--rounds`` interleaved
+rounds. Then the crafted inputs (``_crafted.py``): each one's ``fit`` time over
+prose's of the same size, at 64 KB and at 256 KB. Times are this process's CPU
+time, so other work on the machine bends them less.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import time
@@ -23,25 +23,22 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "plugins" / "theloop"))
+sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
-from _crafted import CRAFTED, PROSE, SIZE  # noqa: E402
+from _crafted import SIZES, crafted, prose  # noqa: E402
 from the_loop.channels import digest as theirs  # noqa: E402
 
 from looproom import digest as ours  # noqa: E402
+from tests.support.corpus import SHARED_DOCS, texts  # noqa: E402
 
-CORPUS = HERE.parent / ".." / "shared" / "corpus"
 URL = "https://github.com/MadaraUchiha-314/the-loop/issues/260#issuecomment-1"
 Job = Callable[[str], str]
 
 
 def corpus_texts() -> list[str]:
     """Every document, and every message's text and excerpt."""
-    texts = [p.read_text(encoding="utf-8") for p in sorted((CORPUS / "the-loop-docs").glob("*.md"))]
-    for path in sorted((CORPUS / "messages").glob("*.json")):
-        event = json.loads(path.read_text(encoding="utf-8"))
-        texts += [event.get("text", ""), event.get("detail", {}).get("excerpt", "")]
-    return [text for text in texts if text.strip()]
+    return [text for _, text in texts()]
 
 
 def short_texts(texts: list[str], limit: int) -> list[str]:
@@ -97,28 +94,29 @@ def report(title: str, texts: list[str], mine: Job, peer: Job, rounds: int) -> N
 
 
 def crafted_table(limit: int, rounds: int) -> None:
-    """A1: each crafted input's time ÷ prose's, for the digest and the drawing;
-    the digest also ÷ prose read whole (``to_mrkdwn``), since a crafted input must
-    be read whole where prose lets the digest stop early."""
-    jobs = {"fit": lambda t: ours.fit(t, limit, url=URL), "draw": ours.to_mrkdwn}
-    base = {name: _median(job, PROSE, rounds) for name, job in jobs.items()}
+    """Each crafted input's ``fit`` time ÷ prose's of the same size (prose is read
+    to its end: its only question is its last sentence), and 256 KB ÷ 64 KB
+    (≈ 4 when linear)."""
+    job = partial(_fit, limit=limit)
+    base = {size: _median(job, prose(size), rounds) for size in SIZES}
+    inputs = {size: crafted(size) for size in SIZES}
+    small, large = SIZES
     print(
-        f"\nA1 — crafted {SIZE // 1024} KB inputs: time ÷ {SIZE // 1024} KB of prose "
-        f"(fit {base['fit'] * 1e3:.1f} ms, to_mrkdwn {base['draw'] * 1e3:.1f} ms), "
-        "and 64 KB ÷ its first 32 KB (≈ 2 when linear)"
+        f"\ncrafted inputs: fit(text, {limit}) ÷ fit of prose of the same size "
+        f"({small // 1024} KB {base[small] * 1e3:.1f} ms, {large // 1024} KB "
+        f"{base[large] * 1e3:.1f} ms), and {large // 1024} KB ÷ {small // 1024} KB"
     )
-    print(
-        f"  {'input':24} {'fit':>8} {'fit÷draw':>9} {'to_mrkdwn':>10} "
-        f"{'64/32 fit':>10} {'64/32 draw':>11}"
-    )
-    for name, text in CRAFTED.items():
-        times = {key: _median(job, text, rounds) for key, job in jobs.items()}
-        half = text[: len(text) // 2]
-        growth = [times[key] / _median(job, half, rounds) for key, job in jobs.items()]
+    print(f"  {'input':40} {small // 1024:>5} KB {large // 1024:>5} KB {'growth':>8}")
+    for name in inputs[small]:
+        times = {size: _median(job, inputs[size][name], rounds) for size in SIZES}
         print(
-            f"  {name:24} {times['fit'] / base['fit']:7.1f}x {times['fit'] / base['draw']:8.1f}x "
-            f"{times['draw'] / base['draw']:9.1f}x {growth[0]:9.1f}x {growth[1]:10.1f}x"
+            f"  {name:40} {times[small] / base[small]:7.2f}x {times[large] / base[large]:7.2f}x "
+            f"{times[large] / times[small]:7.1f}x"
         )
+
+
+def _fit(text: str, limit: int) -> str:
+    return ours.fit(text, limit, url=URL)
 
 
 def _median(job: Job, text: str, rounds: int) -> float:
@@ -131,12 +129,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--limit", type=int, default=1500)
     args = parser.parse_args(argv)
-    if not CORPUS.is_dir():
-        print(f"no corpus at {CORPUS.resolve()}: the bench needs ../shared/corpus")
-        return 1
     texts = corpus_texts()
     limit, rounds = args.limit, args.rounds
-    print(f"digest bench — limit {limit}, {rounds} rounds, CPU time of this process")
+    where = "the shared corpus" if SHARED_DOCS.is_dir() else "the slice in tests/data"
+    print(f"digest bench — limit {limit}, {rounds} rounds, CPU time of this process, {where}")
     report(
         f"fit(text, {limit}) over the corpus",
         texts,

@@ -1,9 +1,13 @@
-"""The abuse cases A1–A5 of the-loop's digest requirements, each pinned.
+"""The abuse cases of the digest (docs/digest.md, "Abuse cases"), each pinned.
 
-A1's cost is measured by ``bench/bench_digest.py`` (each crafted 64 KB input
-against prose of the same size), never by a timed test; here the crafted inputs
-— their first 16 KB, enough for every shape they have, and a quarter of the
-time — must draw and digest without raising and within the limit.
+A1 — any input up to the webhook's body limit costs what the limit allows, not
+what its shape asks for. Its time is measured by ``bench/bench_digest.py`` (each
+crafted input against prose of the same size), never by a timed test; here each
+crafted input, at 64 KB and at 256 KB, digests within the limit, hands
+markdown-it's inline parser no more than the inline budget, and its block parser
+no more than twice the work bound. A2 — nothing the text says can ping anyone.
+A3 — the footer links the event, never a link from the text. A4 — a misleading
+first question still ends with the footer. A5 — no HTML comment reaches Slack.
 """
 
 from __future__ import annotations
@@ -12,21 +16,63 @@ import re
 
 import pytest
 
-from bench._crafted import CRAFTED
+from bench._crafted import CRAFTED, SIZES, crafted
+from looproom.digest import _document as document
+from looproom.digest import _scope as scope
 from looproom.digest import condense, fit, to_mrkdwn
 
 URL = "https://github.com/o/r/issues/7#issuecomment-9"
 FILLER = "This sentence is filler that pads the text well past the limit. " * 40
+LIMIT = 1500
 #: Anything Slack would act on: a broadcast or a mention, as a control sequence.
 _ACTS = re.compile(r"<[!@#]")
+_INPUTS = {size: crafted(size) for size in SIZES}
 
 
 @pytest.mark.parametrize("name", sorted(CRAFTED))
 def test_a1_crafted_inputs_draw_and_digest_within_the_limit(name: str) -> None:
-    text = CRAFTED[name][: 16 * 1024]
+    text = CRAFTED[name][: 16 * 1024]  # every shape they have; to_mrkdwn reads it all
     assert isinstance(to_mrkdwn(text), str)
     assert len(fit(text, 200, url=URL)) <= 200
     assert len(fit(text, 3000, "truncate", URL)) <= 3000
+
+
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("name", sorted(CRAFTED))
+def test_a1_crafted_inputs_cost_what_the_limit_allows(
+    name: str, size: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    text, handed, work = _INPUTS[size][name], [0], [0]
+
+    def inline(content: str, env: dict) -> list:
+        handed[0] += len(content)
+        return parse_inline(content, env)
+
+    def blocks(src: str, env: dict, at_start: bool = True) -> list:
+        tokens = parse_blocks(src, env, at_start)
+        work[0] += len(tokens) + document.WORK_PER_LINE * src.count("\n")
+        return tokens
+
+    parse_inline, parse_blocks = scope.parse_inline, document.parse_blocks
+    monkeypatch.setattr(scope, "parse_inline", inline)
+    monkeypatch.setattr(document, "parse_blocks", blocks)
+    assert len(fit(text, LIMIT, url=URL)) <= LIMIT
+    assert handed[0] <= scope.InlineBudget(LIMIT).left  # 2 * limit + 4096
+    bound = max(document.WORK_FLOOR, document.WORK_PER_CHAR * len(text))
+    assert work[0] <= 2 * bound
+
+
+@pytest.mark.parametrize("name", sorted(CRAFTED))
+def test_a1_crafted_inputs_read_lazily_equal_read_whole(name: str) -> None:
+    text = CRAFTED[name]
+    assert condense(text, LIMIT, URL) == condense(text, LIMIT, URL, eager=True)
+
+
+@pytest.mark.parametrize("name", ["500-deep quote", "500-deep list", "500-deep ordered list"])
+def test_a1_text_nested_past_markdown_its_limit_loses_no_word(name: str) -> None:
+    deep = CRAFTED[name].split("\n", 1)[0].replace("x", "deep words")
+    assert "deep words" in to_mrkdwn(deep)
+    assert "deep words" in condense(deep + "\n\n" + FILLER, 300, URL)
 
 
 @pytest.mark.parametrize(
