@@ -1,5 +1,6 @@
 """condense: the digest — the ask first, lists numbered, code and tables as
-pointers, paths shortened, cut at a sentence, the footer (R1–R3)."""
+pointers, paths shortened, cut at a sentence, the footer. A test named ``r1_2``
+pins the rule of that name in docs/digest.md ("The rules, by name")."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The digest defects of the-loop's own Slack channel (DESIGN §5), each pinned:
-input → expected output. Ours must have none of them."""
+"""The defects of the-loop's own Slack digest (docs/digest.md, "Defects of
+the-loop's digest"), each pinned: input → expected output. Ours has none of them."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``<details>``/``<summary>`` as GitHub shows them to a reader (R3.3, R3.4, A2).
+"""``<details>``/``<summary>`` as GitHub shows them to a reader, and no summary can ping.
 
 the-loop's phase-selection checklist folds its explanations into ``<details>``;
 Slack cannot fold, so the room shows them open: the ``<details>`` tag lines go,

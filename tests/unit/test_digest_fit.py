@@ -1,4 +1,5 @@
-"""fit and truncate: the entry point and 13.10.0's cut (R1.1, R1.4, R4.1, R4.2)."""
+"""fit and truncate: the entry point and the-loop 13.10.0's cut (rules R1.1, R1.4,
+R4.1, R4.2 in docs/digest.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Properties of the digest over generated markdown and over the whole corpus (§6).
+"""Properties of the digest over generated markdown and over the corpus (all of
+``../shared/corpus`` when it is beside the checkout, else the slice in ``tests/data``).
 
 * **never raises, never over the limit**, in both modes, at every limit;
 * **faithful**: every line the digest draws, but for what only the digest draws

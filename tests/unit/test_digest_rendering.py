@@ -1,4 +1,5 @@
-"""to_mrkdwn: GitHub markdown drawn as Slack mrkdwn, every word kept (R3.4, R4.1)."""
+"""to_mrkdwn: GitHub markdown drawn as Slack mrkdwn, every word kept (rules R3.4
+and R4.1 in docs/digest.md)."""
 
 from __future__ import annotations
 

@@ -1,15 +1,16 @@
-"""Long agent markdown for a small screen — the digest (issue 2, DESIGN §3.4).
+"""Long agent markdown for a small screen — the digest (docs/digest.md).
 
 The-loop's own API, so the two can be measured side by side:
 
 * :func:`fit` — the one entry point: a text section ready for Slack.
-* :func:`to_mrkdwn` — markdown drawn as Slack mrkdwn, every word kept (R3.4).
+* :func:`to_mrkdwn` — markdown drawn as Slack mrkdwn, every word kept.
 * :func:`condense` — the digest: the ask first, lists numbered, code and tables
-  as pointers, cut at a sentence, a footer linking the full text (R1–R3).
-* :func:`truncate` — 13.10.0's cut (R1.4), never over the limit.
+  as pointers, cut at a sentence, a footer linking the full text.
+* :func:`truncate` — the-loop 13.10.0's cut, never over the limit.
 
-Built on markdown-it-py's tokens (``_parser``), read lazily (``_lazy``), drawn
-by small single-job modules. Preview from a shell::
+Built on markdown-it-py's public API (``_markdown``), a document parsed a window
+at a time (``_document``), drawn by small single-job modules. Preview from a
+shell::
 
     PYTHONPATH=plugins/theloop python -m looproom.digest --limit 900 FILE
 """
@@ -29,17 +30,17 @@ __all__ = [
     "truncate",
 ]
 
-#: What happens to a text section longer than the limit (R1.4).
+#: What happens to a text section longer than the limit.
 DIGEST_MODES: tuple[str, ...] = ("digest", "truncate")
 DEFAULT_DIGEST_MODE = "digest"
 
 
 def fit(text: str, limit: int, mode: str = DEFAULT_DIGEST_MODE, url: str = "") -> str:
-    """One text section for Slack, never longer than ``limit`` (R1.1, R1.4, R4.1).
+    """One text section for Slack, never longer than ``limit``.
 
-    A text of at most ``limit`` characters is drawn whole (R4.1) — unless the
+    A text of at most ``limit`` characters is drawn whole — unless the
     drawing grows past the limit (``&`` → ``&amp;``), when it is treated as a
-    long text. A long text is 13.10.0's cut under ``truncate`` and the digest
+    long text. A long text is the-loop 13.10.0's cut under ``truncate`` and the digest
     otherwise (any other mode is the default, as the-loop does). A limit below
     Slack's 200 is honoured, not clamped: the result still never exceeds it.
     """

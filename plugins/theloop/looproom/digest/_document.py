@@ -32,6 +32,9 @@ from markdown_it.tree import SyntaxTreeNode
 from ._markdown import parse_blocks
 
 _NOT_BLANK = re.compile(r"\S")
+#: A blank line, then one that neither goes on with a list, a quote or a table
+#: nor is indented: a window cut there leaves its block before it final.
+_FRESH = re.compile(r"\n\n(?=[^\s\-*+>|0-9])")
 _BRACKETS = re.compile(r"\[([^\[\]]*)\]")
 _DEFINED = re.compile(r"\[([^\[\]]*)\]:")
 
@@ -190,15 +193,17 @@ class Document:
 
     def _window_end(self, start: int, target: int) -> int:
         """Where a window from ``start`` ends: one line into the block after a
-        blank line, so the block before it is final and only that line is parsed
-        twice — or, with no blank line near, at a line end. It reaches ``target``
+        blank line — best one that no list, quote or table goes on into — so the
+        block before it is final and only that line is parsed twice; or, with no
+        blank line near, at a line end. It reaches ``target``
         as far as the work left allows, and the first reaches any front matter's
         closing line."""
         target = max(target, start + self._size)
         target = min(target, start + max(self._size, self._affordable()))
         if start == 0:
             target = max(target, _front_matter_end(self.src))
-        blank = self.src.find("\n\n", target, target + self._first)
+        fresh = _FRESH.search(self.src, target, target + 2 * self._first)
+        blank = fresh.start() if fresh else self.src.find("\n\n", target, target + self._first)
         if blank >= 0:
             target = blank + 2
         line_end = self.src.find("\n", target)

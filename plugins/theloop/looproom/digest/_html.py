@@ -5,8 +5,8 @@ the-loop's checklists fold their explanations into ``<details><summary>…
 what was folded; Slack cannot fold, so what was folded is simply shown: the
 ``<details>``/``</details>`` tags go (a line left blank by them with them), and
 a ``<summary>…</summary>`` pair becomes a bold line of the summary's words.
-Every other character stays escaped text (A2), comments removed (R3.3, A5).
-One forward scan: linear however the tags are crafted (A1).
+Every other character stays escaped text (so nothing can ping), comments
+removed. One forward scan: linear however the tags are crafted.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Inline tokens drawn as Slack mrkdwn (R3.4).
+"""Inline tokens drawn as Slack mrkdwn.
 
 ``**b**``/``__b__`` → ``*b*``, ``*i*``/``_i_`` → ``_i_``, ``~~s~~`` → ``~s~``, code
 spans kept as written (escaped: Slack requires it everywhere), links →
@@ -32,7 +32,7 @@ _FILE_SUFFIX = re.compile(r"\.\w")
 def render_inline(children: Sequence[Token], *, shorten: bool = False, bold: bool = False) -> Run:
     """The drawn run of one block's inline tokens.
 
-    ``shorten``: absolute paths lose their head (the digest, R3.2). ``bold``: the
+    ``shorten``: absolute paths lose their head (the digest). ``bold``: the
     line is drawn bold as a whole (a heading, the ask), so its own strong marks
     are left out — Slack cannot nest bold.
     """
@@ -162,7 +162,7 @@ class _Writer:
 
 
 def _literal_underscores(children: Sequence[Token]) -> set[int]:
-    """Indexes of ``_``/``__`` marks that are a file name's, not emphasis (§5):
+    """Indexes of ``_``/``__`` marks that are a file name's, not emphasis:
     ``__init__.py`` — the closing mark followed by a suffix — is drawn as written
     (GitHub draws it bold, the author never meant that)."""
     literal: set[int] = set()

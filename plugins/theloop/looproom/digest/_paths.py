@@ -1,4 +1,5 @@
-"""Absolute paths lose their head in the digest (R3.2).
+"""Absolute paths lose their head in the digest: a phone shows the part that
+names the file.
 
 ``/home/user/the-loop/cli/the_loop/channels/slack.py`` → ``…/channels/slack.py``:
 three or more segments, starting at a ``/`` that follows no word character,

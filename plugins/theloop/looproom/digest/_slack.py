@@ -3,7 +3,7 @@
 Slack reads ``<…>`` as a control sequence — a link, ``<@U…>`` (a mention),
 ``<!here>`` (a broadcast) — and ``&`` as the start of an escape. Every character
 the author wrote is escaped (``&amp;`` ``&lt;`` ``&gt;``), so no text can form a
-sequence (A2); the only ``<…>`` in our output are the links we build, from a URL
+sequence; the only ``<…>`` in our output are the links we build, from a URL
 made safe here (no ``|``, ``<``, ``>`` or space can end it early).
 """
 
@@ -22,7 +22,7 @@ _HOST = re.compile(r"[A-Za-z0-9.-]{1,63}")
 
 
 def escape(text: str) -> str:
-    """``&``, ``<``, ``>`` as Slack requires them (A2: no mention, no broadcast)."""
+    """``&``, ``<``, ``>`` as Slack requires them: no mention, no broadcast."""
     if "&" in text:
         text = text.replace("&", "&amp;")
     if "<" in text:
@@ -40,14 +40,14 @@ def is_absolute(url: str) -> bool:
 
 def safe_url(url: str) -> str:
     """``url`` ready for ``<url|label>``: what could end the token percent-encoded,
-    then escaped (A2, A3)."""
+    then escaped: it cannot end its link early or carry a sequence out of it."""
     encoded = _URL_UNSAFE.sub(lambda m: "".join(f"%{b:02X}" for b in m[0].encode()), url)
     return escape(encoded)
 
 
 def strip_comments(text: str) -> str:
     """Every ``<!-- … -->`` removed by a forward scan; an unterminated opener is
-    kept, as text (R3.3, A5; linear, A1)."""
+    kept, as text (a forward scan: linear however the text is crafted)."""
     out: list[str] = []
     pos = 0
     while (start := text.find("<!--", pos)) >= 0:
@@ -61,8 +61,8 @@ def strip_comments(text: str) -> str:
 
 
 def footer(url: str) -> str:
-    """The closing line (R1.3, A3): the event's URL, never one from the text,
-    named by its host — GitHub for github.com."""
+    """The closing line: the event's URL, never one from the text (which could
+    lead anywhere), named by its host — GitHub for github.com."""
     if not is_absolute(url):
         return "_… the full text is on the ticket_"
     return f"_… full text: <{safe_url(url)}|{_site(url)}>_"

@@ -1,4 +1,4 @@
-"""Sentences, clauses and the cut (R1.2, R2.1).
+"""Sentences, clauses and the cut.
 
 A sentence ends at ``.``, ``!`` or ``?`` (any closing quote, bracket or emphasis
 mark after it) followed by whitespace or the end, or at a line end; a clause at
@@ -63,7 +63,7 @@ def sentences(run: Run) -> Iterator[tuple[int, int, bool]]:
 
 
 def first_question(run: Run) -> tuple[int, int] | None:
-    """The span of the first sentence ending in ``?`` outside code (R2.1)."""
+    """The span of the first sentence ending in ``?`` outside code."""
     if "?" not in run.text:
         return None
     return next(((s, e) for s, e, question in sentences(run) if question), None)
@@ -71,8 +71,8 @@ def first_question(run: Run) -> tuple[int, int] | None:
 
 def first_reply(run: Run) -> tuple[int, int] | None:
     """The span of the first sentence asking for a reply: the word *reply* in its
-    words — not in a code span, so ``test_ask_reply.py`` is none — and a code span
-    (R2.1)."""
+    words — not in a code span, so ``test_ask_reply.py`` is none — and a code
+    span."""
     if not _REPLY.search(run.text):
         return None
     code = [a for a, _ in run.atoms if run.text[a] == "`"]
@@ -86,7 +86,7 @@ def first_reply(run: Run) -> tuple[int, int] | None:
 
 
 def cut(run: Run, room: int) -> Run | None:
-    """``run`` within ``room`` characters, cut at the best boundary (R1.2);
+    """``run`` within ``room`` characters, cut at the best boundary;
     ``None`` when nothing fits."""
     if len(run.text) <= room:
         return run

@@ -1,8 +1,8 @@
-"""13.10.0's cut, kept for ``longMessages: truncate`` (R1.4) — never over the limit.
+"""the-loop 13.10.0's cut, kept for ``longMessages: truncate`` — never over the limit.
 
 The first characters and ``… (N more characters — see the link)``, the note
-counted in the limit (the-loop's own cut ran 40 characters over: 3040 > 3000,
-§5), and the cut moved back rather than split a link token ``<…>`` or an escape
+counted in the limit (the-loop's own cut ran 40 characters over: 3040 > 3000),
+and the cut moved back rather than split a link token ``<…>`` or an escape
 ``&…;`` of the drawn text.
 """
 
