@@ -49,6 +49,13 @@ def _backticks(size: int) -> str:
     return "".join(runs)[:size]
 
 
+def _wide_header(columns: int, size: int) -> str:
+    """A header of ``columns`` cells over rows of one ``|``: markdown-it fills each
+    row up to the header's width, a cell for every column."""
+    head = "|a" * columns + "\n" + "|-" * columns + "\n"
+    return head + _fill("|\n", size - len(head))
+
+
 def _then_question(piece: str) -> Callable[[int], str]:
     return lambda size: _fill(piece, size - len(QUESTION)) + QUESTION
 
@@ -78,6 +85,7 @@ _SHAPES: dict[str, Callable[[int], str]] = {
     "list items, then a question": _then_question("- item\n"),
     "| table": lambda size: "| a | b |\n|---|---|\n" + _fill("| 1 | 2 |\n", size - 20),
     "| table, 100 columns": lambda size: _fill("|a" * 100 + "\n" + "|-" * 100 + "\n", size),
+    "| table, 1000 columns over empty rows": lambda size: _wide_header(1000, size),
     "one-letter paragraphs, then a question": _then_question("a\n\n"),
     "reference definitions": lambda size: "[a]\n\n" + _fill("[b]: c\n", size - 5),
     "`?` in code": lambda size: _fill("`a?` b\n\n", size),

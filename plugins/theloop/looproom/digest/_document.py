@@ -2,22 +2,27 @@
 
 The digest shows at most ``limit`` characters, so it parses a document only as
 far as drawing and the search for the ask need. A *window* is a stretch of whole
-lines starting where the final blocks end; it ends at a blank line if one is
-near, else at a line end, and each window may be twice as long as the one
-before. Every top-level block of a window but its last is final — the block
-after it begins inside the window, so no line past the window can change it —
-and the last is parsed again, from its first line, in the next window. Only the
-first window may hold front matter, and it reaches far enough to hold the line
-that would close it.
+lines starting where the final blocks end, cut one line into a block after a
+blank line (else at a line end). Every top-level block of a window but its last
+is final — the block after it begins inside the window, so no line past the
+window can change it — and so is the last when a line that is not blank, and in
+no block (a reference definition), follows it; otherwise the last is parsed
+again, from its first line, in the next window. Only the first window may hold
+front matter, and it reaches the line that would close it.
 
-Reading is bounded by *work* too: a block costs its tokens plus its lines, and
-the blocks read may cost at most ``WORK_PER_CHAR`` a character of the document
-(and at least ``WORK_FLOOR`` in all). markdown-it's block parser takes about
-as long for each unit whatever the markdown; agent prose costs about an eighth
-of a unit a character and is always read to its end, while thousands of
-one-word list items or table cells cost a unit a character or more — what lies
-past the bound is not read, and the digest's footer points to the full text.
-See docs/digest.md, "What a digest costs".
+Reading is bounded by *work* too. markdown-it's block parser spends about as
+long on a line, or on a list item, as on six tokens, whatever the markdown, so
+a block costs its tokens, ``WORK_PER_ITEM`` more for each list item and
+``WORK_PER_LINE`` for each of its lines (a reference definition before it, twice
+that); the blocks read may cost ``WORK_PER_CHAR`` a character of the document
+(at least ``WORK_FLOOR``). Agent prose costs 0.32 a character and is read to its
+end; thousands of one-word list items or table cells cost two or more, and what
+lies past the bound is not read — the digest's footer points to the full text.
+A lazy and a whole reading charge the same blocks in the same order; a window
+is never much longer than the work left allows at the density just seen, and
+one a wide table's delimiter row opens holds no more rows than that allows
+(markdown-it makes a cell for every column in every row). See docs/digest.md,
+"What a digest costs".
 """
 
 from __future__ import annotations
@@ -32,16 +37,22 @@ from markdown_it.tree import SyntaxTreeNode
 from ._markdown import parse_blocks
 
 _NOT_BLANK = re.compile(r"\S")
+_NOT_BLANK_LINE = re.compile(r"^[ \t]*\S", re.MULTILINE)
 #: A blank line, then one that neither goes on with a list, a quote or a table
 #: nor is indented: a window cut there leaves its block before it final.
 _FRESH = re.compile(r"\n\n(?=[^\s\-*+>|0-9])")
+#: A table's delimiter row, as markdown-it reads one: dashes between pipes.
+_DELIMITER_ROW = re.compile(
+    r"^ {0,3}\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)+\|?[ \t]*$", re.MULTILINE
+)
 _BRACKETS = re.compile(r"\[([^\[\]]*)\]")
 _DEFINED = re.compile(r"\[([^\[\]]*)\]:")
 
-__all__ = ["WORK_FLOOR", "WORK_PER_CHAR", "WORK_PER_LINE", "Block", "Document"]
+__all__ = ["WORK_FLOOR", "WORK_PER_CHAR", "WORK_PER_ITEM", "WORK_PER_LINE", "Block", "Document"]
 
-#: What a line costs markdown-it's block parser, in tokens' worth.
+#: What a line, and a list item, costs markdown-it's block parser, in tokens' worth.
 WORK_PER_LINE = 6
+WORK_PER_ITEM = 6
 WORK_PER_CHAR = 0.5
 WORK_FLOOR = 8192
 
@@ -70,11 +81,6 @@ class Block:
         """The inline source of a paragraph or a heading; ``""`` for other blocks."""
         return self.tokens[1].content if self.kind in ("paragraph", "heading") else ""
 
-    @property
-    def end(self) -> int:
-        """The line just past the block."""
-        return self.base + _lines(self.tokens)[1]
-
 
 class Document:
     """The top-level blocks of ``src`` (normalised), parsed on demand."""
@@ -97,6 +103,7 @@ class Document:
         self._parsed_to = 0  # the source before this offset has been parsed
         self._work_left = max(WORK_FLOOR, int(WORK_PER_CHAR * len(src)))
         self._density = 0.0  # work a character, in the last window parsed
+        self._window = (-1, -1)  # where the last window started and ended
 
     @property
     def unread(self) -> int:
@@ -128,19 +135,21 @@ class Document:
             return False
         start = self._starts[self._line]
         end = len(self.src) if whole or self._whole else self._window_end(start, target)
+        self._window = (start, end)
         tokens = parse_blocks(self.src[start:end], self.env, at_start=start == 0)
         self._parsed_to = max(self._parsed_to, end)
         groups = _top_level(tokens)
         if end >= len(self.src):
             for group in groups:
                 self._take(group)
-            self._charge(len(self.lines) - self._end)  # what follows the last block
+            last = len(self.lines)
+            self._charge(self._work(last, last))  # what follows the last block
             self.done = True
             return False
         rest = groups[-1] if groups and not self._followed(groups[-1], end) else None
         for group in groups if rest is None else groups[:-1]:
             self._take(group)
-        self._next_window(rest, start, end, len(tokens))
+        self._next_window(rest, start, end, _token_work(tokens))
         return not self.capped
 
     def _followed(self, group: list[Token], end: int) -> bool:
@@ -151,14 +160,21 @@ class Document:
 
     def _take(self, group: list[Token]) -> None:
         """Keep a final block, unless the work bound is spent."""
-        end = self._line + _lines(group)[1]
-        if self._charge(end - self._end, len(group)):
-            self._end = end
+        first, last = (self._line + line for line in _lines(group))
+        if self._charge(self._work(first, last, _token_work(group))):
+            self._end = last
             self.blocks.append(Block(group, self._line))
 
-    def _charge(self, lines: int, tokens: int = 0) -> bool:
-        """Spend the work of ``lines`` and ``tokens``; ``False`` once it is spent."""
-        work = tokens + WORK_PER_LINE * lines
+    def _work(self, first: int, end: int, tokens: int = 0) -> int:
+        """What a block from line ``first`` to ``end`` with ``tokens`` costs, the
+        lines since the last final block with it — those before ``first`` that
+        are not blank are reference definitions, which cost twice a line."""
+        lines = end - self._end
+        between = self.src[self._starts[self._end] : self._starts[first]]
+        return tokens + WORK_PER_LINE * (lines + len(_NOT_BLANK_LINE.findall(between)))
+
+    def _charge(self, work: int) -> bool:
+        """Spend ``work``; ``False`` once the work bound is spent."""
         if self.capped or work > self._work_left:
             self.capped = True
             return False
@@ -168,19 +184,23 @@ class Document:
     def _next_window(self, rest: list[Token] | None, start: int, end: int, tokens: int) -> None:
         """The next window starts at the block left unfinished, or after the last
         final one. When even the part of it seen costs more than the work left,
-        reading stops: the whole would cost more still."""
+        reading stops: the whole would cost more still. ``tokens``: what the
+        window's tokens cost."""
         line = self._line
         if rest is None:
             self._line = max(self._end, line)
-            seen, tokens_seen = self.src.count("\n", self._starts[self._end], end), 0
+            last = self._end + self.src.count("\n", self._starts[self._end], end)
+            seen = self._work(last, last)
         else:
             first, last = _lines(rest)
             self._line = line + first
-            seen, tokens_seen = line + last - self._end, len(rest)
-        if tokens_seen + WORK_PER_LINE * seen > self._work_left:
+            seen = self._work(line + first, line + last, _token_work(rest))
+        if seen > self._work_left:
             self.capped = True
-        lines = self.src.count("\n", start, end)
-        self._density = max((tokens + WORK_PER_LINE * lines) / (end - start), 0.01)
+        work = tokens + WORK_PER_LINE * self.src.count("\n", start, end)
+        if not tokens:  # reference definitions only: twice a line each
+            work += WORK_PER_LINE * len(_NOT_BLANK_LINE.findall(self.src, start, end))
+        self._density = max(work / (end - start), 0.01)
         length = end - start
         if self._line != line:
             self._size = self._first
@@ -195,9 +215,8 @@ class Document:
         """Where a window from ``start`` ends: one line into the block after a
         blank line — best one that no list, quote or table goes on into — so the
         block before it is final and only that line is parsed twice; or, with no
-        blank line near, at a line end. It reaches ``target``
-        as far as the work left allows, and the first reaches any front matter's
-        closing line."""
+        blank line near, at a line end. It reaches ``target`` as far as the work
+        left allows, and the first reaches any front matter's closing line."""
         target = max(target, start + self._size)
         target = min(target, start + max(self._size, self._affordable()))
         if start == 0:
@@ -206,8 +225,29 @@ class Document:
         blank = fresh.start() if fresh else self.src.find("\n\n", target, target + self._first)
         if blank >= 0:
             target = blank + 2
-        line_end = self.src.find("\n", target)
-        return len(self.src) if line_end < 0 else line_end + 1
+        end = _line_end(self.src, target)
+        bounded = self._rows_bound(start, end)
+        # Bounded once already without finishing the table: it was no table.
+        return bounded if (start, bounded) > self._window else end
+
+    def _rows_bound(self, start: int, end: int) -> int:
+        """``end``, or earlier: a table makes a cell for every column in every row,
+        even in a row of one ``|``, so after a wide delimiter row a window holds
+        no more rows than the work left allows."""
+        for row in _DELIMITER_ROW.finditer(self.src, start, end):
+            rows = self._work_left // (3 * (row.group().count("|") + 1)) + 1
+            if self.src.count("\n", row.end(), end) > rows:
+                pos = row.end()
+                for _ in range(rows):
+                    pos = _line_end(self.src, pos)
+                return pos
+        return end
+
+
+def _line_end(src: str, pos: int) -> int:
+    """The offset past the line end at or after ``pos``, or the text's end."""
+    line_end = src.find("\n", pos)
+    return len(src) if line_end < 0 else line_end + 1
 
 
 def _may_define(src: str, pos: int, content: str) -> bool:
@@ -224,6 +264,11 @@ def _may_define(src: str, pos: int, content: str) -> bool:
 
 def _key(label: str) -> str:
     return "".join(label.split()).casefold()
+
+
+def _token_work(tokens: list[Token]) -> int:
+    """What ``tokens`` cost: one each, and a list item ``WORK_PER_ITEM`` more."""
+    return len(tokens) + WORK_PER_ITEM * sum(token.type == "list_item_open" for token in tokens)
 
 
 def _top_level(tokens: list[Token]) -> list[list[Token]]:
