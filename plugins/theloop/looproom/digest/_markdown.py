@@ -5,8 +5,8 @@ at the start of a document. Blocks are parsed with markdown-it's core ``inline``
 rule disabled: the digest shows a small part of a document, so it parses the
 inline content of only the blocks it draws or searches for the ask, each on
 its own with :func:`parse_inline` and the document's ``env`` (so reference
-definitions apply). Task boxes are read from the source by the drawing
-(``_blocks.checkbox``), the same on every markdown-it release allowed.
+definitions apply). Task boxes are read off the tokens by the drawing
+(``_blocks.task_box``), the same on every markdown-it release.
 """
 
 from __future__ import annotations

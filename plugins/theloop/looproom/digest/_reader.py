@@ -24,7 +24,8 @@ from ._units import Unit, units_of
 __all__ = ["SEP", "Ask", "Reader"]
 
 SEP = "\n\n"
-#: The least source a digest parses first: a window's own cost is small.
+#: The least source parsed first: below a small limit, a window this long costs
+#: hardly more to parse than a shorter one.
 FIRST_WINDOW = 1024
 
 
