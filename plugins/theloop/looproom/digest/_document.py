@@ -143,7 +143,8 @@ class Document:
             for group in groups:
                 self._take(group)
             last = len(self.lines)
-            self._charge(self._work(last, last))  # what follows the last block
+            if not self.capped:
+                self._charge(self._work(last, last))  # what follows the last block
             self.done = True
             return False
         rest = groups[-1] if groups and not self._followed(groups[-1], end) else None
@@ -160,6 +161,10 @@ class Document:
 
     def _take(self, group: list[Token]) -> None:
         """Keep a final block, unless the work bound is spent."""
+        if self.capped:
+            # Nothing more is kept; measuring the lines since the last kept block would
+            # rescan them for every later block of a whole reading.
+            return
         first, last = (self._line + line for line in _lines(group))
         if self._charge(self._work(first, last, _token_work(group))):
             self._end = last
