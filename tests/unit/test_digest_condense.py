@@ -232,3 +232,18 @@ def test_unicode_text_is_counted_in_characters() -> None:
     digest = condense(text, 300, URL)
     assert len(digest) <= 300
     assert digest.startswith("Ünïcödé ✓ 🤖 — prose.")
+
+
+@pytest.mark.parametrize("eager", [False, True])
+def test_questions_in_list_items_and_quotes_never_lead_a_later_question_does(eager: bool) -> None:
+    items = "\n".join(f"- item {n}: is this asked?" for n in range(200))
+    quotes = "\n".join(f"> quoted {n}, asked?" for n in range(50))
+    text = f"{FILLER}\n\n{items}\n\n{quotes}\n\nShall I go on with the plan?"
+    digest = condense(text, 600, URL, eager=eager)
+    assert digest.startswith("*Shall I go on with the plan?*")
+
+
+def test_an_ordered_line_numbered_past_one_goes_on_a_paragraph_and_may_ask() -> None:
+    text = f"{FILLER}\n\nThe plan has two steps and then\n2. shall I take the second one?"
+    assert condense(text, 600, URL).startswith("*")
+    assert "shall I take the second one?" in condense(text, 600, URL).split("\n")[0]

@@ -16,7 +16,7 @@ from mdit_py_plugins.front_matter import front_matter_plugin
 from test_digest_properties import markdown_texts
 
 from looproom.digest._document import WORK_FLOOR, Document
-from looproom.digest._markdown import normalise
+from looproom.digest._markdown import normalise, parse_blocks
 
 _STOCK = MarkdownIt("commonmark").enable(["table", "strikethrough"]).use(front_matter_plugin)
 
@@ -113,3 +113,20 @@ def test_prose_is_always_read_to_its_end() -> None:
     doc = Document(src, 3000)
     assert doc.get(10**9) is None and doc.done and not doc.capped
     assert len(doc.blocks) == 2000 > WORK_FLOOR // 100
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.one_of(markdown_texts(), st.text(alphabet=" \t\n-=#>*+_`~|:1.)[]x<!", max_size=80)))
+def test_block_rules_left_off_where_they_cannot_match_change_no_token(text: str) -> None:
+    """A window is parsed with the rules its marks rule out switched off
+    (no ``|``: no table; no underline: no setext heading; …): the tokens are
+    those of the stock parser with every rule on."""
+    src = normalise(text)
+    env: dict = {}
+    assert _shape(parse_blocks(src, env)) == _stock(src)[0]
+    assert _links(env) == _links(_stock(src)[1])
+
+
+def test_a_one_column_table_under_a_rule_line_is_still_a_table() -> None:
+    src = "| a |\n---\n| b |"
+    assert [t.type for t in parse_blocks(src, {})][:2] == ["table_open", "thead_open"]

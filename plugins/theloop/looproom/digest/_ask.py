@@ -14,13 +14,17 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["may_ask", "may_reply", "next_question", "next_reply"]
+__all__ = ["in_list_or_quote_line", "may_ask", "may_reply", "next_question", "next_reply"]
 
 # Two patterns, not an alternation: each opens with a literal, which ``re``
 # finds by a fast scan over the unread rest of a long document.
 _QUESTION = re.compile(r"\?(?![0-9A-Za-z=/%#])")
 _QUESTION_REF = re.compile(r"&(?:#0*63|#[xX]0*3[fF]|quest);")
 _REPLY = re.compile(r"[Rr][Ee][Pp][Ll][Yy]")  # "reply", any case
+#: A line that opens a bullet item or a quote: such a line interrupts any
+#: paragraph, so nothing on it is in a top-level paragraph or heading. (An
+#: ordered item may be a paragraph's next line unless it is numbered 1.)
+_ITEM_OR_QUOTE = re.compile(r" {0,3}(?:[-*+][ \t]+\S|>)")
 
 
 def may_ask(raw: str) -> bool:
@@ -37,6 +41,11 @@ def next_question(src: str, pos: int) -> int:
     """Offset of the next possible question at or after ``pos``, or -1."""
     found = [m.start() for m in (_QUESTION.search(src, pos), _QUESTION_REF.search(src, pos)) if m]
     return min(found, default=-1)
+
+
+def in_list_or_quote_line(src: str, pos: int) -> bool:
+    """Whether ``pos`` is on a line that opens a bullet item or a quote."""
+    return _ITEM_OR_QUOTE.match(src, src.rfind("\n", 0, pos) + 1) is not None
 
 
 def next_reply(src: str, pos: int) -> int:

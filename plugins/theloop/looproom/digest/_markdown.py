@@ -11,6 +11,9 @@ definitions apply). Task boxes are read off the tokens by the drawing
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
+
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from mdit_py_plugins.front_matter import front_matter_plugin
@@ -23,21 +26,56 @@ def _parser(front_matter: bool = False) -> MarkdownIt:
     return md.use(front_matter_plugin) if front_matter else md
 
 
-#: The block parser for text that starts a document, where front matter may be.
-_AT_START = _parser(front_matter=True).disable("inline")
-#: The block parser for text that starts further on: a later ``---`` line is a rule.
-_FURTHER_ON = _parser().disable("inline")
 _INLINE = _parser()
 
 #: markdown-it stops nesting blocks at this depth and drops what is deeper
 #: (``_blocks.dropped`` gets those words back).
-MAX_NESTING: int = _AT_START.options["maxNesting"]
+MAX_NESTING: int = _INLINE.options["maxNesting"]
+
+#: A line that could underline a setext heading, or be a table's delimiter row,
+#: in any container (quote marks and indentation before it).
+_MAY_UNDERLINE = re.compile(r"^[ \t>]*(?:=+|-+)[ \t]*$", re.MULTILINE)
+_MAY_DELIMITER = re.compile(r"^[ \t>]*[|:-][-:| \t>]*$", re.MULTILINE)
+
+#: Block rules that match only where the source holds a certain mark. A rule that
+#: cannot start a block cannot end a paragraph either, so parsing a source with
+#: such a rule off yields the same tokens — for less work: each rule is tried at
+#: every line, and a setext heading's rule rescans every paragraph.
+_NEEDS: dict[str, Callable[[str], object]] = {
+    "front_matter": lambda src: src.startswith("---"),
+    "table": lambda src: "|" in src and _MAY_DELIMITER.search(src),
+    "fence": lambda src: "```" in src or "~~~" in src,
+    "blockquote": lambda src: ">" in src,
+    "reference": lambda src: "]:" in src,
+    "html_block": lambda src: "<" in src,
+    "heading": lambda src: "#" in src,
+    "lheading": lambda src: _MAY_UNDERLINE.search(src),
+}
+
+#: Block parsers by the rules they leave off, built when first needed (at most
+#: one for each subset of ``_NEEDS``; a few in practice).
+_BLOCK_PARSERS: dict[tuple[str, ...], MarkdownIt] = {}
+
+
+def _block_parser(off: tuple[str, ...]) -> MarkdownIt:
+    parser = _BLOCK_PARSERS.get(off)
+    if parser is None:
+        parser = _parser(front_matter="front_matter" not in off)
+        parser.disable(["inline", *(name for name in off if name != "front_matter")])
+        _BLOCK_PARSERS[off] = parser
+    return parser
 
 
 def parse_blocks(src: str, env: dict, at_start: bool = True) -> list[Token]:
     """The block tokens of ``src``; their ``inline`` tokens have no children yet.
-    Reference definitions go into ``env``."""
-    return (_AT_START if at_start else _FURTHER_ON).parse(src, env)
+    Reference definitions go into ``env``. Front matter is read only ``at_start``
+    of a document: further on, a ``---`` line is a rule."""
+    off = tuple(
+        name
+        for name, needed in _NEEDS.items()
+        if not needed(src) or (name == "front_matter" and not at_start)
+    )
+    return _block_parser(off).parse(src, env)
 
 
 def parse_inline(content: str, env: dict) -> list[Token]:

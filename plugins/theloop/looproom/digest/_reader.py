@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ._ask import may_ask, may_reply, next_question, next_reply
+from ._ask import in_list_or_quote_line, may_ask, may_reply, next_question, next_reply
 from ._document import Document
 from ._run import Run
 from ._scope import InlineBudget, Scope
@@ -27,6 +27,9 @@ SEP = "\n\n"
 #: The least source parsed first: below a small limit, a window this long costs
 #: hardly more to parse than a shorter one.
 FIRST_WINDOW = 1024
+#: Candidates for the ask passed over, at most, for being in a list item or a
+#: quote without parsing up to them (a crafted text can hold thousands).
+MAX_SKIPPED = 64
 
 
 @dataclass(slots=True)
@@ -101,8 +104,13 @@ class Reader:
     def _next_candidate(self) -> int:
         """Where the unread rest of the document could first hold the ask, or -1."""
         src, pos = self.doc.src, self.doc.unread
-        found = [next_question(src, pos), next_reply(src, pos) if self.reply is None else -1]
-        return min((at for at in found if at >= 0), default=-1)
+        for _ in range(MAX_SKIPPED):
+            found = [next_question(src, pos), next_reply(src, pos) if self.reply is None else -1]
+            at = min((at for at in found if at >= 0), default=-1)
+            if at < 0 or not in_list_or_quote_line(src, at):
+                return at
+            pos = src.find("\n", at) + 1 or len(src)
+        return pos  # so many in lists: parse on, which the work bound limits
 
     def _look_for_ask(self, index: int) -> None:
         raw = self.doc.blocks[index].raw  # a paragraph's or a heading's, at the top level
