@@ -265,8 +265,8 @@ def test_the_environment_is_read_as_set() -> None:
 @pytest.mark.parametrize(
     ("env", "message"),
     [
-        ({"THELOOP_HTTP_PORT": "http"}, "THELOOP_HTTP_PORT: must be an integer from 1 to 65535"),
-        ({"THELOOP_HTTP_PORT": "70000"}, "THELOOP_HTTP_PORT: must be an integer from 1 to 65535"),
+        ({"THELOOP_HTTP_PORT": "http"}, "THELOOP_HTTP_PORT: must be an integer from 0 to 65535"),
+        ({"THELOOP_HTTP_PORT": "70000"}, "THELOOP_HTTP_PORT: must be an integer from 0 to 65535"),
         ({"THELOOP_BACKEND": "IRC"}, "THELOOP_BACKEND: must be one of Text, SlackV3, Null, Test"),
         ({"THELOOP_LOOP_API": "localhost:7000"}, "THELOOP_LOOP_API: must be an http(s) URL"),
         ({"THELOOP_GITHUB_API": "ftp://x"}, "THELOOP_GITHUB_API: must be an http(s) URL"),

@@ -439,9 +439,10 @@ def redact_url(url: str) -> str:
 
 
 def _port(raw: str, errors: list[str]) -> int:
-    if raw.isascii() and raw.isdigit() and 1 <= int(raw) <= 65535:
+    """0 lets the OS pick a free port (tests); ``!theloop status`` shows the one it took."""
+    if raw.isascii() and raw.isdigit() and 0 <= int(raw) <= 65535:
         return int(raw)
-    errors.append(f"THELOOP_HTTP_PORT: must be an integer from 1 to 65535, got {_shown(raw)}")
+    errors.append(f"THELOOP_HTTP_PORT: must be an integer from 0 to 65535, got {_shown(raw)}")
     return 0
 
 
