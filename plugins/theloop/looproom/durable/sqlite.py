@@ -50,7 +50,10 @@ def transaction(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     try:
         yield db
     except BaseException:
-        db.execute("ROLLBACK")
+        # SQLite rolls back by itself on some errors (disk full): a second ROLLBACK would
+        # raise and hide the error that matters.
+        if db.in_transaction:
+            db.execute("ROLLBACK")
         raise
     try:
         db.execute("COMMIT")

@@ -7,6 +7,7 @@ known at once and kept as :class:`Listening` (the address, or the error), which
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 from collections.abc import Callable, Iterable
@@ -126,10 +127,14 @@ class HttpServer:
         wasyncore.close_all(self._map)
 
     def stop(self, timeout: float = 10.0) -> None:
-        """Stop accepting, close every connection, and let running requests finish."""
+        """Stop accepting, close every connection, and let running requests finish; again:
+        nothing."""
+        if self._stopping.is_set():
+            return
         self._stopping.set()
         if self._thread is not None:
-            self._servers[0].pull_trigger()  # wakes the loop at once
+            with contextlib.suppress(OSError):  # the loop may have closed it already
+                self._servers[0].pull_trigger()  # wakes the loop at once
             self._thread.join(timeout)
         else:
             self._close_sockets()
