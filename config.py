@@ -34,6 +34,9 @@ def _slackv3_dir() -> str | None:
 
 try:
     _ENV = Environment.from_env(os.environ)
+    # The whole file is the plugin's to read; only whether a named one exists is said here.
+    if _ENV.config_given and not Path(_ENV.config_path).is_file():
+        raise ConfigError(["THELOOP_CONFIG names a file that does not exist"], _ENV.config_path)
 except ConfigError as _error:
     raise SystemExit(f"theloop cannot start, fix the environment: {_error}") from None
 

@@ -86,11 +86,11 @@ class TheLoop(BotPlugin):
     def _configuration(self) -> tuple[Environment, Settings]:
         try:
             env = Environment.from_env(os.environ)
-            settings = Settings.load(env.config_path)
+            settings = Settings.load(env.config_path, required=env.config_given)
         except ConfigError as exc:
             self.log.error("theloop refuses to activate, fix the configuration: %s", exc)
             raise
-        for warning in settings.warnings:
+        for warning in (*env.warnings, *settings.warnings):
             self.log.warning("theloop config: %s", warning)
         if not env.webhook_secret:
             self.log.error(

@@ -110,6 +110,9 @@ class BotProcess:
         """Start, and (by default) wait until ready."""
         if self.process is not None and self.process.poll() is None:
             raise RuntimeError("already running")
+        settings = self.data_dir / "theloop.yaml"
+        if not settings.exists():  # THELOOP_CONFIG names it, so it must exist: no settings
+            settings.write_text("", encoding="utf-8")
         with self.log_path.open("ab") as log:
             self._log_offset = log.tell()
             self.process = subprocess.Popen(

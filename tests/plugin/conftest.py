@@ -4,7 +4,7 @@
 so the fixture is imported here instead (the same fixture, scoped to these tests).
 
 Every test gets a clean theloop environment: a webhook secret, a settings file path in its
-own temp dir (absent unless the test writes it: ``@pytest.mark.theloop_yaml("...")``), an
+own temp dir (empty unless the test writes it: ``@pytest.mark.theloop_yaml("...")``), an
 HTTP port the OS picks, and none of the operator's THELOOP_*/THE_LOOP_*/GitHub variables.
 """
 
@@ -45,8 +45,8 @@ def theloop_env(
     monkeypatch.setenv("THELOOP_WEBHOOK_SECRET", SECRET)
     monkeypatch.setenv("THELOOP_HTTP_PORT", "0")  # any free port: the plugin says which
     marker = request.node.get_closest_marker("theloop_yaml")
-    if marker is not None:
-        config.write_text(textwrap.dedent(marker.args[0]), encoding="utf-8")
+    text = textwrap.dedent(marker.args[0]) if marker is not None else ""
+    config.write_text(text, encoding="utf-8")  # THELOOP_CONFIG names a file: it must exist
     env_marker = request.node.get_closest_marker("theloop_env")
     for name, value in (env_marker.kwargs if env_marker else {}).items():
         if value is None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -225,3 +226,21 @@ def test_a_queue_it_cannot_write_is_retried_ever_more_slowly_not_spun_on() -> No
     loop._run()
     assert queue.claims == 5
     assert pauses.asked == [1.0, 2.0, 4.0, 8.0, 16.0]
+
+
+def test_a_routine_wait_is_not_a_warning_but_a_failure_is(
+    q: DurableQueue, clock: Clock, caplog: pytest.LogCaptureFixture
+) -> None:
+    outlet = ScriptedOutlet(
+        RetryLater("pacing posts to #x", after=1.0, routine=True), RetryLater("ratelimited")
+    )
+    worker = Worker(q, event_delivery(outlet), clock=clock)
+    _put(q, _event(1))
+    caplog.set_level(logging.DEBUG, logger="looproom.durable.worker")
+    worker.step()
+    paced = [r for r in caplog.records if "pacing" in r.getMessage()]
+    assert [r.levelno for r in paced] == [logging.DEBUG]
+    clock.now += 1.0
+    worker.step()
+    failed = [r for r in caplog.records if "ratelimited" in r.getMessage()]
+    assert [r.levelno for r in failed] == [logging.WARNING]

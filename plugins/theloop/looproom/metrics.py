@@ -117,4 +117,6 @@ class Metrics:
 def _outcome(outcome: Outcome) -> str:
     if isinstance(outcome, Delivered):
         return "delivered"
-    return "retried" if isinstance(outcome, RetryLater) else "parked"
+    if isinstance(outcome, RetryLater):
+        return "paced" if outcome.routine else "retried"
+    return "parked"

@@ -141,7 +141,8 @@ class Worker:
             self._queue.done(item.key)
         elif isinstance(outcome, RetryLater):
             delay = delay_for(outcome, item.attempts)
-            log.warning(
+            log.log(
+                logging.DEBUG if outcome.routine else logging.WARNING,
                 "delivery of %s failed (attempt %d), retrying in %.1f s: %s",
                 item.key,
                 item.attempts,
