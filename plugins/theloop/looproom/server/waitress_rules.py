@@ -10,7 +10,10 @@ class (its parser, its error task, its channel, its TCP server):
 - every refusal waitress makes is JSON, like every answer of the application;
 - a request must arrive whole within a deadline, however slowly it trickles: waitress's own
   ``channel_timeout`` counts from the last byte received, so one byte a second keeps a
-  connection forever.
+  connection forever;
+- connections waiting to be accepted are accepted in batches: waitress takes one per turn
+  of its loop, and each turn looks at every open connection, so a flood of a thousand
+  would keep an honest sender waiting behind it for seconds.
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ from waitress.server import TcpWSGIServer
 from waitress.task import ErrorTask
 from waitress.utilities import RequestEntityTooLarge
 
+#: Connections accepted in one turn of the loop at most.
+ACCEPT_BATCH = 64
 #: Said for a body over the limit, whichever side (waitress or the application) finds it.
 TOO_LARGE = "body over {limit} bytes"
 
@@ -84,6 +89,15 @@ class StrictServer(TcpWSGIServer):
     channel_class = StrictChannel
     #: Seconds a request may take to arrive, headers and body (set per server).
     request_deadline = 10.0
+
+    def handle_accept(self) -> None:
+        for _ in range(ACCEPT_BATCH):
+            if len(self._map) >= self.adj.connection_limit:
+                return  # the limit holds: the rest wait in the backlog
+            before = len(self._map)
+            super().handle_accept()
+            if len(self._map) == before:
+                return  # nothing more was waiting
 
     def maintenance(self, now: float) -> None:
         super().maintenance(now)
