@@ -15,7 +15,6 @@ $(STAMP): requirements.txt requirements-dev.txt
 install: $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/python config.py --webserver | $(BIN)/errbot -c config.py --storage-merge core
 	$(BIN)/errbot -c config.py
 
 # The one test command (README, CI): lint, then the whole suite.

@@ -34,6 +34,9 @@ def _slackv3_dir() -> str | None:
 
 try:
     _ENV = Environment.from_env(os.environ)
+    # The whole file is the plugin's to read; only whether a named one exists is said here.
+    if _ENV.config_given and not Path(_ENV.config_path).is_file():
+        raise ConfigError(["THELOOP_CONFIG names a file that does not exist"], _ENV.config_path)
 except ConfigError as _error:
     raise SystemExit(f"theloop cannot start, fix the environment: {_error}") from None
 
@@ -80,7 +83,9 @@ BOT_ASYNC = True
 # everything Errbot stores goes to SQLite (WAL, fsync per commit; docs/configuration.md).
 STORAGE = "SQLite"
 BOT_EXTRA_STORAGE_PLUGINS_DIR = str(_HERE / "storage" / "sqlite")
-# VersionChecker phones home; the rest are Errbot's own admin surface.
+# VersionChecker phones home; the rest are Errbot's own admin surface. Errbot's Webserver
+# is left out: theloop serves its own routes with its own server (docs/security.md), so
+# Errbot's development server and its open `/echo` never listen.
 CORE_PLUGINS = (
     "ACLs",
     "ChatRoom",
@@ -90,7 +95,6 @@ CORE_PLUGINS = (
     "Plugins",
     "TextCmds",
     "Utils",
-    "Webserver",
 )
 
 if BACKEND == "SlackV3":
@@ -109,14 +113,7 @@ BOT_ADMINS_NOTIFICATIONS = ()
 TEXT_COLOR_THEME = "light"
 
 
-# Errbot's Webserver plugin reads its HOST/PORT from its stored plugin configuration, not
-# from this file; `make run` provisions it before start with Errbot's own tool:
-#   python config.py --webserver | errbot -c config.py --storage-merge core
-WEBSERVER = {
-    "HOST": _ENV.http_host,
-    "PORT": _ENV.http_port,
-    "SSL": {"enabled": False, "host": "127.0.0.1", "port": 3142, "certificate": "", "key": ""},
-}
-
-if __name__ == "__main__" and sys.argv[1:] == ["--webserver"]:
-    print(repr({"configs": {"Webserver": WEBSERVER}}))
+if __name__ == "__main__" and sys.argv[1:] == ["--check"]:
+    # `python config.py --check`: the environment read as the bot will read it.
+    print(f"theloop: {BACKEND} backend, http server on {_ENV.http_host}:{_ENV.http_port}")
+    print(f"Errbot core plugins: {', '.join(CORE_PLUGINS)}")

@@ -2,10 +2,12 @@
 
 The target on a 2-core machine: >= 300 events/s accepted (each durably stored before
 its 202) with p99 <= 25 ms. A real ``errbot -c config.py`` (Null backend, temp data dir,
-provisioned as ``make run`` does) receives the-loop's real messages (the corpus, each with
-a fresh id), signed, from a few client threads using http.client. Also measured in the same
-run: the same work without HTTP (signature check + schema + SQLite commit, in process), so
-the HTTP server's share is visible.
+started with the one command ``make run`` uses) receives the-loop's real messages (the
+corpus, each with a fresh id), signed, from a few client threads using http.client. Also
+measured in the same run: the same work without HTTP (signature check + schema + SQLite
+commit, in process), so the HTTP server's share is visible; how long a signed event waits
+for its answer while 1 000 slow clients hold connections open (target: within 1 s); and
+how long one 256 KB message of ``![`` holds the delivery path (its drawing has a budget).
 
     .venv/bin/python bench/bench_ingest.py [--events 3000] [--clients 4]
 
@@ -17,6 +19,7 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
+import socket
 import sqlite3
 import statistics
 import sys
@@ -33,7 +36,11 @@ from botproc import BotProcess  # noqa: E402 - after the path set-up above
 
 from looproom.durable.queue import DurableQueue  # noqa: E402
 from looproom.inbound import webhook as ingress  # noqa: E402
+from looproom.inbound.events import Event  # noqa: E402
 from looproom.inbound.signing import sign  # noqa: E402
+from looproom.room import budget  # noqa: E402
+from looproom.room.render import plain_fit, render  # noqa: E402
+from looproom.settings import Settings  # noqa: E402
 
 SECRET = "bench-secret"
 MESSAGES = REPO / "tests" / "data" / "messages"  # the-loop's real messages, kept in the repo
@@ -88,10 +95,11 @@ def ingress_path() -> str:
     return "/theloop/events"
 
 
-def over_http(events: int, clients: int) -> dict:
+def over_http(events: int, clients: int, slow: int) -> dict:
     with tempfile.TemporaryDirectory() as data:
         bot = BotProcess(Path(data), env={"THELOOP_WEBHOOK_SECRET": SECRET})
         with bot.start():
+            held = slow_clients(bot, slow)
             warm: list[tuple[int, float]] = []
             client(bot, bodies(50, "warm"), warm, [])
             work = bodies(events, "run")
@@ -110,6 +118,7 @@ def over_http(events: int, clients: int) -> dict:
             stored = count_stored(Path(data) / "theloop" / "queues.sqlite3", "run-")
     latencies = sorted(latency for _, latency in results)
     return {
+        **held,
         "events": len(results),
         "statuses": dict(Counter(status for status, _ in results)),
         "wall_s": wall,
@@ -119,6 +128,48 @@ def over_http(events: int, clients: int) -> dict:
         "connections": sum(reconnects),
         "stored": stored,
     }
+
+
+def slow_clients(bot: BotProcess, count: int) -> dict:
+    """``count`` connections each holding half a request (a slowloris), then signed events:
+    how long each waits for its answer while they are held."""
+    sockets = []
+    try:
+        for _ in range(count):
+            sock = socket.create_connection((bot.host, bot.port), timeout=30)
+            sock.sendall(b"POST /theloop/events HTTP/1.1\r\nHost: bench\r\nX-Slow: ")
+            sockets.append(sock)
+        waits, statuses = [], []
+        for body in bodies(5, "slow"):
+            start = time.perf_counter()
+            out: list[tuple[int, float]] = []
+            client(bot, [body], out, [])
+            waits.append(time.perf_counter() - start)
+            statuses.append(out[0][0])
+        return {
+            "slow": count,
+            "slow_max_s": max(waits),
+            "slow_waits_ms": [round(1000 * w) for w in waits],
+            "slow_statuses": statuses,
+        }
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
+def heavy_message() -> dict:
+    """One 256 KB message of ``![`` drawn as the delivery worker draws it, per mode."""
+    text = "![" * 131072
+    event = Event(event_type="comment.human", work_item="github:acme/api#1", text=text)
+    figures = {}
+    for mode in ("digest", "truncate"):
+        start = time.perf_counter()
+        settings = Settings(long_messages=mode)
+        drawn = render(event, settings)
+        figures[mode] = time.perf_counter() - start
+        body = drawn.blocks[1]["text"]["text"]
+        figures[f"{mode}_plain"] = body == plain_fit(text, settings.max_chars)
+    return figures
 
 
 def count_stored(path: Path, prefix: str) -> int:
@@ -152,9 +203,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=3000)
     parser.add_argument("--clients", type=int, default=4)
+    parser.add_argument("--slow", type=int, default=1000, help="slow connections held")
     args = parser.parse_args()
 
-    http_figures = over_http(args.events, args.clients)
+    http_figures = over_http(args.events, args.clients, args.slow)
     direct = in_process(args.events)
     print(f"ingest over HTTP ({args.clients} client threads, real errbot, Null backend)")
     print(f"  events            {http_figures['events']}  statuses {http_figures['statuses']}")
@@ -164,10 +216,21 @@ def main() -> None:
     print(f"  latency p99       {http_figures['p99_ms']:.1f} ms   (target <= 25 ms)")
     print(
         f"  TCP connections   {http_figures['connections']} for {http_figures['events']} "
-        "requests (werkzeug answers every request with Connection: close)"
+        "requests (kept alive)"
+    )
+    print(f"while {http_figures['slow']} slow clients each hold half a request open")
+    print(
+        f"  signed event answered within {http_figures['slow_max_s'] * 1000:.0f} ms at worst "
+        f"(target <= 1000 ms): {http_figures['slow_waits_ms']} ms, "
+        f"statuses {http_figures['slow_statuses']}"
     )
     print("ingest in process (verify + schema + SQLite commit with fsync, one thread)")
     print(f"  accepted/s        {direct['events_per_s']:.0f}   mean {direct['mean_ms']:.2f} ms")
+    heavy = heavy_message()
+    print(f"one 256 KB message of '![' on the delivery path (budget {budget.ROOM.seconds:g} s)")
+    for mode in ("digest", "truncate"):
+        how = "plain text (over budget)" if heavy[f"{mode}_plain"] else "drawn"
+        print(f"  longMessages {mode:<9} held the worker {heavy[mode] * 1000:.0f} ms: {how}")
 
 
 if __name__ == "__main__":

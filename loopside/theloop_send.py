@@ -14,9 +14,10 @@ the-loop and calls it from a shell, a cron job or a hook. It is also importable:
     python theloop_send.py --url URL --secret-env NAME --spool DIR --flush
 
 Exit status: 0 delivered (or already delivered: a duplicate), 1 refused or gave up
-(with the reason: 401 means the secret, 422 names the fields), 2 bad arguments,
-3 kept in the spool (``--spool``: the bot could not take it yet; it is sent first
-next time, or by ``--flush``).
+(with the reason: 401 means the secret, 422 names the fields), 2 bad arguments or an
+event the bot could never take (a lone surrogate, NaN, nesting too deep: the reason says
+where; nothing is sent), 3 kept in the spool (``--spool``: the bot could not take it yet;
+it is sent first next time, or by ``--flush``).
 
 The event gets a stable ``id`` derived from its content when it has none, so a retry
 (ours after a timeout, the operator running the command again, or a spooled event
@@ -32,6 +33,7 @@ import hashlib
 import hmac
 import http.client
 import json
+import math
 import os
 import random
 import ssl
@@ -70,11 +72,14 @@ class Result:
     attempts: int = 0
     event_id: str = ""
     spooled: bool = False  # not delivered yet, but kept on disk to be sent first next time
+    refused: bool = False  # refused before sending: the event is not JSON the bot takes
 
     @property
     def transient(self) -> bool:
         """Not delivered, and a later try could be: no answer, 429 or 5xx."""
-        return not self.delivered and (self.status in (0, 429) or self.status >= 500)
+        if self.delivered or self.refused:
+            return False
+        return self.status in (0, 429) or self.status >= 500
 
 
 def sign(secret: str, timestamp: str, body: bytes) -> str:
@@ -83,11 +88,61 @@ def sign(secret: str, timestamp: str, body: bytes) -> str:
     return "v1=" + hmac.new(secret.encode("utf-8"), message, hashlib.sha256).hexdigest()
 
 
+#: What the bot accepts (it refuses the rest for good, so it is refused here, unsent).
+MAX_DEPTH = 32
+MAX_DIGITS = 100
+
+
+def unsendable(event: Any) -> str:
+    """Why the bot would refuse ``event``'s JSON for good, naming where; "" when none.
+
+    A lone surrogate cannot be encoded as UTF-8, ``NaN`` and ``Infinity`` are not JSON, an
+    integer past the bot's digit limit and nesting past its depth limit are refused: each
+    is found here, before any byte is sent (and before it could crash the encoder).
+    """
+    return _unsendable(event, "event", 0)
+
+
+def _unsendable(value: Any, path: str, depth: int) -> str:
+    if isinstance(value, str):
+        lone = next((c for c in value if "\ud800" <= c <= "\udfff"), "")
+        return f"{path}: a lone surrogate \\u{ord(lone):04x} is not Unicode text" if lone else ""
+    if isinstance(value, bool) or value is None:
+        return ""
+    if isinstance(value, int):
+        digits = len(str(abs(value))) if value.bit_length() < 14_000 else 4301
+        return f"{path}: an integer of {digits} digits or more" if digits > MAX_DIGITS else ""
+    if isinstance(value, float):
+        return "" if math.isfinite(value) else f"{path}: {value} is not JSON"
+    if isinstance(value, dict | list):
+        if depth >= MAX_DEPTH:
+            return f"{path}: nested deeper than {MAX_DEPTH} levels"
+        items = value.items() if isinstance(value, dict) else enumerate(value)
+        for key, item in items:
+            where = f"{path}[{key}]" if isinstance(key, int) else f"{path}.{_safe(key)}"
+            problem = _unsendable(key, f"{path} (a key)", depth) or _unsendable(
+                item, where, depth + 1
+            )
+            if problem:
+                return problem
+        return ""
+    return f"{path}: a {type(value).__name__} is not JSON"
+
+
+def _safe(key: Any) -> str:
+    return str(key).encode("utf-8", "backslashreplace").decode("ascii", "replace")[:40]
+
+
 def stable_id(event: Mapping[str, Any]) -> str:
     """A content-derived id: the same event always gets the same one, so a resend is a duplicate."""
     content = {key: value for key, value in event.items() if key != "id"}
     canonical = json.dumps(content, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return "send:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:40]
+
+
+def _id_of(event: Any) -> str:
+    given = event.get("id") if isinstance(event, Mapping) else ""
+    return given if isinstance(given, str) and not unsendable(given) else ""
 
 
 def with_id(event: Mapping[str, Any]) -> dict[str, Any]:
@@ -123,6 +178,9 @@ def send(
     and the same id, so a retry can only ever be a duplicate, never a second post.
     A refusal (4xx other than 429) is final: retrying cannot change the answer.
     """
+    problem = unsendable(event)
+    if problem:  # final, like the bot's 400: sending it again cannot change the answer
+        return Result(False, 0, False, f"not sent: {problem}", 0, _id_of(event), refused=True)
     payload = with_id(event)
     body = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     target = check_url(url)
@@ -234,8 +292,8 @@ class Spool:
                 event = json.loads(path.read_text(encoding="utf-8"))
             except FileNotFoundError:
                 continue  # another sender took it
-            except ValueError as exc:
-                event = f"not JSON: {exc}"
+            except (ValueError, RecursionError) as exc:
+                event = f"not JSON: {type(exc).__name__}"
             if not isinstance(event, dict):
                 self._set_aside(path, f"not an event: {str(event)[:_MAX_REASON]}")
                 continue
@@ -394,6 +452,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.flush and not args.spool:
             raise UsageError("--flush sends what waits in a spool: give --spool DIR")
         event = {} if args.flush else _event(args)
+        problem = unsendable(event)
+        if problem:
+            raise UsageError(f"the event cannot be sent: {problem}")
     except (UsageError, ValueError) as exc:
         parser.print_usage(sys.stderr)
         print(f"theloop_send: error: {exc}", file=sys.stderr)
@@ -534,6 +595,8 @@ def _read(path: str, flag: str) -> str:
 def _json_object(text: str) -> dict[str, Any]:
     try:
         event = json.loads(text)
+    except RecursionError:
+        raise UsageError(f"--event-file is nested deeper than {MAX_DEPTH} levels") from None
     except ValueError as exc:
         raise UsageError(f"--event-file is not JSON: {exc}") from None
     if not isinstance(event, dict):

@@ -1,16 +1,18 @@
-"""The Errbot adapter for theloop: commands, webhooks and listeners, each handed to the core.
+"""The Errbot adapter for theloop: commands, the HTTP server and listeners, handed to the core.
 
 Every rule lives in the pure ``looproom`` package, which never imports Errbot, so it is
 tested without a bot (docs/architecture.md). ``activate`` builds this activation's one
 :class:`looproom.assembly.LoopRoom` from what only Errbot has — its storage, its data
 directory, the backend's Slack client or its ``send``, who the bot is — and each command
-and webhook below passes what it received on to that object. Errbot finds commands and
-webhooks only as methods of the plugin class, so they stay here, one delegation each.
+below passes what it received on to that object. Errbot finds commands only as methods of
+the plugin class, so they stay here, one delegation each. The HTTP routes are the core's own
+server (``looproom.server``), not Errbot's Webserver: ``activate`` starts it on
+``THELOOP_HTTP_HOST``/``THELOOP_HTTP_PORT`` once the room can take requests, and
+``deactivate`` stops it first.
 """
 
 from __future__ import annotations
 
-import logging
 import os
 import time
 from collections.abc import Callable, Mapping
@@ -18,16 +20,15 @@ from pathlib import Path
 from typing import Any
 
 import theloop_decisions as chat
-import theloop_routes
-from errbot import BotPlugin, arg_botcmd, botcmd, webhook
-from flask import Request, Response
+from errbot import BotPlugin, arg_botcmd, botcmd
 
 # Errbot puts every folder holding a .plug file on sys.path, so the core imports plainly.
 from looproom import admin
 from looproom.assembly import LoopRoom
-from looproom.http_rules import MAX_BODY_BYTES
 from looproom.inbound import webhook as ingress
 from looproom.room.slack_transport import SlackTransport
+from looproom.server.app import App
+from looproom.server.runner import HttpServer, Listening
 from looproom.settings import ConfigError, Environment, Settings
 
 NOT_ACTIVE = "theloop is not active: see `!status plugins` and the bot's log."
@@ -39,6 +40,7 @@ class TheLoop(BotPlugin):
 
     _core: LoopRoom | None = None
     _unlisten: Callable[[], None] | None = None
+    _http: HttpServer | None = None
 
     def activate(self) -> None:
         """Load the settings, then build and start the room; refuse on a bad configuration."""
@@ -60,16 +62,35 @@ class TheLoop(BotPlugin):
         core.start()
         self._core = core
         self._unlisten = chat.listen_for_presses(self._bot, self._pressed)
-        theloop_routes.activate(self)
+        self._http = HttpServer(App(core))
+        core.listening = self._http.start(env.http_host, env.http_port)
+        if core.listening.error:
+            self._cannot_listen(core.listening)
+        else:
+            self.log.info("theloop http server %s", core.listening.describe())
+
+    def _cannot_listen(self, listening: Listening) -> None:
+        """Loudly: the log, and each admin, since the-loop's events now reach nobody."""
+        text = (
+            f"theloop {listening.describe()} — the webhook and Slack's presses are unreachable; "
+            "free the port or fix THELOOP_HTTP_HOST/THELOOP_HTTP_PORT, then "
+            "`!plugin reload TheLoop`."
+        )
+        self.log.error(text)
+        for admin_id in self.bot_config.BOT_ADMINS:
+            try:
+                self._say(admin_id, text)
+            except Exception:  # telling must not take the bot down: the log has it
+                self.log.exception("theloop could not tell %s", admin_id)
 
     def _configuration(self) -> tuple[Environment, Settings]:
         try:
             env = Environment.from_env(os.environ)
-            settings = Settings.load(env.config_path)
+            settings = Settings.load(env.config_path, required=env.config_given)
         except ConfigError as exc:
             self.log.error("theloop refuses to activate, fix the configuration: %s", exc)
             raise
-        for warning in settings.warnings:
+        for warning in (*env.warnings, *settings.warnings):
             self.log.warning("theloop config: %s", warning)
         if not env.webhook_secret:
             self.log.error(
@@ -80,7 +101,9 @@ class TheLoop(BotPlugin):
     def deactivate(self) -> None:
         """Stop taking requests, then stop the room (an item cut short is delivered again,
         flagged, after a restart)."""
-        theloop_routes.deactivate(self)
+        if self._http is not None:
+            self._http.stop()
+            self._http = None
         if self._unlisten is not None:
             self._unlisten()
         core, self._core, self._unlisten = self._core, None, None
@@ -95,18 +118,6 @@ class TheLoop(BotPlugin):
     def _pressed(self, payload: Mapping[str, Any]) -> None:
         if self._core is not None:
             self._core.decisions.pressed(payload)
-
-    # -- the-loop's events and Slack's presses over HTTP ---------------------------------
-
-    @webhook("/theloop/events", methods=("POST",), raw=True)
-    def theloop_events(self, request: Request) -> Response:
-        """``POST /theloop/events``: the-loop's signed events (docs/webhook.md)."""
-        return _events(self._core, request)
-
-    @webhook("/theloop/slack/interactive", methods=("POST",), raw=True)
-    def theloop_slack_interactive(self, request: Request) -> Response:
-        """``POST /theloop/slack/interactive``: Slack's signed button and checkbox presses."""
-        return _interactive(self._core, request, self.log)
 
     # -- theloop's own commands -------------------------------------------------------------
 
@@ -177,37 +188,3 @@ class TheLoop(BotPlugin):
                 elsewhere=chat.plain_channel(msg),
                 addressed=addressed,
             )
-
-
-def _events(core: LoopRoom | None, request: Request) -> Response:
-    if core is None:
-        return _json(ingress.Answer(503, {"error": "theloop is not active"}))
-    length = request.content_length
-    # Read at most one byte past the limit: enough to know it is too large.
-    too_large = ingress.body_too_large(length)
-    body = b"" if too_large else request.stream.read(MAX_BODY_BYTES + 1)
-    answer = core.receive(ingress.Request(request.method, request.headers, body, length))
-    return _json(answer, close=too_large)
-
-
-def _interactive(core: LoopRoom | None, request: Request, log: logging.Logger) -> Response:
-    if core is None:
-        return Response('{"error": "theloop is not active"}', status=503)
-    body = request.stream.read(MAX_BODY_BYTES + 1)  # one past the limit: enough to refuse
-    checked = core.decisions.press_over_http(dict(request.headers), body)
-    if checked.status != 200 or checked.payload is None:
-        log.warning("interactive request refused: %s", checked.error)
-        return Response(checked.error, status=checked.status, mimetype="text/plain")
-    return Response("", status=200)
-
-
-def _json(answer: ingress.Answer, *, close: bool = False) -> Response:
-    # An unread body must not be taken for the next request on a kept-alive connection.
-    headers = {"Connection": "close"} if close else {}
-    return Response(
-        answer.json(), status=answer.status, mimetype="application/json", headers=headers
-    )
-
-
-# Before any plugin activates: our rule and the Webserver's own (see theloop_routes).
-theloop_routes.reserve(TheLoop)

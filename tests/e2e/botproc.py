@@ -1,9 +1,9 @@
 """Run a real ``errbot -c config.py`` process for end-to-end tests.
 
-What ``make run`` does, in a temp data dir on a free loopback port: provision Errbot's
-Webserver with Errbot's own ``--storage-merge`` (``python config.py --webserver``), start
-errbot with the repo's ``config.py``, capture its output to a file, wait until the plugins
-are active and the port answers, then stop it gracefully (SIGINT: Errbot deactivates its
+What ``make run`` does, in a temp data dir on a free loopback port: one command,
+``errbot -c config.py`` (the plugin's own server takes its host and port from the
+environment), its output captured to a file; wait until the plugins are active and the port
+answers, then stop it gracefully (SIGINT: Errbot deactivates its
 plugins), kill it (SIGKILL: the crash case) or restart it on the same data dir and port.
 
 General on purpose: any backend (``Null``, ``Text``, ``SlackV3`` against a loopback fake),
@@ -106,31 +106,13 @@ class BotProcess:
         finally:
             queue.close()
 
-    def provision(self) -> None:
-        """Configure Errbot's Webserver exactly as ``make run`` does."""
-        env = self.environment()
-        settings = subprocess.run(
-            [sys.executable, str(CONFIG), "--webserver"],
-            cwd=REPO,
-            env=env,
-            capture_output=True,
-            check=True,
-        ).stdout
-        merged = subprocess.run(
-            [str(ERRBOT), "-c", str(CONFIG), "--storage-merge", "core"],
-            cwd=REPO,
-            env=env,
-            input=settings,
-            capture_output=True,
-        )
-        if merged.returncode != 0:
-            raise RuntimeError(f"provisioning failed: {merged.stderr.decode(errors='replace')}")
-
     def start(self, *, wait: bool = True, timeout: float = 60.0) -> BotProcess:
-        """Provision, start, and (by default) wait until ready."""
+        """Start, and (by default) wait until ready."""
         if self.process is not None and self.process.poll() is None:
             raise RuntimeError("already running")
-        self.provision()
+        settings = self.data_dir / "theloop.yaml"
+        if not settings.exists():  # THELOOP_CONFIG names it, so it must exist: no settings
+            settings.write_text("", encoding="utf-8")
         with self.log_path.open("ab") as log:
             self._log_offset = log.tell()
             self.process = subprocess.Popen(
@@ -157,7 +139,7 @@ class BotProcess:
         return data[offset:].decode("utf-8", errors="replace")
 
     def wait_ready(self, timeout: float = 60.0) -> None:
-        """Until Errbot activated its plugins and the webserver accepts connections."""
+        """Until Errbot activated its plugins and theloop's server accepts connections."""
 
         def ready() -> bool:
             self._check_alive()

@@ -14,7 +14,7 @@ from tests.e2e.botproc import BotProcess
 from tests.fakes.slack_api import APP_TOKEN, BOT_TOKEN, FakeSlack, decoded
 from tests.support import messages, signed
 
-SECRET = "e2e-slack-webhook-secret"
+SECRET = "e2e-slack-webhook-secret-0123456789abcdef"
 LOOP, API_LOOP = "C0LOOP0001", "C0APILOOP1"
 #: A bound on a start-up: provisioning, Errbot's plugins, and the Socket Mode handshake.
 START_TIMEOUT = 90.0

@@ -1,14 +1,17 @@
 """The webhook over real HTTP against a real ``errbot -c config.py`` process.
 
-The bot is provisioned and started as ``make run`` does (Null backend, temp data dir, free
-port). Each answer of the contract is checked over a socket; a bot without a secret fails
-closed; a SIGKILL after 202s loses nothing; requests hammering a starting bot do not keep
-the plugin from activating.
+The bot is started as ``make run`` does, with the one command (Null backend, temp data
+dir, free port). Each answer of the contract is checked over a socket; only the bot's own
+routes answer; a bot without a secret fails closed; a SIGKILL after 202s loses nothing;
+requests hammering a starting bot do not keep the plugin from activating; a taken port is
+said, not hidden.
 """
 
 from __future__ import annotations
 
+import http.client
 import json
+import socket
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -17,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.botproc import BotProcess
+from tests.e2e.botproc import ACTIVATION_DONE, BotProcess
 from tests.support.signed import WEBHOOK_PATH, post, webhook_headers
 from tests.support.wait import wait_for
 
@@ -135,3 +138,47 @@ def test_accepted_events_survive_a_sigkill_and_are_delivered_after_restart(
         bot.start()
         wait_for(lambda: set(_inbox_states(bot).values()) == {"done"}, 60, "all delivered")
         assert [_post(bot, _event(n))[0] for n in (0, 99, 199)] == [200, 200, 200]
+
+
+def _get(bot: BotProcess, path: str) -> tuple[int, bytes]:
+    connection = http.client.HTTPConnection(bot.host, bot.port, timeout=30)
+    try:
+        connection.request("GET", path)
+        response = connection.getresponse()
+        return response.status, response.read()
+    finally:
+        connection.close()
+
+
+def test_one_command_serves_only_our_routes_with_health_and_metrics(
+    started: tuple[BotProcess, list],
+) -> None:
+    bot, _ = started
+    status, body = _get(bot, "/echo")  # Errbot's own Webserver is not loaded
+    assert (status, json.loads(body)["error"]) == (404, 'no such route: "/echo"')
+    assert post(bot.host, bot.port, "/echo", b"<b>hi</b>", {})[0] == 404
+    status, body = _get(bot, "/theloop/health")
+    assert (status, json.loads(body)) == (200, {"status": "ok"})
+    status, body = _get(bot, "/theloop/metrics")
+    assert status == 200
+    accepted = [
+        line for line in body.decode().splitlines() if line.startswith("theloop_events_accepted")
+    ]
+    assert accepted and float(accepted[0].split()[-1]) >= 1
+
+
+def test_a_taken_port_is_said_loudly_and_the_bot_runs_on(tmp_path: Path) -> None:
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        bot = BotProcess(tmp_path, port=port, env={"THELOOP_WEBHOOK_SECRET": SECRET})
+        try:
+            bot.start(wait=False)
+            wait_for(lambda: ACTIVATION_DONE in bot.log_text(), 60, "the plugins to activate")
+            log = bot.log_text()
+            assert f"NOT LISTENING: cannot listen on 127.0.0.1:{port}" in log
+            assert "TheLoop failed" not in log
+            assert bot.process is not None and bot.process.poll() is None
+        finally:
+            bot.stop()

@@ -4,19 +4,21 @@
 so the fixture is imported here instead (the same fixture, scoped to these tests).
 
 Every test gets a clean theloop environment: a webhook secret, a settings file path in its
-own temp dir (absent unless the test writes it: ``@pytest.mark.theloop_yaml("...")``) and
-none of the operator's THELOOP_*/THE_LOOP_*/GitHub variables.
+own temp dir (empty unless the test writes it: ``@pytest.mark.theloop_yaml("...")``), an
+HTTP port the OS picks, and none of the operator's THELOOP_*/THE_LOOP_*/GitHub variables.
 """
 
 from __future__ import annotations
 
+import http.client
+import json
 import os
 import textwrap
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import errbot.core_plugins
 import pytest
 from errbot.backends.test import testbot  # noqa: F401 - the fixture, re-exported
 
@@ -41,9 +43,10 @@ def theloop_env(
     config = tmp_path / "theloop.yaml"
     monkeypatch.setenv("THELOOP_CONFIG", str(config))
     monkeypatch.setenv("THELOOP_WEBHOOK_SECRET", SECRET)
+    monkeypatch.setenv("THELOOP_HTTP_PORT", "0")  # any free port: the plugin says which
     marker = request.node.get_closest_marker("theloop_yaml")
-    if marker is not None:
-        config.write_text(textwrap.dedent(marker.args[0]), encoding="utf-8")
+    text = textwrap.dedent(marker.args[0]) if marker is not None else ""
+    config.write_text(text, encoding="utf-8")  # THELOOP_CONFIG names a file: it must exist
     env_marker = request.node.get_closest_marker("theloop_env")
     for name, value in (env_marker.kwargs if env_marker else {}).items():
         if value is None:
@@ -64,13 +67,36 @@ def plugin(testbot: Any) -> Any:  # noqa: F811 - the fixture imported above, req
     return testbot.bot.plugin_manager.get_plugin_obj_by_name("TheLoop")
 
 
-@pytest.fixture
-def post_event() -> Callable[..., Any]:
-    """POST to the webhook through Flask's test client, signed as the-loop signs."""
+@dataclass(frozen=True)
+class Answered:
+    """What the plugin's HTTP server answered."""
 
-    def post(body: bytes, *, secret: str = SECRET, ts: int | None = None) -> Any:
-        # Looked up at call time: a test may replace Errbot's Flask app.
-        client = errbot.core_plugins.flask_app.test_client()
-        return client.post(WEBHOOK_PATH, data=body, headers=webhook_headers(secret, body, ts))
+    status_code: int
+    body: bytes
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+
+def http_port(plugin: Any) -> int:
+    """The port the plugin's server listens on now (a reactivation picks another)."""
+    server = getattr(plugin, "_http", None)
+    if server is None or not server.port:
+        raise ConnectionRefusedError("theloop's HTTP server is not listening")
+    return server.port
+
+
+@pytest.fixture
+def post_event(plugin: Any) -> Callable[..., Answered]:
+    """POST to the webhook over HTTP, signed as the-loop signs."""
+
+    def post(body: bytes, *, secret: str = SECRET, ts: int | None = None) -> Answered:
+        connection = http.client.HTTPConnection("127.0.0.1", http_port(plugin), timeout=30)
+        try:
+            connection.request("POST", WEBHOOK_PATH, body, webhook_headers(secret, body, ts))
+            response = connection.getresponse()
+            return Answered(response.status, response.read())
+        finally:
+            connection.close()
 
     return post

@@ -18,7 +18,7 @@ def _load(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("THELOOP_", "THE_LOOP_"))}
     clean |= {"THELOOP_DATA_DIR": str(tmp_path / "data"), "THELOOP_BACKEND": "Null", **env}
     return subprocess.run(
-        [sys.executable, str(CONFIG), "--webserver"],
+        [sys.executable, str(CONFIG), "--check"],
         env=clean,
         cwd=tmp_path,
         capture_output=True,
@@ -38,7 +38,7 @@ def test_an_unknown_log_level_stops_the_bot_naming_the_variable(tmp_path: Path, 
 def test_a_known_log_level_in_any_case_is_accepted(tmp_path: Path, level: str) -> None:
     result = _load(tmp_path, THELOOP_LOG_LEVEL=level)
     assert result.returncode == 0, result.stderr
-    assert "Webserver" in result.stdout
+    assert "http server on" in result.stdout
 
 
 @pytest.mark.parametrize(
@@ -61,7 +61,14 @@ def test_a_bad_variable_stops_the_bot_with_the_plugins_own_error(
     assert str(caught.value) in result.stderr
 
 
-def test_the_webserver_is_provisioned_from_the_environment(tmp_path: Path) -> None:
+def test_the_http_server_address_comes_from_the_environment(tmp_path: Path) -> None:
     result = _load(tmp_path, THELOOP_HTTP_HOST="0.0.0.0", THELOOP_HTTP_PORT="8123")
     assert result.returncode == 0, result.stderr
-    assert "'HOST': '0.0.0.0', 'PORT': 8123" in result.stdout
+    assert "http server on 0.0.0.0:8123" in result.stdout
+
+
+def test_errbots_own_webserver_is_not_loaded(tmp_path: Path) -> None:
+    # Its development server and open /echo must never listen beside ours.
+    result = _load(tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "Errbot core plugins: ACLs" in result.stdout and "Webserver" not in result.stdout

@@ -180,6 +180,7 @@ def test_posts_are_paced_per_channel_by_the_queue_not_by_sleeping(
     assert [type(o) for o in outcomes[:2]] == [Delivered, Delivered]
     paced = outcomes[2]
     assert isinstance(paced, RetryLater) and "pacing" in paced.reason
+    assert paced.routine  # the plan, not a failure: not a warning per message
     assert paced.after is not None and 0 < paced.after <= 1.0
     assert isinstance(
         bot.outlet.deliver(event(9, item="github:acme/api#9"), maybe_delivered=False), RetryLater

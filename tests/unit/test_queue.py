@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from looproom.durable import queue as queue_module
+from looproom.durable import sqlite as sqlite_module
 from looproom.durable.queue import DurableQueue
 from tests.support.crash import sigkill_writer
 
@@ -295,3 +296,26 @@ def test_the_group_probe_seeks_by_index_rather_than_scanning_delivered_items(
     ).fetchall()
     details = " | ".join(str(row[-1]) for row in plan)
     assert "items_group_open (queue=? AND grp=? AND state=? AND seq<?)" in details, details
+
+
+def test_a_queue_file_that_cannot_be_opened_is_an_error_naming_it(tmp_path: Path) -> None:
+    blocker = tmp_path / "data"
+    blocker.write_text("a file where the data directory should be", encoding="utf-8")
+    with pytest.raises(sqlite_module.StorageError) as caught:
+        DurableQueue(blocker / "theloop" / "queues.sqlite3", "inbox")
+    assert str(blocker / "theloop" / "queues.sqlite3") in str(caught.value)
+
+
+def test_a_write_the_disk_refuses_is_a_storage_error_and_the_next_one_succeeds(
+    tmp_path: Path,
+) -> None:
+    q = DurableQueue(tmp_path / "q.sqlite3", "inbox")
+    q._db.execute("PRAGMA max_page_count = 8")  # a tiny disk, full after a few items
+    with pytest.raises(sqlite_module.StorageError) as caught:
+        for n in range(1000):
+            q.put(f"k{n}", "x" * 4000)
+    assert "full" in str(caught.value) and str(q.path) in str(caught.value)
+    assert q.writable() == ""  # no transaction left open behind the failed write
+    q._db.execute("PRAGMA max_page_count = 1000000")
+    assert q.put("after", "y")
+    q.close()

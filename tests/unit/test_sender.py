@@ -392,3 +392,64 @@ def test_bad_arguments_exit_2_naming_the_problem(
         theloop_send.main(["--url", bot.url])  # argparse: required options missing
     assert exited.value.code == 2
     assert bot.requests == []
+
+
+# -- an event the bot could never take: refused here, unsent, and never in the way --------
+
+
+def _nested(depth: int) -> str:
+    return '{"a":' * depth + "1" + "}" * depth
+
+
+#: (the event file's JSON text, what the refusal names)
+UNSENDABLE = {
+    "escaped surrogate": ('{"eventType":"x","workItem":"g:a/b#1","text":"hi \\ud800"}', "text"),
+    "deep actor": (
+        '{"eventType":"x","workItem":"g:a/b#1","actor":' + _nested(200) + "}",
+        "deeper than 32",
+    ),
+    "absurd nesting": ("[" * 100_000 + "]" * 100_000, "nested deeper"),
+    "NaN": ('{"eventType":"x","workItem":"g:a/b#1","actor":{"score":NaN}}', "actor.score"),
+    "Infinity": ('{"eventType":"x","workItem":"g:a/b#1","actor":{"n":-Infinity}}', "actor.n"),
+    "huge integer": (
+        '{"eventType":"x","workItem":"g:a/b#1","actor":{"n":' + "9" * 500 + "}}",
+        "actor.n",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(UNSENDABLE))
+def test_an_event_the_bot_could_never_take_exits_2_unsent_naming_where(
+    bot: Bot, tmp_path: Path, secret_env: str, capsys: pytest.CaptureFixture[str], case: str
+) -> None:
+    text, named = UNSENDABLE[case]
+    event_file = tmp_path / "event.json"
+    event_file.write_text(text, encoding="utf-8")
+    argv = ["--url", bot.url, "--secret-env", SECRET_ENV, "--event-file", str(event_file)]
+    assert theloop_send.main(argv) == 2
+    assert named in capsys.readouterr().err
+    assert bot.requests == []
+
+
+def test_send_refuses_a_lone_surrogate_for_good_without_a_request(bot: Bot) -> None:
+    result = theloop_send.send({**_EVENT, "text": "broken \ud83d"}, bot.url, SECRET, 10)
+    assert (result.delivered, result.transient) == (False, False)
+    assert "text: a lone surrogate \\ud83d" in result.reason
+    assert bot.requests == []
+
+
+def test_a_spooled_event_the_bot_could_never_take_is_set_aside_not_blocking_the_next(
+    bot: Bot, tmp_path: Path
+) -> None:
+    spool = theloop_send.Spool(tmp_path / "spool")
+    spool.directory.mkdir()
+    # Written by an older sender that did not check: an escaped lone surrogate.
+    (spool.directory / "00000000000000000001-bad.json").write_text(
+        '{"id":"bad-1","eventType":"x","workItem":"g:a/b#1","text":"\\udc00"}', encoding="utf-8"
+    )
+    spool.put(_event(2))
+    sent = theloop_send.send_or_spool(_event(3), bot.url, SECRET, spool, 10)
+    assert (sent.delivered, sent.status) == (True, 202)
+    assert [event.text for event in bot.events()] == ["step 2", "step 3"]
+    (aside,) = spool.directory.glob("*.refused")
+    assert "lone surrogate" in aside.with_suffix(".reason").read_text(encoding="utf-8")

@@ -265,8 +265,8 @@ def test_the_environment_is_read_as_set() -> None:
 @pytest.mark.parametrize(
     ("env", "message"),
     [
-        ({"THELOOP_HTTP_PORT": "http"}, "THELOOP_HTTP_PORT: must be an integer from 1 to 65535"),
-        ({"THELOOP_HTTP_PORT": "70000"}, "THELOOP_HTTP_PORT: must be an integer from 1 to 65535"),
+        ({"THELOOP_HTTP_PORT": "http"}, "THELOOP_HTTP_PORT: must be an integer from 0 to 65535"),
+        ({"THELOOP_HTTP_PORT": "70000"}, "THELOOP_HTTP_PORT: must be an integer from 0 to 65535"),
         ({"THELOOP_BACKEND": "IRC"}, "THELOOP_BACKEND: must be one of Text, SlackV3, Null, Test"),
         ({"THELOOP_LOOP_API": "localhost:7000"}, "THELOOP_LOOP_API: must be an http(s) URL"),
         ({"THELOOP_GITHUB_API": "ftp://x"}, "THELOOP_GITHUB_API: must be an http(s) URL"),
@@ -305,7 +305,7 @@ def test_a_url_with_credentials_is_refused_without_echoing_them() -> None:
 
 
 SECRETS = {
-    "THELOOP_WEBHOOK_SECRET": "whsec-value-1",
+    "THELOOP_WEBHOOK_SECRET": "whsec-value-1-0123456789abcdef0123",
     "THELOOP_SLACK_BOT_TOKEN": "xoxb-value-2",
     "THELOOP_SLACK_SIGNING_SECRET": "signing-value-3",
     "THELOOP_GITHUB_TOKEN": "ghp-value-4",
@@ -336,3 +336,80 @@ def test_describe_shows_urls_without_their_credentials() -> None:
     assert shown["THELOOP_LOOP_STREAM"] == "https://[::1]:9000/api/v1/stream"
     assert shown["THELOOP_GITHUB_API"] == "https://ghe.example/api/v3"
     assert not any(s in str(shown) for s in ("hunter2", "tok-5", "tok-6", "ghs-7"))
+
+
+# -- a file or an environment that could silently widen access is refused ----------------
+
+
+def _load_text(tmp_path: Path, text: str | bytes) -> Settings:
+    path = tmp_path / "theloop.yaml"
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text, encoding="utf-8")
+    return Settings.load(path)
+
+
+def test_a_key_given_twice_is_an_error_naming_it_and_both_lines(tmp_path: Path) -> None:
+    text = "slack:\n  authorizedUsers: [U0ADMIN1]\n  channel: '#x'\n  authorizedUsers: [U0EVIL2]\n"
+    with pytest.raises(ConfigError) as caught:
+        _load_text(tmp_path, text)
+    assert "authorizedUsers: defined twice, at line 2 and at line 4" in str(caught.value)
+    assert str(tmp_path / "theloop.yaml") in str(caught.value)
+
+
+def test_a_key_given_twice_in_a_flow_mapping_is_an_error_too(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="acme/api: defined twice, at line 1 and at line 1"):
+        _load_text(tmp_path, "rooms: {acme/api: '#a', acme/api: '#b'}\n")
+
+
+def test_a_named_file_that_does_not_exist_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="THELOOP_CONFIG names a file that does not exist"):
+        Settings.load(tmp_path / "typo.yaml", required=True)
+    assert Settings.load(tmp_path / "typo.yaml") == Settings()  # the default name: optional
+
+
+@pytest.mark.parametrize(
+    ("text", "error"),
+    [
+        (b"slack:\n  channel: '#caf\xe9'\n", "not UTF-8 text (byte 23)"),
+        ("a:\n" + "".join("  " * n + "- \n" for n in range(1, 40)), "nested deeper than 10"),
+        ("[" * 5000 + "]" * 5000, "nested deeper than 10"),
+        ("- a\n- b\n", "the file must be a mapping of keys, got a list"),
+    ],
+)
+def test_a_file_not_utf8_too_deep_or_not_a_mapping_is_an_error_naming_it(
+    tmp_path: Path, text: str | bytes, error: str
+) -> None:
+    with pytest.raises(ConfigError) as caught:
+        _load_text(tmp_path, text)
+    assert error in str(caught.value) and "theloop.yaml" in str(caught.value)
+
+
+@pytest.mark.parametrize("pattern", ["acme", "*", "acme/api/x", "acme/"])
+def test_a_rooms_pattern_of_another_shape_than_owner_repo_is_an_error(pattern: str) -> None:
+    with pytest.raises(ConfigError, match="expected a repository pattern like acme/api"):
+        Settings.from_mapping({"rooms": {pattern: "#x"}})
+
+
+def test_admins_without_any_id_is_an_error() -> None:
+    with pytest.raises(ConfigError, match=r"THELOOP_ADMINS: no admin in ',,,'"):
+        Environment.from_env({"THELOOP_ADMINS": ",,,"})
+
+
+def test_a_data_dir_that_is_a_file_is_an_error(tmp_path: Path) -> None:
+    file = tmp_path / "data"
+    file.write_text("", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"THELOOP_DATA_DIR: .* is a file, not a directory"):
+        Environment.from_env({"THELOOP_DATA_DIR": str(file)})
+
+
+def test_a_short_webhook_secret_is_refused_on_slack_and_warned_about_elsewhere() -> None:
+    short = "s" * 31
+    with pytest.raises(ConfigError) as caught:
+        Environment.from_env({"THELOOP_SLACK_BOT_TOKEN": "xoxb-1", "THELOOP_WEBHOOK_SECRET": short})
+    assert "THELOOP_WEBHOOK_SECRET: 31 characters, fewer than 32" in str(caught.value)
+    assert short not in str(caught.value)
+    env = Environment.from_env({"THELOOP_BACKEND": "Text", "THELOOP_WEBHOOK_SECRET": short})
+    assert env.warnings == (str(caught.value).split(" (in the environment)")[0],)
+    assert Environment.from_env({"THELOOP_WEBHOOK_SECRET": "s" * 32}).warnings == ()

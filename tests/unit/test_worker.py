@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -187,3 +188,59 @@ def test_the_loop_works_any_delivery_and_says_each_outcome_once_it_is_recorded(
     worker = Worker(q, lambda _item: next(answers), settled=settled, clock=clock)
     assert worker.step() and worker.step() and not worker.step()
     assert seen == [("k1", Delivered("first"), "done"), ("k2", Failed("never"), "parked")]
+
+
+class _Unwritable:
+    """A queue whose every claim fails, as one on a read-only or full disk does."""
+
+    def __init__(self) -> None:
+        self.claims = 0
+
+    def claim(self, _now: float) -> Item | None:
+        self.claims += 1
+        raise RuntimeError("storage q.sqlite3: attempt to write a readonly database")
+
+    def wake(self) -> None:
+        return None
+
+
+class _Pauses(threading.Event):
+    """The worker's stop event, recording each pause it is asked for; set after five."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked: list[float] = []
+
+    def wait(self, timeout: float | None = None) -> bool:
+        self.asked.append(float(timeout or 0))
+        if len(self.asked) >= 5:
+            self.set()
+        return self.is_set()
+
+
+def test_a_queue_it_cannot_write_is_retried_ever_more_slowly_not_spun_on() -> None:
+    queue = _Unwritable()
+    loop = Worker(queue, lambda _item: Delivered())  # type: ignore[arg-type]
+    pauses = _Pauses()
+    loop._stop = pauses
+    loop._run()
+    assert queue.claims == 5
+    assert pauses.asked == [1.0, 2.0, 4.0, 8.0, 16.0]
+
+
+def test_a_routine_wait_is_not_a_warning_but_a_failure_is(
+    q: DurableQueue, clock: Clock, caplog: pytest.LogCaptureFixture
+) -> None:
+    outlet = ScriptedOutlet(
+        RetryLater("pacing posts to #x", after=1.0, routine=True), RetryLater("ratelimited")
+    )
+    worker = Worker(q, event_delivery(outlet), clock=clock)
+    _put(q, _event(1))
+    caplog.set_level(logging.DEBUG, logger="looproom.durable.worker")
+    worker.step()
+    paced = [r for r in caplog.records if "pacing" in r.getMessage()]
+    assert [r.levelno for r in paced] == [logging.DEBUG]
+    clock.now += 1.0
+    worker.step()
+    failed = [r for r in caplog.records if "ratelimited" in r.getMessage()]
+    assert [r.levelno for r in failed] == [logging.WARNING]

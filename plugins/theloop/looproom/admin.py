@@ -72,9 +72,11 @@ def parse_queue_command(args: str) -> QueueCommand:
     raise UsageError(QUEUE_USAGE)
 
 
-def status_text(env: Environment, settings: Settings, health: Health, now: float) -> str:
-    """The answer to ``!theloop status``."""
-    lines = ["**theloop status**", *_webhook_lines(env), *_queue_lines(health, now)]
+def status_text(
+    env: Environment, settings: Settings, health: Health, now: float, listening: str = ""
+) -> str:
+    """The answer to ``!theloop status``; ``listening`` is the HTTP server's real state."""
+    lines = ["**theloop status**", *_webhook_lines(env, listening), *_queue_lines(health, now)]
     lines += ["", "**configuration** " + (settings.source or "(no file: defaults)")]
     lines += [f"- {line}" for line in _settings_lines(settings)]
     lines += [f"- warning: {defang(w)}" for w in settings.warnings]
@@ -83,10 +85,13 @@ def status_text(env: Environment, settings: Settings, health: Health, now: float
     return "\n".join(lines)
 
 
-def _webhook_lines(env: Environment) -> list[str]:
+def _webhook_lines(env: Environment, listening: str = "") -> list[str]:
+    server = [f"http server: {defang(listening)}"] if listening else []
+    if listening.startswith("NOT LISTENING"):
+        return [*server, "webhook: POST /theloop/events — unreachable: no server listens"]
     if env.webhook_secret:
-        return ["webhook: POST /theloop/events — signed requests accepted"]
-    return ["webhook: POST /theloop/events answers 503 — set THELOOP_WEBHOOK_SECRET"]
+        return [*server, "webhook: POST /theloop/events — signed requests accepted"]
+    return [*server, "webhook: POST /theloop/events answers 503 — set THELOOP_WEBHOOK_SECRET"]
 
 
 def _queue_lines(health: Health, now: float) -> list[str]:

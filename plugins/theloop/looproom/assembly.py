@@ -12,6 +12,7 @@ either over the same storage could interleave them.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Mapping, MutableMapping
 from pathlib import Path
@@ -27,6 +28,7 @@ from looproom.durable.worker import Worker
 from looproom.inbound import webhook as ingress
 from looproom.inbound.events import Event
 from looproom.inbound.stream import StreamFollower
+from looproom.metrics import Metrics
 from looproom.relay import forms, texts
 from looproom.relay.relay import RELAY, Relay
 from looproom.relay.sinks import GitHubSink, LedgerSink, LoopSink, Sinks
@@ -35,7 +37,10 @@ from looproom.room.outlets import Outlet, PlainOutlet, SlackOutlet, event_delive
 from looproom.room.queued_room import QueuedRoom
 from looproom.room.routing import RoomBook
 from looproom.room.slack_transport import SlackTransport, is_channel_id
+from looproom.server.runner import Listening
 from looproom.settings import Environment, Settings
+
+log = logging.getLogger(__name__)
 
 INBOX = "inbox"
 QUEUES_FILE = "queues.sqlite3"
@@ -101,6 +106,7 @@ class Decisions:
         slack: SlackTransport | None,
         say: Say,
         bot_member: Callable[[], str],
+        metrics: Metrics | None = None,
     ) -> None:
         """``bot_member`` is asked at each decision: the backend learns who it is on connecting."""
         self._settings, self._book = settings, book
@@ -120,7 +126,11 @@ class Decisions:
         room = self._voice or PlainRoom(say)
         # A parked decision reopens its question, so the member can answer again.
         self.relay = Relay(
-            relay_queue, sinks, room, on_given_up=lambda decision: self.desk.given_up(decision)
+            relay_queue,
+            sinks,
+            room,
+            on_given_up=lambda decision: self.desk.given_up(decision),
+            observe=metrics.relay_settled if metrics is not None else lambda _i, _o: None,
         )
         self.desk = Desk(memory, self.relay, room, self._policy)
 
@@ -204,6 +214,9 @@ class LoopRoom:
         a room or, without one, to each of ``admins``."""
         self.env, self.settings = env, settings
         self._admins, self._say = admins, say
+        self.metrics = Metrics()
+        #: Where the HTTP server listens, or why not: the adapter sets it once it started.
+        self.listening = Listening()
         self.book = RoomBook(store)
         self.memory = Memory(store)
         self.inbox = DurableQueue(data_dir / QUEUES_FILE, INBOX)
@@ -217,8 +230,15 @@ class LoopRoom:
             slack=slack,
             say=say,
             bot_member=bot_member,
+            metrics=self.metrics,
         )
-        self.worker = Worker(self.inbox, event_delivery(self._outlet(slack)))
+        self.worker = Worker(
+            self.inbox, event_delivery(self._outlet(slack)), settled=self.metrics.delivery_settled
+        )
+        self.metrics.watch(self.inbox)
+        self.metrics.watch(self.decisions.relay.queue)
+        if slack is not None:
+            slack.on_rate_limited = self.metrics.slack_rate_limited.inc
         self.follower = (
             StreamFollower(env.loop_stream, accept=self._admit, cursor=store)
             if env.loop_stream
@@ -250,7 +270,32 @@ class LoopRoom:
 
     def receive(self, request: ingress.Request) -> ingress.Answer:
         """``POST /theloop/events``: the-loop's signed events, stored before the answer."""
-        return ingress.handle(request, secret=self.env.webhook_secret, inbox=self.inbox)
+        answer = ingress.handle(request, secret=self.env.webhook_secret, inbox=self.inbox)
+        self.metrics.answered(answer.status)
+        return answer
+
+    def press(self, headers: Mapping[str, str], body: bytes) -> ingress.Answer:
+        """``POST /theloop/slack/interactive``: a press, taken only if Slack signed it."""
+        checked = self.decisions.press_over_http(headers, body)
+        if checked.status != 200 or checked.payload is None:
+            log.warning("interactive request refused: %s", checked.error)
+            return ingress.Answer(checked.status, {"error": checked.error})
+        return ingress.Answer(200, {})
+
+    def health(self) -> ingress.Answer:
+        """``GET /theloop/health``: 200 when storage takes writes and both workers run."""
+        problems = [problem for problem in (self.inbox.writable(),) if problem]
+        if not self.worker.alive:
+            problems.append("the delivery worker is not running")
+        if not self.decisions.relay.alive:
+            problems.append("the relay worker is not running")
+        if problems:
+            return ingress.Answer(503, {"status": "failing", "problems": problems})
+        return ingress.Answer(200, {"status": "ok"})
+
+    def metrics_text(self) -> tuple[bytes, str]:
+        """``GET /theloop/metrics``: the Prometheus text exposition."""
+        return self.metrics.render()
 
     def status(self, now: float) -> str:
         """``!theloop status``."""
@@ -261,7 +306,8 @@ class LoopRoom:
             bindings=self.book.thread_count(),
         )
         stream = self.follower.status().describe() if self.follower else "loop stream: off"
-        return admin.status_text(self.env, self.settings, health, now) + "\n" + stream
+        text = admin.status_text(self.env, self.settings, health, now, self.listening.describe())
+        return text + "\n" + stream
 
     def queue(self, args: str, now: float) -> str:
         """``!theloop queue``: list what is not delivered or relayed; retry or drop one."""

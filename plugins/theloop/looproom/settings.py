@@ -60,7 +60,39 @@ _CHANNEL = re.compile(r"#?[A-Za-z0-9._-]{1,80}")
 _MEMBER_ID = re.compile(r"[UW][A-Z0-9]{2,}")
 _GITHUB_LOGIN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?")
 _REPO = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
-_REPO_PATTERN = re.compile(r"[A-Za-z0-9_.*?\[\]-]+(?:/[A-Za-z0-9_.*?\[\]-]+)?")
+#: ``owner/repo``, either side a name or a glob (``acme/*``, ``*/docs``): a work item's
+#: repository always has both, so a pattern without the slash could never match.
+_REPO_PATTERN = re.compile(r"[A-Za-z0-9_.*?\[\]-]+/[A-Za-z0-9_.*?\[\]-]+")
+#: Mappings and lists inside one another at most: the documented file nests three deep.
+MAX_FILE_DEPTH = 10
+#: Shorter webhook secrets are refused on Slack (and warned about elsewhere): an HMAC key
+#: should carry at least as many bits as its 256-bit digest can tell apart in practice.
+MIN_SECRET_CHARS = 32
+
+
+class _DuplicateKey(yaml.YAMLError):
+    def __init__(self, key: object, first: int, second: int) -> None:
+        super().__init__(f"{key}: defined twice, at line {first} and at line {second}")
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, refusing a key given twice in one mapping (it keeps the last,
+    so a second ``authorizedUsers`` would silently replace the first)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        lines: dict[object, int] = {}
+        for key_node, _value in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = self.construct_object(key_node, deep=True)
+            line = key_node.start_mark.line + 1
+            try:
+                if key in lines:
+                    raise _DuplicateKey(key, lines[key], line)
+                lines[key] = line
+            except TypeError:  # an unhashable key: PyYAML's own error follows
+                continue
+        return super().construct_mapping(node, deep=deep)
 
 
 class ConfigError(ValueError):
@@ -96,21 +128,33 @@ class Settings:
     source: str = ""
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str]) -> Settings:
-        """Read the YAML file at ``path``; an absent file means every default."""
+    def load(cls, path: str | os.PathLike[str], *, required: bool = False) -> Settings:
+        """Read the YAML file at ``path``; an absent file means every default, unless it is
+        ``required`` (named by ``THELOOP_CONFIG``: a typo must not mean "no settings")."""
         file = Path(path)
         try:
-            text = file.read_text(encoding="utf-8")
+            text = file.read_bytes().decode("utf-8")
         except FileNotFoundError:
+            if required:
+                missing = ["THELOOP_CONFIG names a file that does not exist"]
+                raise ConfigError(missing, str(file)) from None
             return cls()
+        except UnicodeDecodeError as exc:
+            raise ConfigError([f"not UTF-8 text (byte {exc.start})"], str(file)) from None
         except OSError as exc:
             raise ConfigError([f"cannot read the file: {exc.strerror}"], str(file)) from exc
         try:
-            raw = yaml.safe_load(text)
+            raw = yaml.load(text, Loader=_StrictLoader)  # a SafeLoader subclass: safe
+        except _DuplicateKey as exc:
+            raise ConfigError([str(exc)], str(file)) from None
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             line = f" at line {mark.line + 1}" if mark is not None else ""
             raise ConfigError([f"not valid YAML{line}"], str(file)) from exc
+        except RecursionError:
+            raise ConfigError([f"nested deeper than {MAX_FILE_DEPTH} levels"], str(file)) from None
+        if _depth(raw) > MAX_FILE_DEPTH:
+            raise ConfigError([f"nested deeper than {MAX_FILE_DEPTH} levels"], str(file))
         return cls.from_mapping(raw, source=str(file))
 
     @classmethod
@@ -305,6 +349,14 @@ class _Parser:
         return repos
 
 
+def _depth(value: Any, level: int = 0) -> int:
+    """How deep ``value`` nests, counted no further than one past the limit."""
+    if level > MAX_FILE_DEPTH or not isinstance(value, dict | list):
+        return level
+    children = value.values() if isinstance(value, dict) else value
+    return max((_depth(child, level + 1) for child in children), default=level + 1)
+
+
 def _kind(value: Any) -> str:
     if value is None:
         return "nothing"
@@ -367,6 +419,10 @@ class Environment:
     log_level: str = "INFO"
     #: Another Slack Web API base URL (a proxy, GovSlack, a test fake); "" is Slack's own.
     slack_api_url: str = ""
+    #: Whether ``THELOOP_CONFIG`` was set: then its file must exist.
+    config_given: bool = False
+    #: What is allowed but unwise (a short secret on the console backend).
+    warnings: tuple[str, ...] = ()
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Environment:
@@ -398,21 +454,32 @@ class Environment:
                 ("slack_api_url", ("THELOOP_SLACK_API_URL",), ""),
             )
         }
+        admins_raw = get("THELOOP_ADMINS")
+        admins = tuple(a.strip() for a in admins_raw.split(",") if a.strip())
+        if admins_raw and not admins:
+            errors.append(f"THELOOP_ADMINS: no admin in {_shown(admins_raw)} (comma-separated ids)")
+        data_dir = get("THELOOP_DATA_DIR", default="./data")
+        if os.path.exists(data_dir) and not os.path.isdir(data_dir):
+            errors.append(f"THELOOP_DATA_DIR: {data_dir!r} is a file, not a directory")
+        secret = get("THELOOP_WEBHOOK_SECRET")
+        warnings = _secret_strength(secret, backend, errors)
         if errors:
             raise ConfigError(errors, "the environment")
         return cls(
-            webhook_secret=get("THELOOP_WEBHOOK_SECRET"),
+            webhook_secret=secret,
             slack_bot_token=bot_token,
             slack_app_token=get("THELOOP_SLACK_APP_TOKEN", "THE_LOOP_SLACK_APP_TOKEN"),
             slack_signing_secret=get("THELOOP_SLACK_SIGNING_SECRET"),
             github_token=get("THELOOP_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN"),
-            data_dir=get("THELOOP_DATA_DIR", default="./data"),
+            data_dir=data_dir,
             http_host=get("THELOOP_HTTP_HOST", default="127.0.0.1"),
             http_port=port,
             config_path=get("THELOOP_CONFIG", default=DEFAULT_CONFIG_PATH),
             backend=backend,
-            admins=tuple(a.strip() for a in get("THELOOP_ADMINS").split(",") if a.strip()),
+            admins=admins,
             log_level=log_level,
+            config_given=bool(get("THELOOP_CONFIG")),
+            warnings=warnings,
             **urls,
         )
 
@@ -438,10 +505,26 @@ def redact_url(url: str) -> str:
     return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}{parts.path}"
 
 
+def _secret_strength(secret: str, backend: str, errors: list[str]) -> tuple[str, ...]:
+    """A short webhook secret: an error where the webhook faces Slack's world, else a warning.
+    Only its length is ever said, never a character of it."""
+    if not secret or len(secret) >= MIN_SECRET_CHARS:
+        return ()
+    problem = (
+        f"THELOOP_WEBHOOK_SECRET: {len(secret)} characters, fewer than {MIN_SECRET_CHARS} "
+        "(make one with `openssl rand -hex 32`)"
+    )
+    if backend == "SlackV3":
+        errors.append(problem)
+        return ()
+    return (problem,)
+
+
 def _port(raw: str, errors: list[str]) -> int:
-    if raw.isascii() and raw.isdigit() and 1 <= int(raw) <= 65535:
+    """0 lets the OS pick a free port (tests); ``!theloop status`` shows the one it took."""
+    if raw.isascii() and raw.isdigit() and 0 <= int(raw) <= 65535:
         return int(raw)
-    errors.append(f"THELOOP_HTTP_PORT: must be an integer from 1 to 65535, got {_shown(raw)}")
+    errors.append(f"THELOOP_HTTP_PORT: must be an integer from 0 to 65535, got {_shown(raw)}")
     return 0
 
 

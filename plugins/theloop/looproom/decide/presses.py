@@ -10,13 +10,12 @@ who did what, when.
 
 from __future__ import annotations
 
-import json
 import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from looproom import times
+from looproom import strict_json, times
 from looproom.decide.decision import Decision
 from looproom.http_rules import MAX_BODY_BYTES
 from looproom.room import buttons
@@ -64,6 +63,10 @@ def verify(headers: Mapping[str, str], body: bytes, secret: str, now: float) -> 
         return Checked(503, error="no signing secret configured (THELOOP_SLACK_SIGNING_SECRET)")
     if len(body) > MAX_BODY_BYTES:
         return Checked(413, error="body too large")
+    try:
+        text = body.decode("utf-8")  # slack_sdk's verifier decodes it too, and would raise
+    except UnicodeDecodeError as exc:
+        return Checked(400, error=f"body is not UTF-8 (byte {exc.start})")
     lowered = {key.lower(): value for key, value in headers.items()}
     stamp = lowered.get("x-slack-request-timestamp", "")
     if not stamp.isascii() or not stamp.isdigit():
@@ -72,10 +75,13 @@ def verify(headers: Mapping[str, str], body: bytes, secret: str, now: float) -> 
     if not verifier.is_valid(body, stamp, lowered.get("x-slack-signature")):
         return Checked(401, error="bad signature or stale timestamp")
     try:
-        form = urllib.parse.parse_qs(body.decode("utf-8"), strict_parsing=True)
-        payload = json.loads(form["payload"][0])
-    except (UnicodeDecodeError, ValueError, KeyError):
+        raw = urllib.parse.parse_qs(text, strict_parsing=True)["payload"][0]
+    except (ValueError, KeyError):
         return Checked(400, error="expected a form with a JSON payload field")
+    try:
+        payload = strict_json.loads(raw, what="payload")
+    except strict_json.StrictJSONError as exc:
+        return Checked(400, error="; ".join(exc.errors))
     if not isinstance(payload, dict):
         return Checked(400, error="payload is not a JSON object")
     wrong = [name for name in _OBJECTS if not isinstance(payload.get(name, {}), dict | None)]

@@ -24,11 +24,14 @@ class RetryLater:
     """Not posted now; try again after ``after`` seconds, or the worker's backoff if None.
 
     ``uncertain``: it may have been posted after all, so the next attempt reconciles first.
+    ``routine``: the wait is the plan, not a failure (pacing posts to a channel): the log
+    does not warn about it.
     """
 
     reason: str
     after: float | None = None
     uncertain: bool = False
+    routine: bool = False
 
 
 @dataclass(frozen=True)

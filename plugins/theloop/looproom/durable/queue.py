@@ -18,9 +18,12 @@ A parked or dropped item no longer holds its group back: nothing waits behind a 
 
 from __future__ import annotations
 
+import shutil
+import sqlite3
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -29,6 +32,8 @@ from looproom.durable import sqlite
 #: How long a delivered key is remembered for deduplication, and how many at most.
 RETENTION_SECONDS = 7 * 24 * 3600
 RETENTION_ROWS = 100_000
+#: Below this much free space the health route says storage is failing, before a write does.
+MIN_FREE_BYTES = 1024 * 1024
 _PRUNE_EVERY = 1000  # puts between two prunes: pruning is a scan, not free
 
 _SCHEMA = """
@@ -99,11 +104,15 @@ class DurableQueue:
         # must still wake it (a Condition would lose that notification).
         self._changed = threading.Event()
         self._puts = 0
-        self._db = sqlite.connect(path)
-        self._db.executescript(_SCHEMA)
-        self._add_group_column()
-        self._recover()
-        self.prune()
+        self.path = Path(path)
+        try:
+            self._db = sqlite.connect(path)
+            self._db.executescript(_SCHEMA)
+            self._add_group_column()
+            self._recover()
+            self.prune()
+        except (sqlite3.Error, OSError) as exc:  # at start: say which file
+            raise sqlite.StorageError(path, exc) from exc
 
     def _add_group_column(self) -> None:
         """Files written before groups existed gain the column (every old item ungrouped)."""
@@ -127,7 +136,7 @@ class DurableQueue:
         Items of one non-empty ``group`` are handed out one at a time, in the order put.
         """
         now = self._clock()
-        with self._lock, sqlite.transaction(self._db) as db:
+        with self._lock, _storage(self.path), sqlite.transaction(self._db) as db:
             cursor = db.execute(
                 "INSERT OR IGNORE INTO items"
                 " (queue, key, payload, state, due, created, updated, grp)"
@@ -239,6 +248,15 @@ class DurableQueue:
             ).fetchone()
         return int(count)
 
+    def oldest(self) -> float | None:
+        """When the oldest item not delivered yet was stored; None when there is none."""
+        with self._lock:
+            (created,) = self._db.execute(
+                "SELECT MIN(created) FROM items WHERE queue=? AND state IN (?,?,?)",
+                (self.name, *_OPEN_STATES),
+            ).fetchone()
+        return created
+
     def counts(self) -> dict[str, int]:
         """How many open items are in each state (pending, inflight, parked)."""
         with self._lock:
@@ -295,10 +313,32 @@ class DurableQueue:
                 (self.name, RETENTION_ROWS),
             )
 
+    def writable(self) -> str:
+        """ "" when an item could be stored now; else why not (the file named)."""
+        try:
+            free = shutil.disk_usage(self.path.parent).free
+            with self._lock:
+                self._db.execute("BEGIN IMMEDIATE")
+                self._db.execute("ROLLBACK")
+        except (sqlite3.Error, OSError) as exc:
+            return str(sqlite.StorageError(self.path, exc))
+        if free < MIN_FREE_BYTES:
+            return f"storage {self.path}: {free} bytes free on its file system"
+        return ""
+
     def close(self) -> None:
         """Close the file; the queue object is unusable afterwards."""
         with self._lock:
             self._db.close()
+
+
+@contextmanager
+def _storage(path: Path) -> Iterator[None]:
+    """A SQLite failure (disk full, read-only) as a :class:`StorageError` naming the file."""
+    try:
+        yield
+    except sqlite3.Error as exc:
+        raise sqlite.StorageError(path, exc) from exc
 
 
 def _item(row: tuple[object, ...]) -> Item:

@@ -14,6 +14,16 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+
+class StorageError(RuntimeError):
+    """A SQLite file cannot be opened, read or written; the message names the file."""
+
+    def __init__(self, path: str | Path, error: BaseException) -> None:
+        reason = getattr(error, "strerror", None) or str(error) or type(error).__name__
+        super().__init__(f"storage {path}: {reason}")
+        self.path = str(path)
+
+
 #: How long a writer waits for another connection's lock before it gives up.
 BUSY_TIMEOUT = 30
 
@@ -40,6 +50,16 @@ def transaction(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     try:
         yield db
     except BaseException:
-        db.execute("ROLLBACK")
+        # SQLite rolls back by itself on some errors (disk full): a second ROLLBACK would
+        # raise and hide the error that matters.
+        if db.in_transaction:
+            db.execute("ROLLBACK")
         raise
-    db.execute("COMMIT")
+    try:
+        db.execute("COMMIT")
+    except BaseException:
+        # A failed COMMIT (disk full) leaves the transaction open: every later BEGIN
+        # would fail too, even once there is room again.
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+        raise

@@ -28,6 +28,8 @@ BACKOFF_BASE = 1.0
 BACKOFF_CAP = 300.0
 #: A Retry-After beyond this is the peer's bug or an attack; wait at most this long.
 RETRY_AFTER_CAP = 3600.0
+#: The longest pause after the loop itself fails, as on a queue it cannot write.
+LOOP_ERROR_CAP = 60.0
 #: How long the loop sleeps when nothing is pending (a put wakes it sooner).
 IDLE_WAIT = 5.0
 
@@ -93,13 +95,21 @@ class Worker:
         return self._thread.is_alive()
 
     def _run(self) -> None:
+        failures = 0
         while not self._stop.is_set():
             try:
                 if not self.step():
                     self._idle()
-            except Exception:  # the loop must outlive any one bad item or bug
-                log.exception("delivery loop error; continuing")
-                self._stop.wait(1.0)
+                failures = 0
+            except Exception as exc:  # the loop must outlive any one bad item or bug
+                failures += 1
+                # A queue it cannot write (disk full, read-only) fails every step: wait
+                # longer each time, and say it in full once, not every second.
+                if failures == 1:
+                    log.exception("delivery loop error; continuing")
+                else:
+                    log.error("delivery loop error again (%d in a row): %s", failures, exc)
+                self._stop.wait(min(LOOP_ERROR_CAP, 2.0 ** (failures - 1)))
 
     def _idle(self) -> None:
         due = self._queue.next_due()
@@ -131,7 +141,8 @@ class Worker:
             self._queue.done(item.key)
         elif isinstance(outcome, RetryLater):
             delay = delay_for(outcome, item.attempts)
-            log.warning(
+            log.log(
+                logging.DEBUG if outcome.routine else logging.WARNING,
                 "delivery of %s failed (attempt %d), retrying in %.1f s: %s",
                 item.key,
                 item.attempts,

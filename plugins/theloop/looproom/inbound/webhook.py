@@ -4,7 +4,9 @@ Checks run cheapest-and-safest first, so an unauthenticated caller learns nothin
 costs little: 503 no secret (fail closed) → 413 too large (before reading, when the length
 is declared) → 401 signature/timestamp → 400 not JSON → 422 schema → store → 202, or 200 for
 an id already stored (a retried delivery posts nothing new). The event is stored durably
-before the 202 is returned.
+before the 202 is returned. "Not JSON" is strict (:mod:`looproom.strict_json`): what would
+fail only when stored or posted is refused here, naming the field. Storage that cannot be
+written (disk full, read-only) is 503 with ``Retry-After``: the sender keeps the event.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from looproom import strict_json
+from looproom.durable.sqlite import StorageError
 from looproom.http_rules import MAX_BODY_BYTES
 from looproom.inbound.events import Event, SchemaError
 from looproom.inbound.signing import SignatureError, verify
@@ -23,6 +27,8 @@ from looproom.inbound.signing import SignatureError, verify
 log = logging.getLogger(__name__)
 
 SECRET_ENV = "THELOOP_WEBHOOK_SECRET"
+#: Seconds a sender is asked to wait when the bot cannot store its event.
+STORAGE_RETRY_AFTER = 30
 
 
 class Inbox(Protocol):
@@ -48,10 +54,11 @@ class Request:
 
 @dataclass(frozen=True)
 class Answer:
-    """The HTTP answer: a status and a JSON body."""
+    """The HTTP answer: a status, a JSON body and any extra headers."""
 
     status: int
     body: dict[str, Any] = field(default_factory=dict)
+    headers: Mapping[str, str] = field(default_factory=dict)
 
     def json(self) -> str:
         return json.dumps(self.body, ensure_ascii=False)
@@ -81,9 +88,9 @@ def handle(request: Request, *, secret: str, inbox: Inbox, now: float | None = N
 
 def _accept(body: bytes, inbox: Inbox) -> Answer:
     try:
-        wire = json.loads(body)
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):  # deep nesting too
-        return Answer(400, {"error": "body is not JSON"})
+        wire = strict_json.loads(body)
+    except strict_json.StrictJSONError as exc:
+        return Answer(400, {"error": "body is not JSON", "errors": exc.errors})
     try:
         event = Event.from_wire(wire)
     except SchemaError as exc:
@@ -92,7 +99,16 @@ def _accept(body: bytes, inbox: Inbox) -> Answer:
     if warnings:
         log.warning("webhook: %s", warnings[0])
     key = event.delivery_key
-    if not admit(inbox, event):
+    try:
+        stored = admit(inbox, event)
+    except StorageError as exc:
+        log.error("webhook: event %s not stored, answering 503: %s", key, exc)
+        return Answer(
+            503,
+            {"error": "storage unavailable; retry later"},
+            {"Retry-After": str(STORAGE_RETRY_AFTER)},
+        )
+    if not stored:
         return Answer(200, {"status": "duplicate", "id": key})
     return Answer(
         202, {"status": "accepted", "id": key, **({"warnings": warnings} if warnings else {})}

@@ -41,10 +41,12 @@ class Relay:
         acks: Voice,
         *,
         on_given_up: Callable[[Decision], None] = lambda _d: None,
+        observe: Callable[[Item, Outcome], None] = lambda _i, _o: None,
         clock: Callable[[], float] = time.time,
     ) -> None:
+        """``observe`` is told every outcome too (the metrics count them)."""
         self.queue, self.sinks, self.acks = queue, sinks, acks
-        self._on_given_up = on_given_up
+        self._on_given_up, self._observe = on_given_up, observe
         self._worker = Worker(
             queue, self._send, settled=self._settled, clock=clock, name="theloop-relay"
         )
@@ -66,6 +68,10 @@ class Relay:
     def stop(self, timeout: float = 10.0) -> bool:
         return self._worker.stop(timeout)
 
+    @property
+    def alive(self) -> bool:
+        return self._worker.alive
+
     def step(self) -> bool:
         """Relay one due decision now (tests, and a synchronous drain)."""
         return self._worker.step()
@@ -86,6 +92,7 @@ class Relay:
 
     def _settled(self, item: Item, outcome: Outcome) -> None:
         """Told by the worker once the queue has recorded ``outcome``: say it in the room."""
+        self._observe(item, outcome)
         if isinstance(outcome, Delivered):
             self.delivered(item, outcome)
         elif isinstance(outcome, RetryLater):

@@ -146,7 +146,7 @@ class SlackOutlet:
         channel = self._channel_id(room)
         wait = self._slack.post_wait(channel or room)
         if wait > 0:
-            return RetryLater(f"pacing posts to {room}", after=wait)
+            return RetryLater(f"pacing posts to {room}", after=wait, routine=True)
         try:
             thread = self._book.thread(event.work_item, channel) if channel else None
             if maybe_delivered or self._book.is_uncertain(event.delivery_key):

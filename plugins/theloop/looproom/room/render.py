@@ -30,7 +30,7 @@ from slack_sdk.models.blocks import (
 
 from looproom import digest, workitem
 from looproom.inbound.events import Event
-from looproom.room import buttons
+from looproom.room import budget, buttons
 from looproom.room.slack_text import button_url, escape, neutralise
 
 SECTION_LIMIT = 3000
@@ -179,7 +179,22 @@ def _section(mrkdwn: str) -> SectionBlock:
 
 def _fit(text: str, settings: RenderSettings, url: str) -> str:
     limit = min(max(settings.max_chars, 1), SECTION_LIMIT)
-    return digest.fit(text, limit, settings.long_messages, url)
+    return budget.ROOM.run(
+        lambda: digest.fit(text, limit, settings.long_messages, url),
+        lambda: plain_fit(text, limit),
+        f"{len(text)} characters",
+    )
+
+
+def plain_fit(text: str, limit: int) -> str:
+    """``text`` as it is, cut to ``limit``, nothing drawn: what a drawing over its time
+    budget is replaced with (escaped and inert, so it is safe as mrkdwn)."""
+    cut = text if len(text) <= limit else text[: max(0, limit - 1)] + "…"
+    shown = escape(neutralise(cut))
+    while len(shown) > limit:  # escaping lengthens: cut the text again, never an entity
+        cut = cut[: len(cut) * 3 // 4] + "…"
+        shown = escape(neutralise(cut))
+    return shown
 
 
 def _detail(event: Event) -> list[tuple[str, str]]:

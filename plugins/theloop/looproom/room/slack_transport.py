@@ -241,6 +241,8 @@ class SlackTransport:
     def __init__(self, client: WebClient, *, pacer: Pacer | None = None) -> None:
         self._client = client
         self.pacer = pacer or Pacer()
+        #: Told of every call Slack answered 429 after the inline retry (the metrics).
+        self.on_rate_limited: Callable[[], None] = lambda: None
 
     @classmethod
     def beside(
@@ -367,6 +369,8 @@ class SlackTransport:
             reply = Reply(method, False, error=f"connection: {type(error).__name__}", status=0)
         else:
             return Reply(method, True, dict(response.data or {}), status=response.status_code)
+        if reply.kind == RATE_LIMITED:
+            self.on_rate_limited()
         log.warning("slack %s failed: %s (status %s)", method, reply.error, reply.status)
         return reply
 

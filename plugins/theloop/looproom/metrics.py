@@ -1,0 +1,122 @@
+"""What ``GET /theloop/metrics`` says, in Prometheus's text format: one registry per activation.
+
+Counters for the webhook (accepted, duplicates, refused by reason), the inbox's deliveries
+and the relay's outcomes (delivered, retried, parked), Slack's 429s; gauges read at scrape
+time for each queue's depth and the age of its oldest undelivered item. A registry of its
+own per activation, never the process-wide default: a plugin reactivated in the same
+process starts again from zero and registers no name twice.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from typing import Any, Protocol
+
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, generate_latest
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
+
+from looproom.durable.outcome import Delivered, Outcome, RetryLater
+
+#: The reason label of a refused webhook request, by status.
+REFUSALS = {
+    400: "malformed",
+    401: "signature",
+    405: "method",
+    413: "too_large",
+    422: "schema",
+    503: "unavailable",
+}
+
+
+class Watched(Protocol):
+    """A queue as the gauges read it."""
+
+    name: str
+
+    def depth(self) -> int: ...
+
+    def oldest(self) -> float | None: ...
+
+
+class _Queues(Collector):
+    def __init__(self, clock: Callable[[], float]) -> None:
+        self.queues: list[Watched] = []
+        self._clock = clock
+
+    def collect(self) -> Iterator[Any]:
+        depth = GaugeMetricFamily(
+            "theloop_queue_depth",
+            "Items not delivered yet (pending, in flight, parked)",
+            labels=["queue"],
+        )
+        age = GaugeMetricFamily(
+            "theloop_queue_oldest_age_seconds",
+            "Age of the oldest item not delivered yet (0 when none)",
+            labels=["queue"],
+        )
+        now = self._clock()
+        for queue in self.queues:
+            oldest = queue.oldest()
+            depth.add_metric([queue.name], queue.depth())
+            age.add_metric([queue.name], 0.0 if oldest is None else max(0.0, now - oldest))
+        yield depth
+        yield age
+
+
+class Metrics:
+    """The counters of one activation, and the queues whose gauges it reads."""
+
+    def __init__(self, clock: Callable[[], float] = time.time) -> None:
+        self.registry = CollectorRegistry()
+        reg = self.registry
+        self.accepted = Counter("theloop_events_accepted", "Events stored (202)", registry=reg)
+        self.duplicates = Counter(
+            "theloop_events_duplicate", "Events already stored (200)", registry=reg
+        )
+        self.refused = Counter(
+            "theloop_events_refused", "Webhook requests refused", ["reason"], registry=reg
+        )
+        self.deliveries = Counter(
+            "theloop_deliveries", "Inbox delivery attempts by outcome", ["outcome"], registry=reg
+        )
+        self.relays = Counter(
+            "theloop_relays", "Relay attempts by outcome", ["outcome"], registry=reg
+        )
+        self.slack_rate_limited = Counter(
+            "theloop_slack_rate_limited", "Slack calls answered 429", registry=reg
+        )
+        self._queues = _Queues(clock)
+        reg.register(self._queues)
+
+    def watch(self, queue: Watched) -> None:
+        """Report ``queue``'s depth and oldest age at each scrape."""
+        self._queues.queues.append(queue)
+
+    def answered(self, status: int) -> None:
+        """One webhook answer, counted by what it meant."""
+        if status == 202:
+            self.accepted.inc()
+        elif status == 200:
+            self.duplicates.inc()
+        else:
+            self.refused.labels(REFUSALS.get(status, str(status))).inc()
+
+    def delivery_settled(self, _item: object, outcome: Outcome) -> None:
+        self.deliveries.labels(_outcome(outcome)).inc()
+
+    def relay_settled(self, _item: object, outcome: Outcome) -> None:
+        self.relays.labels(_outcome(outcome)).inc()
+
+    def render(self) -> tuple[bytes, str]:
+        """The text exposition and its content type."""
+        return generate_latest(self.registry), CONTENT_TYPE_LATEST
+
+
+def _outcome(outcome: Outcome) -> str:
+    if isinstance(outcome, Delivered):
+        return "delivered"
+    if isinstance(outcome, RetryLater):
+        return "paced" if outcome.routine else "retried"
+    return "parked"
