@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install run test test-fast lint bench clean
+.PHONY: install run test test-fast lint bench clean manifest
 
 $(STAMP): requirements.txt requirements-dev.txt
 	$(PYTHON) -m venv $(VENV)
@@ -34,6 +34,11 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_digest.py
 	$(BIN)/python bench/bench_ingest.py
 	$(BIN)/python bench/bench_e2e.py
+
+# The Slack app's manifest, to paste into api.slack.com/apps (NAME=…, HTTP=https://… optional).
+manifest: $(STAMP)
+	@cd plugins/theloop && ../../$(BIN)/python -m looproom.manifest \
+		$(if $(NAME),--name "$(NAME)") $(if $(HTTP),--http "$(HTTP)")
 
 clean:
 	rm -rf $(VENV) data .pytest_cache .hypothesis

@@ -23,7 +23,7 @@ from errbot import BotPlugin, arg_botcmd, botcmd, webhook
 from flask import Request, Response
 
 # Errbot puts every folder holding a .plug file on sys.path, so the core imports plainly.
-from looproom import admin
+from looproom import admin, manifest
 from looproom.assembly import LoopRoom
 from looproom.http_rules import MAX_BODY_BYTES
 from looproom.inbound import webhook as ingress
@@ -120,6 +120,11 @@ class TheLoop(BotPlugin):
     def theloop_preview(self, _msg: Any, text: list[str], limit: int) -> str:
         """Show the mrkdwn the room would post for a message (the digest above the limit)."""
         return admin.preview_text(" ".join(text), limit)
+
+    @botcmd
+    def theloop_manifest(self, _msg: Any, args: str) -> str:
+        """The Slack app's manifest: `manifest [--name NAME] [--http https://public.host]`."""
+        return manifest.command(args)
 
     @botcmd(admin_only=True)
     def theloop_status(self, _msg: Any, _args: str) -> str:
