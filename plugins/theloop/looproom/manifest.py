@@ -138,7 +138,7 @@ def _address(manifest: dict[str, Any], base: str) -> None:
 
 def _checked_name(name: str) -> str:
     trimmed = name.strip()
-    if not trimmed or any(ord(c) < 32 for c in trimmed):
+    if not trimmed or not trimmed.isprintable():
         raise ManifestError("the app name must be some printable text")
     if len(trimmed) > MAX_NAME:
         raise ManifestError(f"the app name has {len(trimmed)} characters; Slack allows {MAX_NAME}")
