@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install run test test-fast lint bench clean manifest
+.PHONY: install run test test-fast lint bench clean manifest doctor
 
 $(STAMP): requirements.txt requirements-dev.txt
 	$(PYTHON) -m venv $(VENV)
@@ -39,6 +39,10 @@ bench: $(STAMP)
 manifest: $(STAMP)
 	@cd plugins/theloop && ../../$(BIN)/python -m looproom.manifest \
 		$(if $(NAME),--name "$(NAME)") $(if $(HTTP),--http "$(HTTP)")
+
+# Why the room may be silent: the same checks as `!theloop doctor`, from this shell's environment.
+doctor: $(STAMP)
+	@cd plugins/theloop && ../../$(BIN)/python -m looproom.doctor
 
 clean:
 	rm -rf $(VENV) data .pytest_cache .hypothesis

@@ -56,11 +56,15 @@ class TheLoop(BotPlugin):
             say=self._say,
             admins=tuple(self.bot_config.BOT_ADMINS),
             bot_member=lambda: chat.member_of(self.bot_identifier),
+            console=self._on_console(),
         )
         core.start()
         self._core = core
         self._unlisten = chat.listen_for_presses(self._bot, self._pressed)
         theloop_routes.activate(self)
+        if core.first_run_line:  # the Text backend's console: show how to send an event
+            for admin_id in self.bot_config.BOT_ADMINS:
+                self._say(admin_id, core.first_run_line)
 
     def _configuration(self) -> tuple[Environment, Settings]:
         try:
@@ -71,11 +75,15 @@ class TheLoop(BotPlugin):
             raise
         for warning in settings.warnings:
             self.log.warning("theloop config: %s", warning)
-        if not env.webhook_secret:
+        if not env.webhook_secret and not self._on_console():
             self.log.error(
                 "theloop webhook answers 503 until %s is set (fail closed)", ingress.SECRET_ENV
             )
         return env, settings
+
+    def _on_console(self) -> bool:
+        """Errbot's Text backend: one person at a console, where a local secret is safe."""
+        return getattr(self.bot_config, "BACKEND", "") == "Text"
 
     def deactivate(self) -> None:
         """Stop taking requests, then stop the room (an item cut short is delivered again,
@@ -130,6 +138,13 @@ class TheLoop(BotPlugin):
     def theloop_status(self, _msg: Any, _args: str) -> str:
         """Resolved configuration (secrets as set/unset), queue depth, last delivery error."""
         return self._core.status(time.time()) if self._core else NOT_ACTIVE
+
+    @botcmd(admin_only=True)
+    def theloop_doctor(self, _msg: Any, _args: str) -> str:
+        """Why the room may be silent: token, scopes, rooms, events, peers — with remedies."""
+        if self._core is None:
+            return NOT_ACTIVE
+        return self._core.doctor(getattr(self._bot, "slack_socket_mode", None))
 
     @botcmd(admin_only=True)
     def theloop_queue(self, _msg: Any, args: str) -> str:

@@ -46,10 +46,11 @@ BOT_USER = "U0THELOOP"
 BOT_ID = "B0THELOOP"
 APP_ID = "A0THELOOP"
 TEAM_ID = "T0FAKE"
-#: Modern granular bot scopes: SlackV3 picks the Events API / Socket Mode, not RTM.
+#: Modern granular bot scopes (SlackV3 picks the Events API / Socket Mode, not RTM): what an
+#: app created from slack-app-manifest.yaml is granted. A test may grant fewer (``scopes``).
 SCOPES = (
-    "chat:write,channels:history,groups:history,channels:read,groups:read,"
-    "reactions:write,users:read,team:read,im:write,app_mentions:read"
+    "channels:history,channels:read,chat:write,commands,groups:history,groups:read,"
+    "im:history,im:read,reactions:write,team:read,users:read"
 )
 
 SECTION_LIMIT, HEADER_LIMIT, BLOCK_LIMIT, TEXT_LIMIT = 3000, 150, 50, 40_000

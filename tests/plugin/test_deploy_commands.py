@@ -33,3 +33,10 @@ def test_manifest_in_chat_for_http_names_the_request_urls(testbot) -> None:
 def test_manifest_in_chat_says_what_is_wrong_with_a_bad_url(testbot) -> None:
     answer = testbot.exec_command("!theloop manifest --http http://plain.example")
     assert "https://" in answer and "display_information" not in answer
+
+
+def test_doctor_in_chat_off_slack_checks_what_it_can(testbot) -> None:
+    answer = testbot.exec_command("!theloop doctor")
+    assert "theloop doctor:" in answer
+    assert "not on Slack" in answer
+    assert "THELOOP_WEBHOOK_SECRET is set" in answer

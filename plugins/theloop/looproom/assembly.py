@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, MutableMapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +23,11 @@ from looproom.decide import presses
 from looproom.decide.authorization import Policy
 from looproom.decide.desk import Desk, room_facts
 from looproom.decide.judging import Said
+from looproom.doctor import findings
+from looproom.doctor.examine import SlackSide, examine
 from looproom.durable.queue import DurableQueue
 from looproom.durable.worker import Worker
+from looproom.inbound import local_secret
 from looproom.inbound import webhook as ingress
 from looproom.inbound.events import Event
 from looproom.inbound.stream import StreamFollower
@@ -198,12 +202,17 @@ class LoopRoom:
         say: Say,
         admins: tuple[str, ...],
         bot_member: Callable[[], str],
+        console: bool = False,
     ) -> None:
         """``store`` is the plugin's storage (bindings, memory and the stream cursor survive
         restarts); ``slack`` the transport on Slack, else None and ``say`` posts plainly to
-        a room or, without one, to each of ``admins``."""
+        a room or, without one, to each of ``admins``. ``console``: the chat backend is
+        Errbot's Text console, where an unset webhook secret gets a local one."""
         self.env, self.settings = env, settings
-        self._admins, self._say = admins, say
+        self._admins, self._say, self._slack = admins, say, slack
+        # The environment's secret; on the Text backend without one, a local one.
+        self._data_dir = data_dir
+        self._secret = local_secret.ensure(env, data_dir, console=console)
         self.book = RoomBook(store)
         self.memory = Memory(store)
         self.inbox = DurableQueue(data_dir / QUEUES_FILE, INBOX)
@@ -250,7 +259,28 @@ class LoopRoom:
 
     def receive(self, request: ingress.Request) -> ingress.Answer:
         """``POST /theloop/events``: the-loop's signed events, stored before the answer."""
-        return ingress.handle(request, secret=self.env.webhook_secret, inbox=self.inbox)
+        return ingress.handle(request, secret=self._secret, inbox=self.inbox)
+
+    @property
+    def first_run_line(self) -> str:
+        """On the Text backend with a local secret: the one line that sends an event."""
+        if self._secret and not self.env.webhook_secret:
+            return "Send the room an event — paste this in another shell:\n" + (
+                local_secret.send_line(self.env, self._data_dir)
+            )
+        return ""
+
+    def doctor(self, socket: Any) -> str:
+        """``!theloop doctor``: the findings, probing on the bot's own Socket Mode client."""
+        if socket is not None:
+            side = SlackSide(self._slack, socket, False, bool(socket.is_connected()))
+        else:
+            side = SlackSide(self._slack, no_socket_why="the bot holds no Socket Mode client")
+        local = bool(self._secret) and not self.env.webhook_secret
+        found = examine(
+            self.env, self.settings, side, bound=self.book.room_bindings(), local_secret=local
+        )
+        return findings.report(found)
 
     def status(self, now: float) -> str:
         """``!theloop status``."""
@@ -261,7 +291,8 @@ class LoopRoom:
             bindings=self.book.thread_count(),
         )
         stream = self.follower.status().describe() if self.follower else "loop stream: off"
-        return admin.status_text(self.env, self.settings, health, now) + "\n" + stream
+        env = replace(self.env, webhook_secret=self._secret)  # a local secret counts
+        return admin.status_text(env, self.settings, health, now) + "\n" + stream
 
     def queue(self, args: str, now: float) -> str:
         """``!theloop queue``: list what is not delivered or relayed; retry or drop one."""
