@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import yaml
@@ -40,3 +41,22 @@ def test_doctor_in_chat_off_slack_checks_what_it_can(testbot) -> None:
     assert "theloop doctor:" in answer
     assert "not on Slack" in answer
     assert "THELOOP_WEBHOOK_SECRET is set" in answer
+
+
+def _ask() -> bytes:
+    event = {"eventType": "session.awaiting_input", "workItem": "github:acme/api#7", "text": "?"}
+    return json.dumps(event).encode()
+
+
+def test_doctor_in_chat_tells_a_wrong_secret_from_the_webhooks_own_answers(
+    testbot, post_event
+) -> None:
+    assert "no event has reached the webhook" in testbot.exec_command("!theloop doctor")
+    assert post_event(_ask(), secret="not-the-bots").status_code == 401
+    answer = testbot.exec_command("!theloop doctor")
+    assert "all 1 of the last 1 request(s) were refused as badly signed (401)" in answer
+    assert post_event(_ask()).status_code == 202
+    testbot.push_message("!theloop doctor")
+    # The accepted event is posted to the admin too: the doctor's answer is the one that says so.
+    answers = [testbot.pop_message() for _ in range(2)]
+    assert any("1 accepted, 1 refused as badly signed" in a for a in answers), answers

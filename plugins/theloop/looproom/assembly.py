@@ -30,6 +30,7 @@ from looproom.durable.worker import Worker
 from looproom.inbound import local_secret
 from looproom.inbound import webhook as ingress
 from looproom.inbound.events import Event
+from looproom.inbound.recent import Recent
 from looproom.inbound.stream import StreamFollower
 from looproom.relay import forms, texts
 from looproom.relay.relay import RELAY, Relay
@@ -213,6 +214,7 @@ class LoopRoom:
         # The environment's secret; on the Text backend without one, a local one.
         self._data_dir = data_dir
         self._secret = local_secret.ensure(env, data_dir, console=console)
+        self._answered = Recent()  # the webhook's last answers, for the doctor
         self.book = RoomBook(store)
         self.memory = Memory(store)
         self.inbox = DurableQueue(data_dir / QUEUES_FILE, INBOX)
@@ -259,7 +261,9 @@ class LoopRoom:
 
     def receive(self, request: ingress.Request) -> ingress.Answer:
         """``POST /theloop/events``: the-loop's signed events, stored before the answer."""
-        return ingress.handle(request, secret=self._secret, inbox=self.inbox)
+        answer = ingress.handle(request, secret=self._secret, inbox=self.inbox)
+        self._answered.note(answer.status)
+        return answer
 
     @property
     def first_run_line(self) -> str:
@@ -278,7 +282,12 @@ class LoopRoom:
             side = SlackSide(self._slack, no_socket_why="the bot holds no Socket Mode client")
         local = bool(self._secret) and not self.env.webhook_secret
         found = examine(
-            self.env, self.settings, side, bound=self.book.room_bindings(), local_secret=local
+            self.env,
+            self.settings,
+            side,
+            bound=self.book.room_bindings(),
+            local_secret=local,
+            recent=self._answered.counts(),
         )
         return findings.report(found)
 

@@ -34,11 +34,13 @@ def examine(
     *,
     bound: Mapping[str, str] | None = None,
     local_secret: bool = False,
+    recent: Mapping[int, int] | None = None,
     window: float = echo.WINDOW,
 ) -> list[Finding]:
-    """The findings, Slack first, then the webhook and the relay's peers."""
+    """The findings, Slack first, then the webhook and the relay's peers. ``recent``: the
+    webhook's last answers (status → count), known only inside the bot."""
     found = _slack(env, settings, slack, bound or {}, window)
-    found.append(peers.webhook(env, local_secret=local_secret))
+    found += peers.webhook(env, local_secret=local_secret, recent=recent)
     found += peers.github(env, relay_repositories(settings))
     found += [f for f in (peers.loop_api(env), peers.loop_stream(env)) if f is not None]
     return found

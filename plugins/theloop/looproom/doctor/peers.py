@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import urllib.error
 import urllib.request
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from http.client import HTTPException
 
-from looproom.doctor.findings import NOTE, OK, PROBLEM, Finding
+from looproom.doctor.findings import EVIDENCE, NOTE, OK, PROBLEM, Finding
 from looproom.inbound.webhook import SECRET_ENV
 from looproom.relay.http_client import HttpResult, http
 from looproom.settings import Environment, redact_url
@@ -15,8 +15,48 @@ from looproom.settings import Environment, redact_url
 TIMEOUT = 10.0
 
 
-def webhook(env: Environment, *, local_secret: bool = False) -> Finding:
-    """Is the webhook's secret set (without one it answers 503 to everything)?"""
+def webhook(
+    env: Environment, *, local_secret: bool = False, recent: Mapping[int, int] | None = None
+) -> list[Finding]:
+    """Is the webhook's secret set (without one it answers 503 to everything); and, where
+    the bot's own answers are known (``recent``: status → count), were they signed right?"""
+    found = [_secret(env, local_secret)]
+    if recent is not None and found[0].level != PROBLEM:
+        found.append(_deliveries(recent))
+    return found
+
+
+def _deliveries(recent: Mapping[int, int]) -> Finding:
+    accepted = recent.get(202, 0) + recent.get(200, 0)
+    unsigned = recent.get(401, 0)
+    total = sum(recent.values())
+    subject = "recent deliveries"
+    if not total:
+        return Finding(
+            NOTE,
+            subject,
+            "no event has reached the webhook since the bot started",
+            'send one from the-loop\'s side (docs/connect-the-loop.md, "Check that it works")',
+        )
+    if unsigned and not accepted:
+        return Finding(
+            PROBLEM,
+            subject,
+            f"all {unsigned} of the last {total} request(s) were refused as badly signed (401): "
+            "the sender signs with another secret, or its clock is off by more than 5 minutes",
+            f"give the-loop's sender the bot's {SECRET_ENV}, and check both clocks",
+        )
+    if unsigned:
+        return Finding(
+            EVIDENCE,
+            subject,
+            f"{accepted} accepted, {unsigned} refused as badly signed (401), of the last {total}",
+            "a second sender with an old secret? its requests are refused",
+        )
+    return Finding(OK, subject, f"{accepted} of the last {total} accepted, signed right")
+
+
+def _secret(env: Environment, local_secret: bool) -> Finding:
     if local_secret:
         return Finding(OK, "webhook secret", "a local one, made for the Text backend's first run")
     if env.webhook_secret:
