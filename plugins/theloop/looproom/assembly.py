@@ -301,7 +301,10 @@ class LoopRoom:
         )
         stream = self.follower.status().describe() if self.follower else "loop stream: off"
         env = replace(self.env, webhook_secret=self._secret)  # a local secret counts
-        return admin.status_text(env, self.settings, health, now) + "\n" + stream
+        text = admin.status_text(env, self.settings, health, now) + "\n" + stream
+        if self._secret != self.env.webhook_secret:
+            text += "\nwebhook secret: the console's own, in the data directory (env unset)"
+        return text
 
     def queue(self, args: str, now: float) -> str:
         """``!theloop queue``: list what is not delivered or relayed; retry or drop one."""
