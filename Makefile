@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install run test test-fast lint bench clean
+.PHONY: install run test test-fast lint bench clean manifest doctor demo
 
 $(STAMP): requirements.txt requirements-dev.txt
 	$(PYTHON) -m venv $(VENV)
@@ -33,6 +33,24 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_digest.py
 	$(BIN)/python bench/bench_ingest.py
 	$(BIN)/python bench/bench_e2e.py
+
+# A real work item played through the signed webhook into the Text console: type your decisions.
+DEMO_ENV := THELOOP_BACKEND=Text THELOOP_SLACK_BOT_TOKEN= THELOOP_WEBHOOK_SECRET= \
+	THELOOP_DATA_DIR=data/demo THELOOP_CONFIG=demo/theloop.yaml
+demo: $(STAMP)
+	rm -rf data/demo
+	$(DEMO_ENV) $(BIN)/python demo/play.py --data-dir data/demo \
+		--url http://127.0.0.1:$${THELOOP_HTTP_PORT:-3141}/theloop/events & \
+		$(DEMO_ENV) $(BIN)/errbot -c config.py
+
+# The Slack app's manifest, to paste into api.slack.com/apps (NAME=…, HTTP=https://… optional).
+manifest: $(STAMP)
+	@cd plugins/theloop && ../../$(BIN)/python -m looproom.manifest \
+		$(if $(NAME),--name "$(NAME)") $(if $(HTTP),--http "$(HTTP)")
+
+# Why the room may be silent: the same checks as `!theloop doctor`, from this shell's environment.
+doctor: $(STAMP)
+	@cd plugins/theloop && ../../$(BIN)/python -m looproom.doctor
 
 clean:
 	rm -rf $(VENV) data .pytest_cache .hypothesis

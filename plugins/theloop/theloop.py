@@ -23,7 +23,7 @@ import theloop_decisions as chat
 from errbot import BotPlugin, arg_botcmd, botcmd
 
 # Errbot puts every folder holding a .plug file on sys.path, so the core imports plainly.
-from looproom import admin
+from looproom import admin, manifest
 from looproom.assembly import LoopRoom
 from looproom.inbound import webhook as ingress
 from looproom.room.slack_transport import SlackTransport
@@ -58,6 +58,7 @@ class TheLoop(BotPlugin):
             say=self._say,
             admins=tuple(self.bot_config.BOT_ADMINS),
             bot_member=lambda: chat.member_of(self.bot_identifier),
+            console=self._on_console(),
         )
         core.start()
         self._core = core
@@ -68,6 +69,9 @@ class TheLoop(BotPlugin):
             self._cannot_listen(core.listening)
         else:
             self.log.info("theloop http server %s", core.listening.describe())
+        if core.first_run_line:  # the Text backend's console: show how to send an event
+            for admin_id in self.bot_config.BOT_ADMINS:
+                self._say(admin_id, core.first_run_line)
 
     def _cannot_listen(self, listening: Listening) -> None:
         """Loudly: the log, and each admin, since the-loop's events now reach nobody."""
@@ -92,11 +96,15 @@ class TheLoop(BotPlugin):
             raise
         for warning in (*env.warnings, *settings.warnings):
             self.log.warning("theloop config: %s", warning)
-        if not env.webhook_secret:
+        if not env.webhook_secret and not self._on_console():
             self.log.error(
                 "theloop webhook answers 503 until %s is set (fail closed)", ingress.SECRET_ENV
             )
         return env, settings
+
+    def _on_console(self) -> bool:
+        """Errbot's Text backend: one person at a console, where a local secret is safe."""
+        return getattr(self.bot_config, "BACKEND", "") == "Text"
 
     def deactivate(self) -> None:
         """Stop taking requests, then stop the room (an item cut short is delivered again,
@@ -132,10 +140,22 @@ class TheLoop(BotPlugin):
         """Show the mrkdwn the room would post for a message (the digest above the limit)."""
         return admin.preview_text(" ".join(text), limit)
 
+    @botcmd
+    def theloop_manifest(self, _msg: Any, args: str) -> str:
+        """The Slack app's manifest: `manifest [--name NAME] [--http https://public.host]`."""
+        return manifest.command(args)
+
     @botcmd(admin_only=True)
     def theloop_status(self, _msg: Any, _args: str) -> str:
         """Resolved configuration (secrets as set/unset), queue depth, last delivery error."""
         return self._core.status(time.time()) if self._core else NOT_ACTIVE
+
+    @botcmd(admin_only=True)
+    def theloop_doctor(self, _msg: Any, _args: str) -> str:
+        """Why the room may be silent: token, scopes, rooms, events, peers — with remedies."""
+        if self._core is None:
+            return NOT_ACTIVE
+        return self._core.doctor(getattr(self._bot, "slack_socket_mode", None))
 
     @botcmd(admin_only=True)
     def theloop_queue(self, _msg: Any, args: str) -> str:

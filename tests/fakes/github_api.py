@@ -7,7 +7,8 @@ a second comment — and ``GET …/comments?since=`` lists comments updated at o
 ``since``, oldest first, a page at a time (``per_page`` default 30, at most 100; ``page``
 from 1) with a ``Link`` header naming the ``next`` and ``last`` pages. Rate limiting is
 scripted as GitHub answers it (403 with ``x-ratelimit-remaining: 0``, or 429 with
-``Retry-After``).
+``Retry-After``). ``GET /user`` names the token's login and ``GET /repos/{owner}/{repo}`` a
+repository it can see (``no_issues`` lists those with issues turned off).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from tests.fakes.loopback import LoopbackServer, Request
 TOKEN = "ghp_fake_relay_token"
 LOGIN = "theloop-bot"
 _COMMENTS = re.compile(r"^/repos/([^/]+/[^/]+)/issues/(\d+)/comments$")
+_REPO = re.compile(r"^/repos/([^/]+/[^/]+)$")
 
 
 class FakeGitHub(LoopbackServer):
@@ -33,6 +35,7 @@ class FakeGitHub(LoopbackServer):
         super().__init__()
         self.issues = issues if issues is not None else {"acme/api": {7}}
         self.comments: dict[tuple[str, int], list[dict[str, Any]]] = {}
+        self.no_issues: set[str] = set()
         self._ids = itertools.count(1001)
         self._lock = threading.Lock()
 
@@ -44,6 +47,11 @@ class FakeGitHub(LoopbackServer):
     def route(self, request: Request) -> tuple[int, dict[str, str], Any]:
         if request.headers.get("Authorization") != f"Bearer {TOKEN}":
             return 401, {}, {"message": "Bad credentials"}
+        if request.method == "GET" and request.path == "/user":
+            return 200, {}, {"login": LOGIN}
+        repo = _REPO.match(request.path)
+        if request.method == "GET" and repo:
+            return self._repository(repo[1])
         match = _COMMENTS.match(request.path)
         if not match or int(match[2]) not in self.issues.get(match[1], set()):
             return 404, {}, {"message": "Not Found"}
@@ -54,6 +62,13 @@ class FakeGitHub(LoopbackServer):
         if not isinstance(body, str) or not body.strip():
             return 422, {}, {"message": "Validation Failed"}
         return 201, {}, self._create(key, body)
+
+    def _repository(self, repo: str) -> tuple[int, dict[str, str], Any]:
+        if repo not in self.issues:
+            return 404, {}, {"message": "Not Found"}
+        permissions = {"admin": False, "push": True, "pull": True}
+        body = {"full_name": repo, "has_issues": repo not in self.no_issues}
+        return 200, {}, {**body, "permissions": permissions}
 
     def _create(self, key: tuple[str, int], body: str) -> dict[str, Any]:
         number = next(self._ids)

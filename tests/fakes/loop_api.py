@@ -8,7 +8,8 @@ delivers twice — except while its tmux session is busy: then it answers 200 wi
 ``"delivered": false`` and delivers nothing ("the caller may retry"; ``busy`` counts
 them). ``POST /api/v1/graph/skip`` needs ``repo``, ``workItem``, ``nodes`` and
 ``reason``; nodes outside the graph's skip vocabulary come back in ``rejected`` as
-``{"token", "why"}`` objects, as the-loop's graph command prints them.
+``{"token", "why"}`` objects, as the-loop's graph command prints them. ``GET
+/api/v1/health`` answers ``{"status": "ok"}``.
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ class FakeLoop(LoopbackServer):
         self.busy = 0  # replies answered "delivered": false before one is delivered
 
     def route(self, request: Request) -> tuple[int, dict[str, str], Any]:
+        if request.method == "GET" and request.path == "/api/v1/health":
+            return 200, {}, {"status": "ok"}
         required = _REQUIRED.get(request.path)
         if required is None or request.method != "POST":
             return 404, {}, {"detail": "Not Found"}

@@ -11,6 +11,14 @@ and then answers 500, or refusing connections altogether.
 Socket Mode: ``apps.connections.open`` (app token) answers a ``ws://`` URL on the same
 port; the websocket says ``hello`` on connect (SlackV3 activates plugins on it), answers
 pings, and :meth:`FakeSlack.push_envelope` delivers an envelope and waits for the ack.
+With ``echo_posts`` set, each message the bot posts comes back as Slack sends it, a
+``message`` event to one connected client, taking turns as Slack splits an app's events
+across its connections.
+
+For the doctor: ``scopes`` is what ``auth.test`` says the token was granted; ``page_limit``
+cuts every listing's pages short; a private room (``add_channel(private=True)``) is listed
+by ``conversations.list`` only while the bot is in it, and ``listed=False`` hides a room
+from that listing altogether, while ``users.conversations`` lists every room the bot is in.
 """
 
 from __future__ import annotations
@@ -38,10 +46,11 @@ BOT_USER = "U0THELOOP"
 BOT_ID = "B0THELOOP"
 APP_ID = "A0THELOOP"
 TEAM_ID = "T0FAKE"
-#: Modern granular bot scopes: SlackV3 picks the Events API / Socket Mode, not RTM.
+#: Modern granular bot scopes (SlackV3 picks the Events API / Socket Mode, not RTM): what an
+#: app created from slack-app-manifest.yaml is granted. A test may grant fewer (``scopes``).
 SCOPES = (
-    "chat:write,channels:history,groups:history,channels:read,groups:read,"
-    "reactions:write,users:read,team:read,im:write,app_mentions:read"
+    "channels:history,channels:read,chat:write,commands,groups:history,groups:read,"
+    "im:history,im:read,reactions:write,team:read,users:read"
 )
 
 SECTION_LIMIT, HEADER_LIMIT, BLOCK_LIMIT, TEXT_LIMIT = 3000, 150, 50, 40_000
@@ -130,6 +139,10 @@ class FakeSlack(LoopbackHTTP):
         self.channels: dict[str, dict[str, Any]] = {}
         self.users = {BOT_USER: "theloop", **dict(users)}
         self.faults: list[Fault] = []
+        self.scopes = SCOPES
+        self.page_limit = 1000
+        self.echo_posts = False
+        self._turn = itertools.count()
         self.envelope_acks: dict[str, dict[str, Any]] = {}
         self._sockets: list[_WebSocket] = []
         self._ts = itertools.count(1)
@@ -157,10 +170,24 @@ class FakeSlack(LoopbackHTTP):
 
     # -- the workspace -----------------------------------------------------------------
 
-    def add_channel(self, name: str, channel_id: str = "", *, member: bool = True) -> str:
+    def add_channel(
+        self,
+        name: str,
+        channel_id: str = "",
+        *,
+        member: bool = True,
+        private: bool = False,
+        listed: bool = True,
+    ) -> str:
         """A channel the bot is (or is not) a member of; returns its id."""
         channel_id = channel_id or "C" + uuid.uuid4().hex[:9].upper()
-        self.channels[channel_id] = {"name": name, "member": member, "messages": []}
+        self.channels[channel_id] = {
+            "name": name,
+            "member": member,
+            "private": private,
+            "listed": listed,
+            "messages": [],
+        }
         return channel_id
 
     def channel_id(self, room: str) -> str:
@@ -268,7 +295,26 @@ class FakeSlack(LoopbackHTTP):
             self._changed.notify_all()
         if fault is not None and fault.kind == "land_then_hang":
             self._released.wait(60.0)
+        if method == "chat.postMessage" and body.get("ok") and self.echo_posts:
+            self._echo(body)
         return status, headers, body
+
+    def _echo(self, posted: dict[str, Any]) -> None:
+        """The posted message as the ``message`` event Slack sends one of the app's
+        connections (in turn, as Slack spreads an app's events)."""
+        event = {**posted["message"], "channel": posted["channel"]}
+        envelope = {
+            "envelope_id": str(uuid.uuid4()),
+            "type": "events_api",
+            "payload": {"type": "event_callback", "event": event},
+            "accepts_response_payload": False,
+            "retry_attempt": 0,
+            "retry_reason": "",
+        }
+        with self._changed:
+            open_sockets = [ws for ws in self._sockets if ws.open]
+        if open_sockets:
+            open_sockets[next(self._turn) % len(open_sockets)].send_text(json.dumps(envelope))
 
     def _answer(self, method: str, args: dict, token: str, fault: Fault | None) -> tuple:
         if fault is not None and fault.kind == "disconnect":
@@ -286,7 +332,7 @@ class FakeSlack(LoopbackHTTP):
         body = _api(self, method, args, token)
         if fault is not None and fault.kind == "land_then_5xx":
             return fault.status, {}, {"ok": False, "error": "internal_error"}
-        headers = {"x-oauth-scopes": SCOPES} if method == "auth.test" else {}
+        headers = {"x-oauth-scopes": self.scopes} if method == "auth.test" else {}
         return 200, headers, body
 
 
@@ -360,7 +406,7 @@ def _channel_object(slack: FakeSlack, channel_id: str) -> dict[str, Any]:
         "id": channel_id,
         "name": channel["name"],
         "is_channel": True,
-        "is_private": False,
+        "is_private": channel["private"],
         "is_archived": False,
         "is_member": channel["member"],
         # As Slack answers: SlackV3 reads both when a member's message arrives.
@@ -370,8 +416,23 @@ def _channel_object(slack: FakeSlack, channel_id: str) -> dict[str, Any]:
 
 
 def _conversations_list(slack: FakeSlack, args: dict) -> dict:
-    everything = [_channel_object(slack, cid) for cid in slack.channels]
-    page, cursor = _page(everything, args, default=100)
+    """The workspace's rooms: a private one only while the bot is in it; not the hidden."""
+    shown = [
+        cid
+        for cid, ch in slack.channels.items()
+        if ch["listed"] and (ch["member"] or not ch["private"])
+    ]
+    return _channel_page(slack, shown, args)
+
+
+def _users_conversations(slack: FakeSlack, args: dict) -> dict:
+    """The rooms the bot is in, public and private."""
+    return _channel_page(slack, [cid for cid, ch in slack.channels.items() if ch["member"]], args)
+
+
+def _channel_page(slack: FakeSlack, ids: list[str], args: dict) -> dict:
+    limited = {**args, "limit": min(int(args.get("limit") or 100), slack.page_limit)}
+    page, cursor = _page([_channel_object(slack, cid) for cid in ids], limited, default=100)
     return {"ok": True, "channels": page, "response_metadata": {"next_cursor": cursor}}
 
 
@@ -664,6 +725,7 @@ _METHODS: dict[str, Callable[[FakeSlack, dict], dict]] = {
     "bots.info": _bots_info,
     "team.info": _team_info,
     "conversations.list": _conversations_list,
+    "users.conversations": _users_conversations,
     "conversations.info": _conversations_info,
     "conversations.open": _conversations_open,
     "conversations.history": _conversations_history,

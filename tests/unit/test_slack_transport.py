@@ -171,9 +171,38 @@ def test_a_channel_is_found_by_name_across_pages(slack: FakeSlack) -> None:
     client = WebClient(token=BOT_TOKEN, base_url=slack.url)
     found, _reply = SlackTransport(client).find_channel("#Far-Away")
     assert found == wanted
-    assert len(slack.calls_to("conversations.list")) == 2
+    assert len(slack.calls_to("users.conversations")) == 2  # the bot's own rooms first
     missing, reply = SlackTransport(client).find_channel("#nowhere")
     assert (missing, reply.ok) == ("", True)
+
+
+def test_a_private_room_the_listing_hides_is_found_among_the_bots_own(slack: FakeSlack) -> None:
+    hidden = slack.add_channel("secret-war-room", private=True, listed=False)
+    transport = SlackTransport(WebClient(token=BOT_TOKEN, base_url=slack.url))
+    found = transport.lookup_channel("#secret-war-room")
+    assert (found.id, found.member) == (hidden, True)
+    assert slack.calls_to("conversations.list") == []
+
+
+def test_a_room_the_bot_is_not_in_is_found_in_the_listing_as_not_a_member(
+    slack: FakeSlack,
+) -> None:
+    outside = slack.add_channel("elsewhere", member=False)
+    transport = SlackTransport(WebClient(token=BOT_TOKEN, base_url=slack.url))
+    found = transport.lookup_channel("elsewhere")
+    assert (found.id, found.member, found.truncated) == (outside, False, False)
+    assert transport.lookup_channel(outside).id == outside  # an id is checked the same way
+
+
+def test_a_listing_cut_short_says_so_rather_than_no_such_room(slack: FakeSlack) -> None:
+    slack.page_limit = 2
+    for n in range(10):
+        slack.add_channel(f"room-{n}", member=False)
+    transport = SlackTransport(WebClient(token=BOT_TOKEN, base_url=slack.url))
+    found = transport.lookup_channel("#beyond", max_pages=3)
+    assert (found.id, found.truncated) == ("", True)
+    missing, reply = transport.find_channel("#beyond", max_pages=3)
+    assert (missing, reply.error) == ("", "listing_truncated")
 
 
 def test_the_sibling_client_shares_identity_but_not_the_backends_retry_policy(

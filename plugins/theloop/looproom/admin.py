@@ -21,7 +21,7 @@ from looproom.settings import MAX_CHARS, MIN_CHARS, Environment, Settings
 ABOUT = (
     "theloop posts the-loop's events into rooms and threads and carries decisions back. "
     "Try `!theloop preview <markdown>` to see how a long message is drawn; admins: "
-    "`!theloop status`, `!theloop queue`."
+    "`!theloop status`, `!theloop queue`, `!theloop doctor` (why the room may be silent)."
 )
 QUEUE_USAGE = "usage: !theloop queue [list | retry KEY | drop KEY]"
 #: A room as an admin types it: ``#name``, ``name``, an id, or Slack's ``<#C…|name>``.

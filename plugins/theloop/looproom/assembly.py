@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Mapping, MutableMapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -23,10 +24,14 @@ from looproom.decide import presses
 from looproom.decide.authorization import Policy
 from looproom.decide.desk import Desk, room_facts
 from looproom.decide.judging import Said
+from looproom.doctor import findings
+from looproom.doctor.examine import SlackSide, examine
 from looproom.durable.queue import DurableQueue
 from looproom.durable.worker import Worker
+from looproom.inbound import local_secret
 from looproom.inbound import webhook as ingress
 from looproom.inbound.events import Event
+from looproom.inbound.recent import Recent
 from looproom.inbound.stream import StreamFollower
 from looproom.metrics import Metrics
 from looproom.relay import forms, texts
@@ -208,15 +213,21 @@ class LoopRoom:
         say: Say,
         admins: tuple[str, ...],
         bot_member: Callable[[], str],
+        console: bool = False,
     ) -> None:
         """``store`` is the plugin's storage (bindings, memory and the stream cursor survive
         restarts); ``slack`` the transport on Slack, else None and ``say`` posts plainly to
-        a room or, without one, to each of ``admins``."""
+        a room or, without one, to each of ``admins``. ``console``: the chat backend is
+        Errbot's Text console, where an unset webhook secret gets a local one."""
         self.env, self.settings = env, settings
-        self._admins, self._say = admins, say
+        self._admins, self._say, self._slack = admins, say, slack
         self.metrics = Metrics()
         #: Where the HTTP server listens, or why not: the adapter sets it once it started.
         self.listening = Listening()
+        # The environment's secret; on the Text backend without one, a local one.
+        self._data_dir = data_dir
+        self._secret = local_secret.ensure(env, data_dir, console=console)
+        self._answered = Recent()  # the webhook's last answers, for the doctor
         self.book = RoomBook(store)
         self.memory = Memory(store)
         self.inbox = DurableQueue(data_dir / QUEUES_FILE, INBOX)
@@ -270,8 +281,9 @@ class LoopRoom:
 
     def receive(self, request: ingress.Request) -> ingress.Answer:
         """``POST /theloop/events``: the-loop's signed events, stored before the answer."""
-        answer = ingress.handle(request, secret=self.env.webhook_secret, inbox=self.inbox)
+        answer = ingress.handle(request, secret=self._secret, inbox=self.inbox)
         self.metrics.answered(answer.status)
+        self._answered.note(answer.status)
         return answer
 
     def press(self, headers: Mapping[str, str], body: bytes) -> ingress.Answer:
@@ -297,6 +309,32 @@ class LoopRoom:
         """``GET /theloop/metrics``: the Prometheus text exposition."""
         return self.metrics.render()
 
+    @property
+    def first_run_line(self) -> str:
+        """On the Text backend with a local secret: the one line that sends an event."""
+        if self._secret and not self.env.webhook_secret:
+            return "Send the room an event — paste this in another shell:\n" + (
+                local_secret.send_line(self.env, self._data_dir)
+            )
+        return ""
+
+    def doctor(self, socket: Any) -> str:
+        """``!theloop doctor``: the findings, probing on the bot's own Socket Mode client."""
+        if socket is not None:
+            side = SlackSide(self._slack, socket, False, bool(socket.is_connected()))
+        else:
+            side = SlackSide(self._slack, no_socket_why="the bot holds no Socket Mode client")
+        local = bool(self._secret) and not self.env.webhook_secret
+        found = examine(
+            self.env,
+            self.settings,
+            side,
+            bound=self.book.room_bindings(),
+            local_secret=local,
+            recent=self._answered.counts(),
+        )
+        return findings.report(found)
+
     def status(self, now: float) -> str:
         """``!theloop status``."""
         health = admin.Health(
@@ -306,8 +344,12 @@ class LoopRoom:
             bindings=self.book.thread_count(),
         )
         stream = self.follower.status().describe() if self.follower else "loop stream: off"
-        text = admin.status_text(self.env, self.settings, health, now, self.listening.describe())
-        return text + "\n" + stream
+        env = replace(self.env, webhook_secret=self._secret)  # a local secret counts
+        text = admin.status_text(env, self.settings, health, now, self.listening.describe())
+        text += "\n" + stream
+        if self._secret != self.env.webhook_secret:
+            text += "\nwebhook secret: the console's own, in the data directory (env unset)"
+        return text
 
     def queue(self, args: str, now: float) -> str:
         """``!theloop queue``: list what is not delivered or relayed; retry or drop one."""

@@ -50,6 +50,11 @@ class Thread:
     drawn: str = ""  # a fingerprint of the parent as last sent, to skip no-op updates
 
 
+def has_glob(pattern: str) -> bool:
+    """Whether a ``rooms`` key is a glob (``acme/*``) rather than one repository."""
+    return bool(_GLOB.search(pattern))
+
+
 def route(work_item: str, channel: str, rooms: Sequence[tuple[str, str]]) -> str:
     """The configured room for ``work_item``: exact repository, first glob, else ``channel``."""
     repo = workitem.repository_of(work_item).lower()

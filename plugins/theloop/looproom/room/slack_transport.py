@@ -91,6 +91,8 @@ class Reply:
     error: str = ""
     status: int = 200
     retry_after: float | None = None
+    #: The answer's HTTP headers (``auth.test`` names the token's scopes in one).
+    headers: Mapping[str, str] = field(default_factory=dict, repr=False)
 
     @property
     def kind(self) -> str:
@@ -115,6 +117,17 @@ class Reply:
     def channel(self) -> str:
         """The channel id Slack answered with (a posted name comes back as an id)."""
         return str(self.data.get("channel") or "")
+
+
+@dataclass(frozen=True)
+class ChannelLookup:
+    """Where a room name led: its id (``""``: not found), whether the bot is in it, and
+    whether a listing was cut short before it was found (then use the room's id)."""
+
+    id: str = ""
+    member: bool = False
+    truncated: bool = False
+    reply: Reply = field(default_factory=lambda: Reply("", True))
 
 
 def is_channel_id(room: str) -> bool:
@@ -337,25 +350,56 @@ class SlackTransport:
         return self._call("conversations.replies", args)
 
     def find_channel(self, name: str, *, max_pages: int = 10) -> tuple[str, Reply]:
-        """The id of the channel called ``name`` (``#`` optional), or ``""``; and the last reply.
+        """The id of the room called ``name`` (``#`` optional), or ``""``; and the last reply.
 
-        Pages ``conversations.list`` at most ``max_pages`` times (1000 a page): a larger
-        workspace should configure the room by id.
+        As :meth:`lookup_channel` finds it; a listing cut short answers ``listing_truncated``.
         """
-        wanted, cursor = name.lstrip("#").lower(), ""
+        found = self.lookup_channel(name, max_pages=max_pages)
+        if found.id or not found.truncated:
+            return found.id, found.reply
+        return "", Reply(found.reply.method, False, error="listing_truncated")
+
+    def lookup_channel(self, room: str, *, max_pages: int = 10) -> ChannelLookup:
+        """Find ``room`` (a name, ``#`` optional, or an id): the bot's own rooms first.
+
+        ``users.conversations`` lists the rooms the bot is in, private ones included, which
+        a workspace listing may not show; only then ``conversations.list`` (up to
+        ``max_pages`` pages of 1000), which also finds a room the bot is not in yet.
+        """
+        mine = self._scan("users.conversations", room, max_pages)
+        if mine.id:
+            return mine
+        listed = self._scan("conversations.list", room, max_pages)
+        truncated = mine.truncated or listed.truncated
+        return ChannelLookup(listed.id, listed.member, truncated, listed.reply)
+
+    def _scan(self, method: str, room: str, max_pages: int) -> ChannelLookup:
+        by_id, cursor = is_channel_id(room), ""
+        wanted = room if by_id else room.lstrip("#").lower()
+        reply = Reply(method, True)
         for _ in range(max_pages):
             args = {"types": "public_channel,private_channel", "limit": 1000}
             args.update(_optional(exclude_archived=True, cursor=cursor or None))
-            reply = self._call("conversations.list", args)
+            reply = self._call(method, args)
             if not reply.ok:
-                return "", reply
+                return ChannelLookup(reply=reply)
             for channel in reply.data.get("channels") or []:
-                if str(channel.get("name", "")).lower() == wanted:
-                    return str(channel.get("id", "")), reply
+                key = str(channel.get("id", "")) if by_id else str(channel.get("name", "")).lower()
+                if key == wanted:
+                    member = method == "users.conversations" or bool(channel.get("is_member"))
+                    return ChannelLookup(str(channel.get("id", "")), member, reply=reply)
             cursor = next_cursor(reply)
             if not cursor:
-                return "", reply
-        return "", Reply("conversations.list", False, error="listing_truncated")
+                return ChannelLookup(reply=reply)
+        return ChannelLookup(truncated=True, reply=reply)
+
+    def auth_test(self) -> Reply:
+        """``auth.test``: whether the token is good, whose it is; its scopes in ``headers``."""
+        return self._call("auth.test", {})
+
+    def delete_message(self, channel: str, ts: str) -> Reply:
+        """``chat.delete`` of one of the bot's own messages."""
+        return self._call("chat.delete", {"channel": channel, "ts": ts})
 
     # -- the call --------------------------------------------------------------------
 
@@ -368,7 +412,13 @@ class SlackTransport:
         except Exception as error:
             reply = Reply(method, False, error=f"connection: {type(error).__name__}", status=0)
         else:
-            return Reply(method, True, dict(response.data or {}), status=response.status_code)
+            return Reply(
+                method,
+                True,
+                dict(response.data or {}),
+                status=response.status_code,
+                headers=dict(response.headers or {}),
+            )
         if reply.kind == RATE_LIMITED:
             self.on_rate_limited()
         log.warning("slack %s failed: %s (status %s)", method, reply.error, reply.status)

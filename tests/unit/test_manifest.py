@@ -1,0 +1,148 @@
+"""The shipped Slack app manifest asks for exactly what the code calls and listens for."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+import slackv3
+import yaml
+from hypothesis import given
+from hypothesis import strategies as st
+from slack_sdk import WebClient
+
+from looproom import manifest
+
+ROOT = Path(__file__).resolve().parents[2]
+CODE = ROOT / "plugins"
+_METHOD = re.compile(r"^[a-z]+(?:\.[A-Za-z]+)+$")
+
+
+def _called_methods() -> set[str]:
+    """Every Slack Web API method our code calls: ``_call("chat.update", …)``,
+    ``api_call("…")`` or a slack_sdk ``WebClient`` method such as ``client.chat_delete(…)``."""
+    found: set[str] = set()
+    for path in CODE.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+                continue
+            name, args = node.func.attr, node.args
+            if name in ("_call", "api_call") and args and isinstance(args[0], ast.Constant):
+                if isinstance(args[0].value, str) and _METHOD.match(args[0].value):
+                    found.add(args[0].value)
+            elif _is_web_api_method(name):
+                found.add(name.replace("_", "."))
+    return found
+
+
+def _is_web_api_method(name: str) -> bool:
+    public = not name.startswith("_") and "_" in name and name != "api_call"
+    return public and callable(getattr(WebClient, name, None))
+
+
+def _needed_scopes(shipped: dict) -> set[str]:
+    methods = _called_methods() | set(manifest.BACKEND_METHODS)
+    needed = set(manifest.scopes_for(methods))
+    needed |= {manifest.EVENT_SCOPES[event] for event in manifest.bot_events(shipped)}
+    if shipped["features"].get("slash_commands"):
+        needed.add("commands")
+    return needed
+
+
+def test_the_code_calls_what_the_scope_table_knows() -> None:
+    unmapped = sorted(_called_methods() - set(manifest.METHOD_SCOPES))
+    assert not unmapped, f"add each to looproom.manifest.METHOD_SCOPES: {unmapped}"
+
+
+def test_the_backend_methods_are_ones_slackv3_really_calls() -> None:
+    source = "".join(p.read_text() for p in Path(slackv3.__file__).parent.glob("*.py"))
+    for method in manifest.BACKEND_METHODS:
+        assert f"{method.replace('.', '_')}(" in source, method
+
+
+def test_the_manifest_asks_for_exactly_the_scopes_the_code_needs() -> None:
+    shipped = manifest.load()
+    granted = set(manifest.bot_scopes(shipped))
+    needed = _needed_scopes(shipped)
+    assert needed - granted == set(), "the code calls methods whose scopes are not asked for"
+    assert granted - needed == set(), "the manifest asks for scopes no code needs"
+
+
+def test_the_bot_hears_messages_wherever_it_reads_and_answers() -> None:
+    # It reads thread history in public and private rooms (so it serves both) and Errbot
+    # answers commands in a direct message: a message event for each of those kinds.
+    reads = {s for m in _called_methods() for s in manifest.METHOD_SCOPES[m] if "history" in s}
+    kinds = {"channels:history": "message.channels", "groups:history": "message.groups"}
+    expected = {kinds[scope] for scope in reads} | {"message.im"}
+    assert manifest.bot_events(manifest.load()) == expected
+
+
+def test_interactivity_is_on_and_its_url_is_the_plugins_route() -> None:
+    shipped = manifest.load()
+    assert shipped["settings"]["interactivity"]["is_enabled"] is True
+    plugin = (CODE / "theloop" / "theloop.py").read_text()
+    assert f'@webhook("{manifest.INTERACTIVE_PATH}"' in plugin
+    assert shipped["settings"]["socket_mode_enabled"] is True
+
+
+def test_shortcuts_and_slash_command_are_the_ones_the_code_names() -> None:
+    shipped = manifest.load()
+    shortcuts = {s["callback_id"]: s["name"] for s in shipped["features"]["shortcuts"]}
+    assert shortcuts == manifest.SHORTCUTS
+    assert all(s["type"] == "message" for s in shipped["features"]["shortcuts"])
+    commands = [c["command"] for c in shipped["features"]["slash_commands"]]
+    assert commands == [manifest.SLASH_COMMAND]
+
+
+def test_socket_mode_render_is_the_file_as_shipped() -> None:
+    assert manifest.render() == manifest.MANIFEST_FILE.read_text(encoding="utf-8")
+
+
+def test_http_render_fills_every_request_url_and_turns_socket_mode_off() -> None:
+    drawn = yaml.safe_load(manifest.render("Acme Loop", "https://bot.example.com/base/"))
+    settings = drawn["settings"]
+    assert settings["socket_mode_enabled"] is False
+    assert settings["event_subscriptions"]["request_url"] == (
+        "https://bot.example.com/base" + manifest.EVENTS_PATH
+    )
+    assert settings["interactivity"]["request_url"].endswith(manifest.INTERACTIVE_PATH)
+    assert drawn["features"]["slash_commands"][0]["url"].endswith(manifest.COMMANDS_PATH)
+    assert drawn["display_information"]["name"] == "Acme Loop"
+    assert drawn["features"]["bot_user"]["display_name"] == "acme-loop"
+    # Everything else as shipped: the scopes and events do not change with the mode.
+    assert manifest.bot_scopes(drawn) == manifest.bot_scopes(manifest.load())
+
+
+@pytest.mark.parametrize(
+    "url", ["http://bot.example.com", "bot.example.com", "https://u:p@bot.example.com", "https://"]
+)
+def test_http_mode_refuses_what_slack_would_not_post_to(url: str) -> None:
+    with pytest.raises(manifest.ManifestError, match="--http"):
+        manifest.render(http_url=url)
+
+
+@pytest.mark.parametrize("name", ["", "   ", "x" * 36, "!!!", "a\nb"])
+def test_a_name_slack_would_refuse_is_refused_with_the_reason(name: str) -> None:
+    with pytest.raises(manifest.ManifestError, match="name"):
+        manifest.render(name)
+
+
+@given(st.text(min_size=1, max_size=35))
+def test_any_accepted_name_yields_a_valid_handle(name: str) -> None:
+    try:
+        drawn = yaml.safe_load(manifest.render(name))
+    except manifest.ManifestError:
+        return
+    assert re.fullmatch(r"[a-z0-9._-]+", drawn["features"]["bot_user"]["display_name"])
+    assert drawn["display_information"]["name"] == name.strip()
+
+
+def test_arguments_parse_and_a_stray_word_is_refused() -> None:
+    parsed = manifest.parse_args(["--http", "https://h", "--name", "x"])
+    assert (parsed.http, parsed.name) == ("https://h", "x")
+    with pytest.raises(manifest.ManifestError, match="usage"):
+        manifest.parse_args(["nonsense"])
+    with pytest.raises(manifest.ManifestError, match="usage"):
+        manifest.parse_args(["--http"])
