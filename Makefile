@@ -45,12 +45,12 @@ demo: $(STAMP)
 
 # The Slack app's manifest, to paste into api.slack.com/apps (NAME=…, HTTP=https://… optional).
 manifest: $(STAMP)
-	@cd plugins/theloop && ../../$(BIN)/python -m looproom.manifest \
+	@PYTHONPATH=plugins/theloop $(BIN)/python -m looproom.manifest \
 		$(if $(NAME),--name "$(NAME)") $(if $(HTTP),--http "$(HTTP)")
 
 # Why the room may be silent: the same checks as `!theloop doctor`, from this shell's environment.
 doctor: $(STAMP)
-	@cd plugins/theloop && ../../$(BIN)/python -m looproom.doctor
+	@PYTHONPATH=plugins/theloop $(BIN)/python -m looproom.doctor
 
 clean:
 	rm -rf $(VENV) data .pytest_cache .hypothesis

@@ -143,7 +143,9 @@ class TheLoop(BotPlugin):
     @botcmd
     def theloop_manifest(self, _msg: Any, args: str) -> str:
         """The Slack app's manifest: `manifest [--name NAME] [--http https://public.host]`."""
-        return manifest.command(args)
+        me = self.bot_identifier  # on Slack its display name; elsewhere a nick, if any
+        name = getattr(me, "username", "") or getattr(me, "nick", "") or ""
+        return manifest.command(args, str(name))
 
     @botcmd(admin_only=True)
     def theloop_status(self, _msg: Any, _args: str) -> str:

@@ -34,8 +34,8 @@ def _doctor(tmp_path: Path, port: int, **env: str) -> subprocess.CompletedProces
     )
     return subprocess.run(
         [sys.executable, "-m", "looproom.doctor"],
-        cwd=ROOT / "plugins" / "theloop",
-        env=clean,
+        cwd=ROOT,  # as `make doctor` runs it: relative paths are the checkout's
+        env={**clean, "PYTHONPATH": str(ROOT / "plugins" / "theloop")},
         capture_output=True,
         text=True,
         timeout=120,

@@ -139,6 +139,14 @@ def test_any_accepted_name_yields_a_valid_handle(name: str) -> None:
     assert drawn["display_information"]["name"] == name.strip()
 
 
+def test_in_chat_the_manifest_takes_the_bots_name_unless_told_another() -> None:
+    named = yaml.safe_load(manifest.command("", "@acme-loop").split("```\n", 1)[1][:-3])
+    assert named["display_information"]["name"] == "acme-loop"
+    told = manifest.command("--name Other", "acme-loop")
+    assert "name: Other" in told
+    assert manifest.command("", "").endswith(manifest.render() + "```")
+
+
 def test_arguments_parse_and_a_stray_word_is_refused() -> None:
     parsed = manifest.parse_args(["--http", "https://h", "--name", "x"])
     assert (parsed.http, parsed.name) == ("https://h", "x")

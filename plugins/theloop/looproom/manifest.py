@@ -176,10 +176,13 @@ class _Parser(argparse.ArgumentParser):
         raise ManifestError(f"{message}; {USAGE}")
 
 
-def command(args: str) -> str:
-    """``!theloop manifest [--name NAME] [--http URL]``: the manifest, fenced for chat."""
+def command(args: str, bot_name: str = "") -> str:
+    """``!theloop manifest [--name NAME] [--http URL]``: the manifest, fenced for chat,
+    named after the bot (``bot_name``, as the chat knows it) unless ``--name`` says."""
     try:
         parsed = parse_args(args.split())
+        if parsed.name == DEFAULT_NAME and bot_name.strip().lstrip("@"):
+            parsed.name = bot_name.strip().lstrip("@")
         text = render(parsed.name, parsed.http)
     except ManifestError as exc:
         return str(exc)
