@@ -79,11 +79,12 @@ def test_the_bot_hears_messages_wherever_it_reads_and_answers() -> None:
     assert manifest.bot_events(manifest.load()) == expected
 
 
-def test_interactivity_is_on_and_its_url_is_the_plugins_route() -> None:
+def test_interactivity_is_on_and_its_url_is_the_servers_route() -> None:
+    from looproom.server import app
+
     shipped = manifest.load()
     assert shipped["settings"]["interactivity"]["is_enabled"] is True
-    plugin = (CODE / "theloop" / "theloop.py").read_text()
-    assert f'@webhook("{manifest.INTERACTIVE_PATH}"' in plugin
+    assert manifest.INTERACTIVE_PATH == app.INTERACTIVE
     assert shipped["settings"]["socket_mode_enabled"] is True
 
 
