@@ -14,14 +14,12 @@ import shutil
 import subprocess
 import sys
 import sysconfig
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from looproom.durable.queue import DurableQueue
-from tests.unit.test_sender import SECRET, Bot
+from tests.support.webhook_bot import SECRET, Bot, serving
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -61,15 +59,8 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def bot(tmp_path: Path) -> Iterator[Bot]:
-    inbox = DurableQueue(tmp_path / "queues.sqlite", "inbox")
-    bot = Bot(inbox)
-    thread = threading.Thread(target=bot.server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    yield bot
-    bot.server.shutdown()
-    bot.server.server_close()
-    thread.join()
-    inbox.close()
+    with serving(tmp_path) as running:
+        yield running
 
 
 def test_the_installed_command_sends_a_signed_event_the_bot_accepts(

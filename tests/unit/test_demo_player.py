@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from looproom.durable.queue import DurableQueue
-from tests.unit.test_sender import SECRET, Bot
+from tests.support.webhook_bot import SECRET, Bot, serving
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "demo"))
 import play
@@ -18,15 +16,8 @@ import play
 
 @pytest.fixture
 def bot(tmp_path: Path) -> Iterator[Bot]:
-    inbox = DurableQueue(tmp_path / "queues.sqlite", "inbox")
-    bot = Bot(inbox)
-    thread = threading.Thread(target=bot.server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    yield bot
-    bot.server.shutdown()
-    bot.server.server_close()
-    thread.join()
-    inbox.close()
+    with serving(tmp_path) as running:
+        yield running
 
 
 def _secret(data_dir: Path) -> None:

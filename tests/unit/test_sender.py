@@ -1,6 +1,6 @@
 """The stdlib sender against the bot's webhook function on loopback.
 
-The server here is a few lines of ``http.server`` around the bot's own
+The server (``tests/support/webhook_bot.py``) is a few lines of ``http.server`` around the bot's own
 ``looproom.inbound.webhook.handle`` and ``DurableQueue``, so what the sender is checked against is
 the real contract, not a copy of it. Scripted answers in front of it stand in for a bot
 that is restarting (503), rate-limiting (429) or down (nothing listening).
@@ -12,9 +12,7 @@ import json
 import socket
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -22,69 +20,18 @@ import theloop_send
 from hypothesis import given
 from hypothesis import strategies as st
 
-from looproom.durable.queue import DurableQueue
 from looproom.inbound import signing
-from looproom.inbound.events import Event
-from looproom.inbound.webhook import Request, handle
 from tests.support.corpus import MESSAGES
+from tests.support.webhook_bot import SECRET, Bot, serving
 
-SECRET = "s3cret-for-tests-0123456789abcdef"
 SECRET_ENV = "THELOOP_TEST_SECRET"
 SENDER = Path(theloop_send.__file__).resolve()
 
 
-class Bot:
-    """The webhook on loopback: ``script`` holds canned ``(status, headers)`` answers first."""
-
-    def __init__(self, inbox: DurableQueue) -> None:
-        self.inbox = inbox
-        self.script: list[tuple[int, dict[str, str]]] = []
-        self.requests: list[dict[str, str]] = []
-        bot = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                body = self.rfile.read(length)
-                bot.requests.append(dict(self.headers.items()))
-                if bot.script:
-                    status, headers = bot.script.pop(0)
-                    self._answer(status, {"error": "scripted"}, headers)
-                    return
-                request = Request("POST", dict(self.headers.items()), body, length)
-                answer = handle(request, secret=SECRET, inbox=bot.inbox)
-                self._answer(answer.status, answer.body, {})
-
-            def _answer(self, status: int, body: dict, headers: dict[str, str]) -> None:
-                data = json.dumps(body).encode()
-                self.send_response(status)
-                for name, value in {**headers, "Content-Type": "application/json"}.items():
-                    self.send_header(name, value)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *_: object) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/theloop/events"
-
-    def events(self) -> list[Event]:
-        return [Event.from_wire(json.loads(item.payload)) for item in self.inbox.list()]
-
-
 @pytest.fixture
 def bot(tmp_path: Path) -> Iterator[Bot]:
-    inbox = DurableQueue(tmp_path / "queues.sqlite", "inbox")
-    bot = Bot(inbox)
-    thread = threading.Thread(target=bot.server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    yield bot
-    bot.server.shutdown()
-    bot.server.server_close()
-    thread.join()
-    inbox.close()
+    with serving(tmp_path) as running:
+        yield running
 
 
 @pytest.fixture
