@@ -26,6 +26,31 @@ class Policy:
     destinations: Destinations = field(default_factory=Destinations)
 
 
+#: The acts a member may be granted, named as the-loop names the records they leave. Every
+#: path that acts for a member — typed, pressed, shortcut, modal, slash command — asks
+#: ``may`` about one of these, so a grant means the same thing wherever it is used.
+REPLY = "work-item.reply"
+GATE_FEEDBACK = "gate.feedback"
+CONTROL = "control.command"
+CONTEXT = "context.added"
+DECISION_RECORD = "decision.recorded"
+CREATE = "work-item.create"
+ACTS = (REPLY, GATE_FEEDBACK, CONTROL, CONTEXT, DECISION_RECORD, CREATE)
+
+
+def may(member: str, act: str, policy: Policy) -> bool:
+    """Whether ``member`` may do ``act`` (one of ``ACTS``); fails closed on an unknown act.
+
+    Every act is a listed decider's for now; the grants per act refine this one function.
+    """
+    return act in ACTS and may_decide(member, policy.authorized)
+
+
+def refusal_text(member: str, act: str, policy: Policy) -> str:
+    """What a member who may not do ``act`` is told, naming the remedy."""
+    return unauthorized_text(member, policy.authorized)
+
+
 def may_decide(member: str, authorized: frozenset[str]) -> bool:
     """Fail closed: only a listed Slack member id decides; an empty list denies all."""
     return bool(member) and member in authorized
