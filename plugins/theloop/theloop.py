@@ -62,7 +62,9 @@ class TheLoop(BotPlugin):
         )
         core.start()
         self._core = core
-        self._unlisten = chat.listen_for_presses(self._bot, self._pressed)
+        unpress = chat.listen_for_presses(self._bot, self._pressed)
+        unhello = chat.listen_for_connections(self._bot, core.decisions.reconnected)
+        self._unlisten = lambda: (unpress(), unhello())
         self._http = HttpServer(App(core))
         core.listening = self._http.start(env.http_host, env.http_port)
         if core.listening.error:
@@ -195,6 +197,16 @@ class TheLoop(BotPlugin):
     def changes(self, msg: Any, args: str) -> None:
         """`changes <why>` — request changes at the open gate (a reason is required)."""
         self._typed(msg, f"changes {args}", addressed=True)
+
+    @botcmd(name="record-context")
+    def record_context(self, msg: Any, args: str) -> None:
+        """`record-context` — this thread since its last record, to the work item and agent."""
+        self._typed(msg, f"record-context {args}", addressed=True)
+
+    @botcmd(name="record-decision")
+    def record_decision(self, msg: Any, args: str) -> None:
+        """`record-decision [product|design|tech:] <what> — why: <rationale>` — on record."""
+        self._typed(msg, f"record-decision {args}", addressed=True)
 
     def callback_message(self, msg: Any) -> None:
         """A plain message: a command typed without `!`, or an answer in a work item's thread."""

@@ -146,6 +146,7 @@ class FakeSlack(LoopbackHTTP):
         self.envelope_acks: dict[str, dict[str, Any]] = {}
         self._sockets: list[_WebSocket] = []
         self._ts = itertools.count(1)
+        self._epoch = int(time.time())
         self._released = threading.Event()
         for channel_id, name in channels:
             self.add_channel(name, channel_id)
@@ -270,8 +271,10 @@ class FakeSlack(LoopbackHTTP):
     # -- dispatch (called from the server's threads) -----------------------------------------
 
     def _next_ts(self) -> str:
+        """Unique and increasing, and near the wall clock as Slack's are: a reader may
+        look back a bounded time from now."""
         n = next(self._ts)
-        return f"{1_700_000_000 + n}.{n:06d}"
+        return f"{self._epoch + n}.{n:06d}"
 
     def _take_fault(self, method: str, args: dict[str, Any]) -> Fault | None:
         key = ((decoded(args.get("metadata")) or {}).get("event_payload") or {}).get("key")

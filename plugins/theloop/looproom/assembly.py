@@ -20,10 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from looproom import admin
-from looproom.decide import presses
+from looproom.decide import presses, talk
 from looproom.decide.authorization import Policy
+from looproom.decide.catchup import MOST_THREADS, CatchUp
+from looproom.decide.cursors import Cursors
 from looproom.decide.desk import Desk, room_facts
-from looproom.decide.judging import Said
+from looproom.decide.judging import Said, Where
 from looproom.doctor import findings
 from looproom.doctor.examine import SlackSide, examine
 from looproom.durable.queue import DurableQueue
@@ -112,9 +114,11 @@ class Decisions:
         say: Say,
         bot_member: Callable[[], str],
         metrics: Metrics | None = None,
+        cursors: Cursors | None = None,
     ) -> None:
-        """``bot_member`` is asked at each decision: the backend learns who it is on connecting."""
-        self._settings, self._book = settings, book
+        """``bot_member`` is asked at each decision: the backend learns who it is on connecting.
+        ``cursors`` (in the plugin's storage) say which thread messages were read already."""
+        self._settings, self._book, self._slack = settings, book, slack
         self._signing_secret = env.slack_signing_secret
         self._destinations = forms.Destinations(
             github=bool(env.github_token), loop=bool(env.loop_api), repos=settings.relay_repos
@@ -137,10 +141,30 @@ class Decisions:
             on_given_up=lambda decision: self.desk.given_up(decision),
             observe=metrics.relay_settled if metrics is not None else lambda _i, _o: None,
         )
-        self.desk = Desk(memory, self.relay, room, self._policy)
+        self.cursors = cursors if cursors is not None else Cursors({})
+        self.desk = Desk(
+            memory,
+            self.relay,
+            room,
+            self._policy,
+            cursors=self.cursors,
+            thread_lines=self._thread_lines if slack is not None else lambda _c, _t: None,
+        )
+        #: What was typed while the bot was away, read after each (re)connection on Slack.
+        self.catch_up = (
+            CatchUp(
+                lambda: [(thread.channel, thread.ts) for thread in book.threads(MOST_THREADS)],
+                lambda channel, thread, oldest: read_thread(slack, channel, thread, oldest),
+                self._missed,
+                self.cursors,
+            )
+            if slack is not None
+            else None
+        )
 
     def start(self) -> None:
         self.relay.start()
+        self.reconnected()  # at start, too: the bot was away until now
 
     def close(self) -> None:
         self.relay.stop()
@@ -156,6 +180,12 @@ class Decisions:
         channel = str(event.get("channel") or "") or elsewhere
         ts = str(event.get("ts") or "") or f"plain-{time.time_ns()}"
         thread_ts = str(event.get("thread_ts") or "")
+        # Slack's own text keeps a mention as ``<@U…>``; the backend's has made it a name.
+        raw = str(event.get("text") or "")
+        if raw and not addressed:
+            text = raw
+        own = self._bot_member()
+        named = talk.named_work_item(text) if talk.is_direct(channel) else ""
         said = Said(
             member,
             text.strip(),
@@ -165,8 +195,38 @@ class Decisions:
             is_bot=bool(event.get("bot_id")) or event.get("subtype") == "bot_message",
             addressed=addressed,
             subtype=str(event.get("subtype") or ""),
+            to_bot=talk.mentions(raw or text, own) or bool(named),
+            files=talk.files_text(event.get("files") or []),
         )
-        self.desk.said(said, self.desk.where(channel, thread_ts, *self._room_facts(channel)))
+        where = self.desk.where(channel, thread_ts, *self._room_facts(channel))
+        if named and not where.work_item:
+            where = Where(named, where.repository)
+        if where.thread_bound and not self.cursors.claim(channel, thread_ts, ts):
+            return  # read already, live or by the catch-up
+        self.desk.said(said, where)
+
+    def _missed(self, message: Mapping[str, Any]) -> None:
+        """A message the catch-up found: through the same pipeline as a live one."""
+        member = str(message.get("user") or message.get("bot_id") or "")
+        self.said(member, str(message.get("text") or ""), message, elsewhere="", addressed=False)
+
+    def reconnected(self) -> None:
+        """Slack's connection is (re)established: read what was said while it was not."""
+        if self.catch_up is not None:
+            self.catch_up.soon()
+
+    def _thread_lines(self, channel: str, thread: str) -> list[talk.Line] | None:
+        """The thread's messages by people, oldest first; ``None`` when Slack cannot say."""
+        assert self._slack is not None
+        messages = read_thread(self._slack, channel, thread)
+        if messages is None:
+            return None
+        own = self._bot_member()
+        return [
+            talk.Line(str(m.get("ts")), str(m.get("user") or ""), str(m.get("text") or ""))
+            for m in messages
+            if not m.get("bot_id") and m.get("user") and m.get("user") != own
+        ]
 
     def pressed(self, payload: Mapping[str, Any]) -> None:
         """A button or checkbox press that arrived over Socket Mode (already verified)."""
@@ -196,6 +256,36 @@ class Decisions:
             return room if is_channel_id(room) else book.channel_id(room) or room
 
         return room_facts(channel, book.room_bindings(), self._settings.rooms, id_of)
+
+
+#: A thread read for context or catch-up stops after this many pages of 200 messages.
+THREAD_PAGES = 10
+
+
+def read_thread(
+    slack: SlackTransport, channel: str, thread: str, oldest: str = ""
+) -> list[Mapping[str, Any]] | None:
+    """Every reply in ``thread`` (after ``oldest``), oldest first, the parent left out;
+    ``None`` when Slack did not answer."""
+    found: list[Mapping[str, Any]] = []
+    cursor = ""
+    for _ in range(THREAD_PAGES):
+        reply = slack.replies(channel, thread, cursor=cursor, oldest=oldest)
+        if not reply.ok:
+            return None
+        messages = [m for m in reply.data.get("messages") or [] if isinstance(m, Mapping)]
+        found.extend(m for m in messages if _after(str(m.get("ts") or ""), oldest or thread))
+        cursor = str((reply.data.get("response_metadata") or {}).get("next_cursor") or "")
+        if not cursor:
+            break
+    return found
+
+
+def _after(ts: str, than: str) -> bool:
+    try:
+        return float(ts) > float(than)
+    except ValueError:
+        return False
 
 
 class LoopRoom:
@@ -236,6 +326,7 @@ class LoopRoom:
             settings,
             book=self.book,
             memory=self.memory,
+            cursors=Cursors(store),
             relay_queue=DurableQueue(data_dir / QUEUES_FILE, RELAY),
             ledger=data_dir / LEDGER_FILE,
             slack=slack,

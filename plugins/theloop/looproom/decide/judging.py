@@ -13,8 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from looproom import workitem
-from looproom.decide import grammar, kinds
-from looproom.decide.authorization import Policy, may_decide, unauthorized_text
+from looproom.decide import authorization, grammar, kinds, talk
+from looproom.decide.authorization import Policy, may, refusal_text
 from looproom.decide.decision import IGNORED, REFUSED, Decision, Verdict, refuse
 from looproom.decide.presses import Press
 from looproom.room.memory import Asked, ItemState
@@ -30,6 +30,8 @@ class Said:
     ``addressed`` marks an explicit command (``!execute …``): it is always answered, even
     where it maps to no work item. ``ts`` is the message's own id in its channel.
     ``subtype`` is Slack's message subtype (``message_changed`` for an edit).
+    ``to_bot`` marks words addressed to the bot (a mention, or a direct message naming
+    a work item): a reply to the session. ``files`` names what was attached, with links.
     """
 
     member: str
@@ -40,6 +42,8 @@ class Said:
     is_bot: bool = False
     addressed: bool = False
     subtype: str = ""
+    to_bot: bool = False
+    files: str = ""
 
 
 @dataclass(frozen=True)
@@ -79,11 +83,23 @@ def draft(
     )
 
 
-def _authorize(member: str, policy: Policy) -> Verdict | None:
-    """The refusal for a member who may not decide — ``None`` for one who may."""
-    if may_decide(member, policy.authorized):
+def _authorize(member: str, act: str, policy: Policy) -> Verdict | None:
+    """The refusal for a member who may not do ``act`` — ``None`` for one who may."""
+    if may(member, act, policy):
         return None
-    return refuse("unauthorized", unauthorized_text(member, policy.authorized))
+    return refuse("unauthorized", refusal_text(member, act, policy))
+
+
+def _act_of(parsed: grammar.Parsed, answers: bool) -> str:
+    """What a typed message asks to do: its verb's act; an answer or a reply is a reply.
+
+    A command that cannot be read asks the strictest act: a member who may not decide
+    learns that first, not how to spell the command."""
+    if isinstance(parsed, grammar.Command):
+        return kinds.BY_VERB[parsed.verb].act
+    if isinstance(parsed, grammar.Text):
+        return authorization.REPLY if answers else authorization.GATE_FEEDBACK
+    return authorization.GATE_FEEDBACK
 
 
 # -- typed ----------------------------------------------------------------------------------
@@ -106,9 +122,11 @@ def judge_typed(
     if said.is_bot or (policy.own_id and said.member == policy.own_id):
         return Verdict(IGNORED, "self-authored")
     state = state_of(work_item)
-    if isinstance(parsed, grammar.Text) and not _awaited(said, where, state):
+    answers = _answers(said, where, state.ask)
+    replies = isinstance(parsed, grammar.Text) and not answers and said.to_bot
+    if isinstance(parsed, grammar.Text) and not (replies or _awaited(said, where, state)):
         return Verdict(IGNORED, "conversation")
-    unauthorized = _authorize(said.member, policy)
+    unauthorized = _authorize(said.member, _act_of(parsed, answers or replies), policy)
     if unauthorized is not None:
         return unauthorized
     if isinstance(parsed, grammar.Refusal):
@@ -121,9 +139,15 @@ def judge_typed(
         origin=f"{said.channel}:{said.ts}",
         channel=said.channel,
         ts=said.ts,
+        thread=said.thread_ts,
     )
+    if replies:
+        words = talk.without_mentions_of(said.text, policy.own_id)
+        words = "\n\n".join(part for part in (words, said.files) if part)
+        reply = grammar.Command(kinds.REPLY, words=words)
+        return kinds.reply(reply, state, base, policy.destinations)
     if isinstance(parsed, grammar.Text):
-        if not _answers(said, where, state.ask):
+        if not answers:
             # A plain reply at a gate is not an answer to it: the-loop reads "not
             # approved yet" as an approval, so only the explicit verbs answer a gate.
             return refuse(
@@ -131,7 +155,8 @@ def judge_typed(
                 "At this gate say `approve [words]` or `changes <why>` — a plain reply is "
                 "not taken as an answer, so nothing was relayed.",
             )
-        parsed = grammar.Command(kinds.ANSWER, words=parsed.text)
+        words = "\n\n".join(part for part in (parsed.text, said.files) if part)
+        parsed = grammar.Command(kinds.ANSWER, words=words)
         kind = kinds.BY_NAME[kinds.ANSWER]
     else:
         kind = kinds.BY_VERB[parsed.verb]
@@ -206,7 +231,7 @@ def judge_press(
         return refuse("unmapped", "This message is not one of the-loop's questions any more.")
     if press.member == policy.own_id:
         return Verdict(IGNORED, "self-authored")
-    unauthorized = _authorize(press.member, policy)
+    unauthorized = _authorize(press.member, kind.act, policy)
     if unauthorized is not None:
         return unauthorized
     base = draft(

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from looproom.decide import grammar
+from looproom.decide import authorization, grammar, talk
 from looproom.decide.decision import (
     ADMITTED,
     Decision,
@@ -23,12 +23,14 @@ from looproom.decide.decision import (
     unanswered,
 )
 from looproom.decide.presses import Press, ticked
-from looproom.relay import forms
+from looproom.relay import forms, records
 from looproom.room import buttons
 from looproom.room import checklist as checklists
 from looproom.room.memory import Asked, ItemState
 
 EXECUTE, SKIP, APPROVE, CHANGES, ANSWER = "execute", "skip", "approve", "changes", "answer"
+#: What a member says to the agent, on the record: a reply, the thread as context, a decision.
+REPLY, CONTEXT, DECISION = "reply", "context", "decision"
 #: The open questions a decision settles (see ``looproom.room.memory.Memory.settle``).
 SELECTION, GATE, ASK = "selection", "gate", "ask"
 
@@ -45,7 +47,8 @@ class DecisionKind:
 
     name: str  # stored with the decision; its idempotency key includes it
     label: str  # what the room's replies call it: "the approval of @alice"
-    form: forms.Form  # the form the-loop accepts it in
+    form: forms.Form | records.Talk  # the form the-loop accepts it in
+    act: str  # what a member must be granted to make it (``authorization.may``)
     settles: str = ""  # the open question it answers ("" when it answers none)
     verb: str = ""  # the typed verb ("" when it is not typed as a command)
     phrases: tuple[str, ...] = ()  # other typed forms of the verb ("request changes")
@@ -172,6 +175,29 @@ def _typed_answer(
     return admit(ANSWER, base, words=cmd.words, thread=_where(state.ask))
 
 
+def _typed_reply(
+    cmd: grammar.Command, state: ItemState, base: Decision, _destinations: forms.Destinations
+) -> Verdict:
+    """Words addressed to the bot: a reply to the session, open question or not."""
+    if not cmd.words.strip():
+        return refuse("empty-reply", "There is nothing to send the agent besides the mention.")
+    return admit(REPLY, base, words=cmd.words, thread=base.thread or base.ts)
+
+
+def _typed_context(
+    cmd: grammar.Command, state: ItemState, base: Decision, _destinations: forms.Destinations
+) -> Verdict:
+    """The thread as context: the desk reads the thread, since the last record, after this."""
+    return admit(CONTEXT, base, thread=base.thread or base.ts)
+
+
+def _typed_decision(
+    cmd: grammar.Command, state: ItemState, base: Decision, _destinations: forms.Destinations
+) -> Verdict:
+    topic, why = cmd.items
+    return admit(DECISION, base, words=cmd.words, topic=topic, why=why, thread=base.thread)
+
+
 # -- the checks of a press ------------------------------------------------------------------
 
 
@@ -229,6 +255,7 @@ KINDS: tuple[DecisionKind, ...] = (
         EXECUTE,
         label="phase selection",
         form=forms.CONTROL_COMMAND,
+        act=authorization.CONTROL,
         settles=SELECTION,
         verb="execute",
         read=_read_execute,
@@ -240,6 +267,7 @@ KINDS: tuple[DecisionKind, ...] = (
         SKIP,
         label="skip",
         form=forms.SKIP,
+        act=authorization.CONTROL,
         verb="skip",
         read=_read_skip,
         typed=_typed_skip,
@@ -248,6 +276,7 @@ KINDS: tuple[DecisionKind, ...] = (
         APPROVE,
         label="approval",
         form=forms.APPROVAL,
+        act=authorization.GATE_FEEDBACK,
         settles=GATE,
         verb="approve",
         read=_read_approve,
@@ -259,6 +288,7 @@ KINDS: tuple[DecisionKind, ...] = (
         CHANGES,
         label="change request",
         form=forms.CHANGE_REQUEST,
+        act=authorization.GATE_FEEDBACK,
         settles=GATE,
         verb="changes",
         phrases=("request changes",),
@@ -273,10 +303,33 @@ KINDS: tuple[DecisionKind, ...] = (
         ANSWER,
         label="answer",
         form=forms.REPLY,
+        act=authorization.REPLY,
         settles=ASK,
         typed=_typed_answer,
         button=buttons.DEFAULT,
         pressed=_pressed_default,
+    ),
+    # A reply has no verb either: it is words addressed to the bot (``looproom.decide.talk``).
+    DecisionKind(
+        REPLY, label="reply", form=records.REPLY_FORM, act=authorization.REPLY, typed=_typed_reply
+    ),
+    DecisionKind(
+        CONTEXT,
+        label="context",
+        form=records.CONTEXT_FORM,
+        act=authorization.CONTEXT,
+        verb=talk.RECORD_CONTEXT,
+        read=talk.read_record_context,
+        typed=_typed_context,
+    ),
+    DecisionKind(
+        DECISION,
+        label="decision",
+        form=records.DECISION_FORM,
+        act=authorization.DECISION_RECORD,
+        verb=talk.RECORD_DECISION,
+        read=talk.read_record_decision,
+        typed=_typed_decision,
     ),
 )
 
@@ -302,6 +355,15 @@ def read(text: str) -> grammar.Parsed:
 def target(decision: Decision, destinations: forms.Destinations) -> dict[str, Any]:
     """Where ``decision`` goes and in what form: the sink's name and its request."""
     return BY_NAME[decision.kind].form.target(decision, destinations)
+
+
+#: A reply's check, for the judging: words addressed to the bot are a reply without a verb.
+reply: TypedCheck = _typed_reply
+
+
+def act(kind: str) -> str:
+    """What a member must be granted to make a decision of ``kind``."""
+    return BY_NAME[kind].act
 
 
 def label(kind: str) -> str:

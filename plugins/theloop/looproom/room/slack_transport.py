@@ -343,10 +343,13 @@ class SlackTransport:
         args.update(_optional(cursor=cursor or None))
         return self._call("conversations.history", args)
 
-    def replies(self, channel: str, ts: str, *, limit: int = 200, cursor: str = "") -> Reply:
-        """One page of ``conversations.replies`` (parent first), metadata included."""
+    def replies(
+        self, channel: str, ts: str, *, limit: int = 200, cursor: str = "", oldest: str = ""
+    ) -> Reply:
+        """One page of ``conversations.replies`` (parent first), metadata included;
+        ``oldest``: only messages after it (Slack keeps the parent in the first page)."""
         args = {"channel": channel, "ts": ts, "limit": limit, "include_all_metadata": True}
-        args.update(_optional(cursor=cursor or None))
+        args.update(_optional(cursor=cursor or None, oldest=oldest or None))
         return self._call("conversations.replies", args)
 
     def find_channel(self, name: str, *, max_pages: int = 10) -> tuple[str, Reply]:
