@@ -29,7 +29,7 @@ from looproom.doctor import findings
 from looproom.doctor.examine import SlackSide, examine
 from looproom.durable.queue import DurableQueue
 from looproom.durable.worker import Worker
-from looproom.inbound import local_secret
+from looproom.inbound import local_secret, slack_events
 from looproom.inbound import webhook as ingress
 from looproom.inbound.events import Event
 from looproom.inbound.recent import Recent
@@ -43,6 +43,7 @@ from looproom.room.outlets import Outlet, PlainOutlet, SlackOutlet, event_delive
 from looproom.room.queued_room import QueuedRoom
 from looproom.room.routing import RoomBook
 from looproom.room.slack_transport import SlackTransport, is_channel_id
+from looproom.server.app import Mount, WsgiApp
 from looproom.server.runner import Listening
 from looproom.settings import ConfigError, Environment, Settings
 
@@ -319,6 +320,14 @@ class LoopRoom:
             log.warning("interactive request refused: %s", checked.error)
             return ingress.Answer(checked.status, {"error": checked.error})
         return ingress.Answer(200, {})
+
+    def events_api(self, app: WsgiApp) -> Mount:
+        """``POST /slack/events`` in HTTP mode, answered by ``app`` (the chat backend's own
+        view of Slack's Events API), which is handed only what Slack signed, as strict JSON."""
+        secret = self.env.slack_signing_secret
+        return Mount(
+            app, lambda headers, body: slack_events.admit(headers, body, secret, time.time())
+        )
 
     def health(self) -> ingress.Answer:
         """``GET /theloop/health``: 200 when storage takes writes and both workers run."""

@@ -27,7 +27,7 @@ DEFAULT_NAME = "theloop"
 #: Slack refuses a longer app name.
 MAX_NAME = 35
 #: Where Slack posts each kind of request in HTTP mode. Events go to Errbot's SlackV3 backend,
-#: which serves them itself on the Webserver; presses and shortcuts to the plugin.
+#: whose view the bot's own server serves at that path; presses and shortcuts to the plugin.
 EVENTS_PATH = "/slack/events"
 INTERACTIVE_PATH = "/theloop/slack/interactive"
 COMMANDS_PATH = "/theloop/slack/commands"
