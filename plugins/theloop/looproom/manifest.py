@@ -58,6 +58,7 @@ METHOD_SCOPES: Mapping[str, frozenset[str]] = {
     "team.info": frozenset({"team:read"}),
     "users.conversations": _PUBLIC_PRIVATE_READ,
     "users.info": frozenset({"users:read"}),
+    "users.list": frozenset({"users:read"}),
 }
 #: What Errbot's SlackV3 backend calls on the bot's behalf while it runs: at start-up (the
 #: token, the bot's own user and workspace) and for each message it hands the plugin.
