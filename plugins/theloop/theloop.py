@@ -129,7 +129,18 @@ class TheLoop(BotPlugin):
 
     def _say(self, to: str, text: str) -> None:
         # Errbot's send threads only under a Message it received: a plain line has no thread.
-        self.send(self.build_identifier(to), text)
+        self.send(self._addressee(to), text)
+
+    def _addressee(self, to: str) -> Any:
+        """A room, an admin or a member as the backend builds it. A member is known by the id
+        ``chat.member_of`` gave, which on the Text console is the bare person (``localhost``)
+        while that backend builds a person only from ``@localhost``."""
+        try:
+            return self.build_identifier(to)
+        except ValueError:
+            if to.startswith(("#", "@")):
+                raise
+            return self.build_identifier("@" + to)
 
     def _pressed(self, payload: Mapping[str, Any]) -> None:
         if self._core is not None:

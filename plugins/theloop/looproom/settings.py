@@ -428,8 +428,8 @@ _SECRETS = {
     "slack_signing_secret": "THELOOP_SLACK_SIGNING_SECRET",
     "github_token": "THELOOP_GITHUB_TOKEN",
 }
-#: Shown by :meth:`Environment.describe` as they are. ``log_level`` and ``slack_api_url``
-#: are not: only ``config.py`` acts on them, at start.
+#: Shown by :meth:`Environment.describe` as they are. ``config.py`` acts on the log level
+#: and the Slack API URL at start, from the same environment the plugin reads.
 _PLAIN = {
     "backend": "THELOOP_BACKEND",
     "data_dir": "THELOOP_DATA_DIR",
@@ -441,9 +441,11 @@ _PLAIN = {
     "loop_api": "THELOOP_LOOP_API",
     "loop_stream": "THELOOP_LOOP_STREAM",
     "loop_config": "THELOOP_LOOP_CONFIG",
+    "log_level": "THELOOP_LOG_LEVEL",
+    "slack_api_url": "THELOOP_SLACK_API_URL",
 }
 #: Shown redacted: a URL may carry ``user:pass@`` or ``?token=``.
-_URLS = ("THELOOP_GITHUB_API", "THELOOP_LOOP_API", "THELOOP_LOOP_STREAM")
+_URLS = ("THELOOP_GITHUB_API", "THELOOP_LOOP_API", "THELOOP_LOOP_STREAM", "THELOOP_SLACK_API_URL")
 
 
 @dataclass(frozen=True)
