@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from looproom import workitem
-from looproom.decide import authorization, grammar, kinds, talk
+from looproom.decide import grammar, kinds, talk
 from looproom.decide.authorization import Policy, may, refusal_text
 from looproom.decide.decision import IGNORED, REFUSED, Decision, Verdict, refuse
 from looproom.decide.presses import Press
@@ -84,22 +84,13 @@ def draft(
 
 
 def _authorize(member: str, act: str, policy: Policy) -> Verdict | None:
-    """The refusal for a member who may not do ``act`` — ``None`` for one who may."""
+    """The refusal for a member who may not do ``act`` — ``None`` for one who may. A
+    stranger's refusal is ``unauthorized`` (⚠️ and a warning); a member on a list who
+    lacks this act is told which act is not theirs."""
     if may(member, act, policy):
         return None
-    return refuse("unauthorized", refusal_text(member, act, policy))
-
-
-def _act_of(parsed: grammar.Parsed, answers: bool) -> str:
-    """What a typed message asks to do: its verb's act; an answer or a reply is a reply.
-
-    A command that cannot be read asks the strictest act: a member who may not decide
-    learns that first, not how to spell the command."""
-    if isinstance(parsed, grammar.Command):
-        return kinds.BY_VERB[parsed.verb].act
-    if isinstance(parsed, grammar.Text):
-        return authorization.REPLY if answers else authorization.GATE_FEEDBACK
-    return authorization.GATE_FEEDBACK
+    reason = "unauthorized" if not policy.role(member) else "act-not-granted"
+    return refuse(reason, refusal_text(member, act, policy))
 
 
 # -- typed ----------------------------------------------------------------------------------
@@ -113,7 +104,7 @@ def judge_typed(
         # An edit re-sends the whole message under a new ts: read as new, a decision would
         # be taken twice, or a word changed after the fact would decide anew.
         return Verdict(IGNORED, "edited")
-    parsed = kinds.read(said.text)
+    parsed = _spoken(kinds.read(said.text), said)
     work_item, problem = _map(parsed, where)
     if not work_item:
         if said.addressed and not (said.member == policy.own_id or said.is_bot):
@@ -126,7 +117,7 @@ def judge_typed(
     replies = isinstance(parsed, grammar.Text) and not answers and said.to_bot
     if isinstance(parsed, grammar.Text) and not (replies or _awaited(said, where, state)):
         return Verdict(IGNORED, "conversation")
-    unauthorized = _authorize(said.member, _act_of(parsed, answers or replies), policy)
+    unauthorized = _authorize(said.member, kinds.act_of(parsed), policy)
     if unauthorized is not None:
         return unauthorized
     if isinstance(parsed, grammar.Refusal):
@@ -139,7 +130,7 @@ def judge_typed(
         origin=f"{said.channel}:{said.ts}",
         channel=said.channel,
         ts=said.ts,
-        thread=said.thread_ts,
+        thread=said.thread_ts,  # a reply's ts is no thread: answers go to its thread
     )
     if replies:
         words = talk.without_mentions_of(said.text, policy.own_id)
@@ -160,8 +151,23 @@ def judge_typed(
         kind = kinds.BY_NAME[kinds.ANSWER]
     else:
         kind = kinds.BY_VERB[parsed.verb]
+    refusal = kinds.unwritable(kind, work_item, policy.destinations)
+    if refusal:
+        return refuse("unwritable", refusal)
     assert kind.typed is not None  # every kind with a verb, and the answer, is typed
     return kind.typed(parsed, state, base, policy.destinations)
+
+
+def _spoken(parsed: grammar.Parsed, said: Said) -> grammar.Parsed:
+    """Ordinary words stay words: a verb that opens sentences too (``do``), or a bare verb
+    followed by words (``stop that``), is a command only when addressed to the bot."""
+    if isinstance(parsed, grammar.Text) or said.addressed or parsed.addressed:
+        return parsed
+    if isinstance(parsed, grammar.Refusal) and parsed.prose:
+        return grammar.Text(said.text)
+    if isinstance(parsed, grammar.Command) and kinds.BY_WORD[parsed.verb].addressed_only:
+        return grammar.Text(said.text)
+    return parsed
 
 
 def _map(parsed: grammar.Parsed, where: Where) -> tuple[str, str]:
@@ -234,6 +240,9 @@ def judge_press(
     unauthorized = _authorize(press.member, kind.act, policy)
     if unauthorized is not None:
         return unauthorized
+    refusal = kinds.unwritable(kind, work_item, policy.destinations)
+    if refusal:
+        return refuse("unwritable", refusal)
     base = draft(
         work_item,
         press.member,

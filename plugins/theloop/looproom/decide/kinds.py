@@ -23,12 +23,19 @@ from looproom.decide.decision import (
     unanswered,
 )
 from looproom.decide.presses import Press, ticked
-from looproom.relay import forms, records
+from looproom.relay import forms, keywords, records
 from looproom.room import buttons
 from looproom.room import checklist as checklists
 from looproom.room.memory import Asked, ItemState
 
 EXECUTE, SKIP, APPROVE, CHANGES, ANSWER = "execute", "skip", "approve", "changes", "answer"
+START, STOP, PAUSE, RESUME = keywords.START, keywords.STOP, keywords.PAUSE, keywords.RESUME
+CONTRIBUTE, CLEANUP, DO, REVIEW = (
+    keywords.CONTRIBUTE,
+    keywords.CLEANUP,
+    keywords.DO,
+    keywords.REVIEW,
+)
 #: What a member says to the agent, on the record: a reply, the thread as context, a decision.
 REPLY, CONTEXT, DECISION = "reply", "context", "decision"
 #: The open questions a decision settles (see ``looproom.room.memory.Memory.settle``).
@@ -48,7 +55,7 @@ class DecisionKind:
     name: str  # stored with the decision; its idempotency key includes it
     label: str  # what the room's replies call it: "the approval of @alice"
     form: forms.Form | records.Talk  # the form the-loop accepts it in
-    act: str  # what a member must be granted to make it (``authorization.may``)
+    act: str  # the act a member must be granted to make it (looproom.decide.authorization)
     settles: str = ""  # the open question it answers ("" when it answers none)
     verb: str = ""  # the typed verb ("" when it is not typed as a command)
     phrases: tuple[str, ...] = ()  # other typed forms of the verb ("request changes")
@@ -56,6 +63,10 @@ class DecisionKind:
     typed: TypedCheck | None = None
     button: str = ""  # the action id of its button ("" when it has none)
     pressed: PressCheck | None = None
+    after: str = ""  # what happens next once it landed, said with the ✅
+    #: Typed only as an explicit command (``!do …``, a mention, ``the-loop do …``): its
+    #: verb opens ordinary sentences too ("do we need this?"), which must stay words.
+    addressed_only: bool = False
 
 
 def admit(kind: str, base: Decision, **fields: Any) -> Verdict:
@@ -106,11 +117,52 @@ def _read_changes(ref: str, tail: str, words: str) -> grammar.Parsed:
     return grammar.Command(CHANGES, ref, words=words)
 
 
+def _read_bare(verb: str) -> grammar.Reader:
+    """A control verb that takes no words: words after it make the message conversation
+    (a refusal only when it was addressed to the bot)."""
+
+    def read(ref: str, tail: str, words: str) -> grammar.Parsed:
+        if words:
+            return grammar.Refusal(
+                f"{verb}-words",
+                f"`{verb}` takes nothing after the work item — say `{verb}` or "
+                f"`{verb} github:owner/repo#7`; nothing was recorded.",
+                ref,
+                prose=True,
+            )
+        return grammar.Command(verb, ref)
+
+    return read
+
+
+def _read_said(verb: str, what: str) -> grammar.Reader:
+    """A control verb whose words are part of it: ``do <task>``, ``review <brief>``."""
+
+    def read(ref: str, tail: str, words: str) -> grammar.Parsed:
+        if not words:
+            return grammar.Refusal(
+                f"{verb}-without-words",
+                f"`{verb}` needs the {what} — say `{verb} <{what}>`; nothing was recorded.",
+                ref,
+            )
+        return grammar.Command(verb, ref, words=words)
+
+    return read
+
+
 # -- the checks of a typed decision ---------------------------------------------------------
 
 
+def _typed_control(
+    cmd: grammar.Command, state: ItemState, base: Decision, destinations: forms.Destinations
+) -> Verdict:
+    """A session command: the-loop judges it against the work item (the judging checked
+    that the work item takes comments and the keyword is not switched off)."""
+    return admit(cmd.verb, base, words=cmd.words)
+
+
 def _typed_execute(
-    cmd: grammar.Command, state: ItemState, base: Decision, _destinations: forms.Destinations
+    cmd: grammar.Command, state: ItemState, base: Decision, destinations: forms.Destinations
 ) -> Verdict:
     if state.selection_done:
         return refuse(
@@ -297,6 +349,64 @@ KINDS: tuple[DecisionKind, ...] = (
         button=buttons.CHANGES,
         pressed=_pressed_gate(CHANGES),
     ),
+    *(
+        DecisionKind(
+            verb,
+            label=label,
+            form=forms.control(verb),
+            act=authorization.CONTROL,
+            verb=verb,
+            read=reader,
+            typed=_typed_control,
+            after=after,
+            addressed_only=verb in (DO, REVIEW),
+        )
+        for verb, label, reader, after in (
+            (
+                START,
+                "start request",
+                _read_bare(START),
+                "the-loop arms this work item and starts its session",
+            ),
+            (
+                STOP,
+                "stop request",
+                _read_bare(STOP),
+                "the-loop stops the session; nothing starts it again until someone says `start`",
+            ),
+            (
+                PAUSE,
+                "pause request",
+                _read_bare(PAUSE),
+                "the-loop pauses the session; `resume` wakes it",
+            ),
+            (RESUME, "resume request", _read_bare(RESUME), "the-loop wakes the paused session"),
+            (
+                CONTRIBUTE,
+                "contribute request",
+                _read_bare(CONTRIBUTE),
+                "the-loop joins this work item as a contributor, in its contribution loop",
+            ),
+            (
+                DO,
+                "ad-hoc task",
+                _read_said(DO, "task"),
+                "the-loop works the task in its ad-hoc loop until you say it is done",
+            ),
+            (
+                REVIEW,
+                "review request",
+                _read_said(REVIEW, "brief"),
+                "the-loop reviews the pull request against the brief and changes no code",
+            ),
+            (
+                CLEANUP,
+                "cleanup request",
+                _read_bare(CLEANUP),
+                "the-loop reclaims this work item's local sessions and checkout",
+            ),
+        )
+    ),
     # An answer has no verb: it is the words said in an open ask's thread, or the
     # "Defaults are fine" press.
     DecisionKind(
@@ -335,6 +445,10 @@ KINDS: tuple[DecisionKind, ...] = (
 
 BY_NAME: Mapping[str, DecisionKind] = {kind.name: kind for kind in KINDS}
 BY_VERB: Mapping[str, DecisionKind] = {kind.verb: kind for kind in KINDS if kind.verb}
+#: Every typed verb and phrase → its kind.
+BY_WORD: Mapping[str, DecisionKind] = {
+    word: kind for kind in KINDS if kind.verb for word in (kind.verb, *kind.phrases)
+}
 BY_BUTTON: Mapping[str, DecisionKind] = {kind.button: kind for kind in KINDS if kind.button}
 #: The typed verbs, for the adapter's commands (``!execute``…).
 VERBS: tuple[str, ...] = tuple(BY_VERB)
@@ -350,6 +464,13 @@ READERS: Mapping[str, grammar.Reader] = {
 def read(text: str) -> grammar.Parsed:
     """One typed message read with every kind's verb."""
     return grammar.parse(text, READERS)
+
+
+def act_of(parsed: grammar.Parsed) -> str:
+    """The act what was typed would be: its verb's kind's act; plain words are a reply."""
+    verb = parsed.verb if isinstance(parsed, grammar.Command | grammar.Refusal) else ""
+    kind = BY_WORD.get(verb) or BY_NAME[ANSWER]
+    return kind.act
 
 
 def target(decision: Decision, destinations: forms.Destinations) -> dict[str, Any]:
@@ -369,6 +490,24 @@ def act(kind: str) -> str:
 def label(kind: str) -> str:
     """What the room's replies call a decision of ``kind``."""
     return BY_NAME[kind].label
+
+
+def after(kind: str) -> str:
+    """What happens next once a decision of ``kind`` landed, ``""`` when nothing to say."""
+    known = BY_NAME.get(kind)
+    return known.after if known is not None else ""
+
+
+def unwritable(kind: DecisionKind, work_item: str, destinations: forms.Destinations) -> str:
+    """Why ``kind`` cannot reach ``work_item`` — a form the-loop reads from the ticket's
+    comments on a work item we cannot comment on, or a control command this deployment
+    switched off — ``""`` when it can."""
+    if not isinstance(kind.form, forms.Comment):
+        return ""
+    refusal = forms.tracker_refusal(work_item)
+    if not refusal and kind.form.command:
+        refusal = destinations.keywords.refusal(kind.form.command)
+    return refusal
 
 
 def settles(kind: str) -> str:

@@ -35,8 +35,11 @@ def landed_text(decision: Decision, detail: str) -> str:
     if decision.kind == kinds.REPLY:
         return f"✅ The reply of {who} is on the work item, and the agent has it."
     note = f" ({_peer(detail)})" if detail.startswith("rejected") else ""
+    after = kinds.after(decision.kind)
+    then = f" — {after}" if after else ""
     return (
-        f"✅ recorded — moving on: the {kinds.label(decision.kind)} of <@{decision.member}>{note}."
+        f"✅ recorded — moving on: the {kinds.label(decision.kind)} of "
+        f"<@{decision.member}>{note}{then}."
     )
 
 
