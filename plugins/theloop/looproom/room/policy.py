@@ -170,9 +170,13 @@ def _session_wins(event: Event, told: Told) -> Decision | None:
     return None
 
 
+def _flagged_terminal(event: Event) -> bool:
+    """the-loop's own "the room should hear this completion" flag."""
+    return str(event.detail.get("terminal") or "").lower() in ("1", "true", "yes")
+
+
 def _endgame(event: Event, told: Told) -> Decision | None:
-    terminal_flag = str(event.detail.get("terminal") or "").lower() in ("1", "true", "yes")
-    if event.event_type in LIFECYCLE and not terminal_flag:
+    if event.event_type in LIFECYCLE and not _flagged_terminal(event):
         if node_of(event) in TERMINAL_NODES or phase_of(event) in TERMINAL_NODES:
             return Drop("endgame")
         if told.done:
@@ -213,7 +217,7 @@ def _progress_edit(event: Event, told: Told) -> Decision | None:
 
 
 def _transition(event: Event, told: Told) -> Decision | None:
-    if event.event_type != "phase.completed":
+    if event.event_type != "phase.completed" or _flagged_terminal(event):
         return None
     ts = told.phases.get(phase_of(event))
     return Edit(ts, "transition-collapse") if ts else Drop("transition-collapse")
