@@ -29,6 +29,7 @@ slack:
               conflict-escalated]
   verbosity: normal
   maxChars: {max_chars}
+  room: {{style: classic}}
 """
 #: Pacing is about one post a second per channel: waits are sized for that, not for speed.
 DELIVERY_TIMEOUT = 90.0
