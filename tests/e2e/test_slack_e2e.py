@@ -117,7 +117,9 @@ def test_the_digest_is_in_the_section_and_in_the_notification_text(
     slack_bot: StartBot, fake_slack: FakeSlack
 ) -> None:
     bot = slack_bot(SETTINGS.format(max_chars=1200))
-    checklist, ask = corpus("20"), corpus("15")
+    # A long comment (the checklist's text without its marker: a checklist is drawn as boxes).
+    long_text = corpus("20")["text"].replace("<!-- the-loop:phase-selection -->", "")
+    checklist, ask = {**corpus("20"), "text": long_text}, corpus("15")
     hostile = {**corpus("12"), "id": "e2e-hostile", "text": "<!channel> look", "summary": "<!here>"}
     send_all(bot, [checklist, ask, hostile])
     wait_posted(fake_slack, [checklist["id"], ask["id"], hostile["id"]])

@@ -1,7 +1,9 @@
 """How an event looks in the room: Block Kit for Slack, plain text elsewhere.
 
-A threaded event message is a lead line (one emoji, what happened, the node), the text
-through the digest, the agent's summary, verbose context lines, and the controls (an
+A threaded event message is a lead line (the voice's emoji and first-person line, from
+:mod:`looproom.room.voice`), the text through the digest (not the runtime's template, which
+the lead restates, and never a question the digest cut without saying so), the agent's
+summary, verbose context lines, and the controls (an
 "Open" link button, and the decision controls of :mod:`looproom.room.buttons` where the room
 can receive presses). Verbosity levels are strict supersets as in the-loop's
 ``render``: quiet is the lead, the summary and the controls; normal adds the text (and the
