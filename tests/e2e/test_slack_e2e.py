@@ -158,7 +158,7 @@ def test_429_500_and_refused_payloads_lose_nothing_and_double_nothing(
     assert len(found) == 2
     (plain,) = [m for m in fake_slack.messages(LOOP) if "blocks" not in m]
     assert plain["metadata"]["event_payload"]["key"] == refused  # refused, then sent as text
-    assert "reached requirements-approval" in plain["text"]
+    assert "now at requirements approval" in plain["text"]
     statuses = Counter(call.status for call in fake_slack.calls_to("chat.postMessage"))
     assert statuses[429] == 1 and statuses[500] == 1 and statuses[503] == 1
     wait_state(fake_slack, "github:MadaraUchiha-314/the-loop#260", "🎉 Done")
@@ -183,4 +183,4 @@ def test_a_killed_bot_posts_every_accepted_event_exactly_once_after_restart(
     assert wait_posted(fake_slack, keys) == Counter({key: 1 for key in keys})
     (parent,) = parents(fake_slack).values()
     assert thread_keys(fake_slack, parent) == keys
-    wait_state(fake_slack, parent_item(parent), "✅ Finished: requirements-definition")
+    wait_state(fake_slack, parent_item(parent), "✅ Finished the requirements")
