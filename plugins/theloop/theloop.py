@@ -20,14 +20,15 @@ from pathlib import Path
 from typing import Any
 
 import theloop_decisions as chat
-from errbot import BotPlugin, arg_botcmd, botcmd
+from errbot import BotPlugin, arg_botcmd, botcmd, core_plugins
 
 # Errbot puts every folder holding a .plug file on sys.path, so the core imports plainly.
 from looproom import admin, manifest
 from looproom.assembly import LoopRoom
+from looproom.inbound import slack_events
 from looproom.inbound import webhook as ingress
 from looproom.room.slack_transport import SlackTransport
-from looproom.server.app import App
+from looproom.server.app import App, Mount
 from looproom.server.runner import HttpServer, Listening
 from looproom.settings import ConfigError, Environment, Settings
 
@@ -63,7 +64,7 @@ class TheLoop(BotPlugin):
         core.start()
         self._core = core
         self._unlisten = chat.listen_for_presses(self._bot, self._pressed)
-        self._http = HttpServer(App(core))
+        self._http = HttpServer(App(core, self._mounts(core)))
         core.listening = self._http.start(env.http_host, env.http_port)
         if core.listening.error:
             self._cannot_listen(core.listening)
@@ -72,6 +73,13 @@ class TheLoop(BotPlugin):
         if core.first_run_line:  # the Text backend's console: show how to send an event
             for admin_id in self.bot_config.BOT_ADMINS:
                 self._say(admin_id, core.first_run_line)
+
+    def _mounts(self, core: LoopRoom) -> dict[str, Mount]:
+        """SlackV3 without an app token runs Slack's Events API: it registers its view on
+        Errbot's Flask app, which nothing else serves, so this server serves it at its path."""
+        if getattr(self._bot, "slack_events", None) is None:
+            return {}
+        return {slack_events.PATH: core.events_api(core_plugins.flask_app)}
 
     def _cannot_listen(self, listening: Listening) -> None:
         """Loudly: the log, and each admin, since the-loop's events now reach nobody."""

@@ -108,6 +108,38 @@ def test_an_unknown_members_conversation_is_simply_not_input() -> None:
     assert judge("lunch?", member=MALLORY).status == IGNORED
 
 
+CAROL = "U0CAROL01"
+WITH_COLLABORATOR = replace(POLICY, collaborators=frozenset({CAROL}))
+
+
+@pytest.mark.parametrize(
+    ("text", "current", "thread"),
+    [("approve", GATE, "200.0"), ("changes", GATE, "200.0"), ("execute", CHECKLIST, "100.0")],
+)
+def test_a_collaborators_decision_is_refused_naming_the_act(
+    text: str, current: ItemState, thread: str
+) -> None:
+    verdict = judge(text, current, member=CAROL, thread=thread, policy=WITH_COLLABORATOR)
+    assert verdict.status == REFUSED and verdict.reason == "act-not-granted"
+    act = kinds.act_of(kinds.read(text))
+    assert f"`{act}`" in verdict.text and verdict.decision is None
+
+
+def test_a_collaborators_answer_to_an_ask_goes_through() -> None:
+    verdict = judge(
+        "Option 2", ASK, member=CAROL, thread="300.0", ts="301.0", policy=WITH_COLLABORATOR
+    )
+    assert verdict.status == ADMITTED and verdict.decision is not None
+    assert verdict.decision.member == CAROL
+
+
+def test_a_decision_the_room_is_not_granted_is_refused_even_to_a_decider() -> None:
+    narrow = replace(POLICY, granted=frozenset({"gate.feedback"}))
+    verdict = judge("execute", policy=narrow)
+    assert verdict.reason == "act-not-granted" and "slack.publish" in verdict.text
+    assert judge("approve", GATE, thread="200.0", policy=narrow).status == ADMITTED
+
+
 # -- execute, skip ----------------------------------------------------------------------
 
 

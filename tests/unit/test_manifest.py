@@ -88,6 +88,12 @@ def test_interactivity_is_on_and_its_url_is_the_servers_route() -> None:
     assert shipped["settings"]["socket_mode_enabled"] is True
 
 
+def test_the_events_request_url_is_the_path_the_server_mounts_slacks_view_on() -> None:
+    from looproom.inbound import slack_events
+
+    assert manifest.EVENTS_PATH == slack_events.PATH
+
+
 def test_shortcuts_and_slash_command_are_the_ones_the_code_names() -> None:
     shipped = manifest.load()
     shortcuts = {s["callback_id"]: s["name"] for s in shipped["features"]["shortcuts"]}

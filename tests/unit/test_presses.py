@@ -222,6 +222,13 @@ def test_unauthorized_and_own_presses_relay_nothing() -> None:
     assert judge(payload(buttons.APPROVE, "200.0", member=BOT), GATE).status == IGNORED
 
 
+def test_a_collaborators_press_on_a_gate_is_refused_naming_the_act() -> None:
+    policy = replace(POLICY, collaborators=frozenset({"U0CAROL01"}))
+    pressed = payload(buttons.APPROVE, "200.0", member="U0CAROL01")
+    refused = judge(pressed, GATE, policy)
+    assert refused.reason == "act-not-granted" and "`gate.feedback`" in refused.text
+
+
 def test_ticking_a_box_or_opening_a_link_is_not_a_decision() -> None:
     assert judge(payload(f"{buttons.PHASES}:0", "100.0"), GATE).status == IGNORED
     assert judge(payload(buttons.OPEN, "200.0"), GATE).status == IGNORED

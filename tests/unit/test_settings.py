@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from looproom.decide import authorization
 from looproom.settings import ConfigError, Environment, Settings
 
 EXAMPLE = """
@@ -190,10 +191,39 @@ def test_a_section_copied_from_the_loops_config_loads_with_what_is_ignored_named
     ]
 
 
-def test_an_authorized_user_that_is_not_a_member_id_is_kept_with_a_warning() -> None:
-    settings = Settings.from_mapping({"slack": {"authorizedUsers": ["@localhost"]}})
-    assert settings.authorized_users == {"@localhost"}
+def test_an_authorized_user_that_is_neither_id_nor_handle_is_kept_with_a_warning() -> None:
+    settings = Settings.from_mapping({"slack": {"authorizedUsers": ["dana@example"]}})
+    assert settings.authorized_users == {"dana@example"}
     assert settings.warnings[0].startswith("slack.authorizedUsers[0]:")
+
+
+def test_members_may_be_named_by_handle_on_both_lists() -> None:
+    raw = {"slack": {"authorizedUsers": ["@dana", "U0123ABC"], "collaborators": ["@eve"]}}
+    settings = Settings.from_mapping(raw)
+    assert settings.authorized_users == {"@dana", "U0123ABC"}
+    assert settings.collaborators == {"@eve"}
+    assert settings.warnings == ()
+
+
+def test_without_publish_every_act_is_granted_as_before() -> None:
+    assert Settings.from_mapping({}).publish == set(authorization.GRANTABLE)
+
+
+def test_publish_narrows_the_grants_and_a_typo_only_narrows_them() -> None:
+    raw = {"slack": {"publish": ["work-item.reply", "gate.feedback", "control.comand"]}}
+    settings = Settings.from_mapping(raw)
+    assert settings.publish == {authorization.GATE_FEEDBACK}
+    assert [w.split(":")[0] for w in settings.warnings] == ["slack.publish[2]"]
+
+
+def test_publish_that_is_not_a_list_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match=r"slack\.publish: expected a list"):
+        Settings.from_mapping({"slack": {"publish": "gate.feedback"}})
+
+
+def test_collaborators_that_are_not_a_list_are_a_config_error() -> None:
+    with pytest.raises(ConfigError, match=r"slack\.collaborators: expected a list"):
+        Settings.from_mapping({"slack": {"collaborators": "@eve"}})
 
 
 def test_settings_cannot_be_changed_after_loading() -> None:

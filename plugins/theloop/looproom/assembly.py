@@ -21,14 +21,15 @@ from typing import Any
 
 from looproom import admin
 from looproom.decide import presses
-from looproom.decide.authorization import Policy
+from looproom.decide.authorization import Policy, holders
 from looproom.decide.desk import Desk, room_facts
 from looproom.decide.judging import Said
+from looproom.decide.members import Directory, Grants, UnknownHandle, resolve_grants
 from looproom.doctor import findings
 from looproom.doctor.examine import SlackSide, examine
 from looproom.durable.queue import DurableQueue
 from looproom.durable.worker import Worker
-from looproom.inbound import local_secret
+from looproom.inbound import local_secret, slack_events
 from looproom.inbound import webhook as ingress
 from looproom.inbound.events import Event
 from looproom.inbound.recent import Recent
@@ -45,8 +46,9 @@ from looproom.room.render import work_item_label
 from looproom.room.routing import RoomBook
 from looproom.room.slack_transport import SlackTransport, is_channel_id
 from looproom.room.told import ToldBook
+from looproom.server.app import Mount, WsgiApp
 from looproom.server.runner import Listening
-from looproom.settings import Environment, Settings
+from looproom.settings import ConfigError, Environment, Settings
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +60,18 @@ LEDGER_FILE = "relay-ledger.jsonl"
 Say = Callable[[str, str], None]
 
 _GLYPHS = {"eyes": "👀", "white_check_mark": "✅", "warning": "⚠️"}
+
+
+def _grants(
+    settings: Settings, slack: SlackTransport | None, store: MutableMapping[str, Any]
+) -> Grants:
+    """Who decides and who collaborates, by member id: ``@handles`` resolved through Slack
+    (a handle naming nobody refuses the activation, as any other bad setting does)."""
+    directory = Directory(slack.users_page if slack is not None else None, store)
+    try:
+        return resolve_grants(settings.authorized_users, settings.collaborators, directory)
+    except UnknownHandle as exc:
+        raise ConfigError([str(exc)], settings.source) from None
 
 
 class SlackRoom:
@@ -115,9 +129,12 @@ class Decisions:
         say: Say,
         bot_member: Callable[[], str],
         metrics: Metrics | None = None,
+        grants: Grants | None = None,
     ) -> None:
-        """``bot_member`` is asked at each decision: the backend learns who it is on connecting."""
+        """``bot_member`` is asked at each decision: the backend learns who it is on connecting.
+        ``grants`` are the members by id (``@handles`` resolved); else the settings' as written."""
         self._settings, self._book = settings, book
+        self.grants = grants or Grants(settings.authorized_users, settings.collaborators)
         self._signing_secret = env.slack_signing_secret
         self._destinations = forms.Destinations(
             github=bool(env.github_token), loop=bool(env.loop_api), repos=settings.relay_repos
@@ -186,10 +203,19 @@ class Decisions:
         """``!theloop queue``'s lines for the decisions not relayed yet."""
         return texts.queue_lines(self.relay.queue.list(), now)
 
+    def grant_lines(self) -> list[str]:
+        """``!theloop status``'s grants: each act, and who holds it."""
+        return [*holders(self._policy()), *(f"warning: {w}" for w in self.grants.warnings)]
+
     def _policy(self) -> Policy:
         settings = self._settings
         return Policy(
-            self._bot_member(), settings.authorized_users, settings.people, self._destinations
+            self._bot_member(),
+            self.grants.deciders,
+            settings.people,
+            self._destinations,
+            collaborators=self.grants.collaborators,
+            granted=settings.publish,
         )
 
     def _room_facts(self, channel: str) -> tuple[str, str]:
@@ -246,6 +272,7 @@ class LoopRoom:
             say=say,
             bot_member=bot_member,
             metrics=self.metrics,
+            grants=_grants(settings, slack, store),
         )
         self.worker = Worker(
             self.inbox, event_delivery(self._outlet(slack)), settled=self.metrics.delivery_settled
@@ -297,6 +324,14 @@ class LoopRoom:
             log.warning("interactive request refused: %s", checked.error)
             return ingress.Answer(checked.status, {"error": checked.error})
         return ingress.Answer(200, {})
+
+    def events_api(self, app: WsgiApp) -> Mount:
+        """``POST /slack/events`` in HTTP mode, answered by ``app`` (the chat backend's own
+        view of Slack's Events API), which is handed only what Slack signed, as strict JSON."""
+        secret = self.env.slack_signing_secret
+        return Mount(
+            app, lambda headers, body: slack_events.admit(headers, body, secret, time.time())
+        )
 
     def health(self) -> ingress.Answer:
         """``GET /theloop/health``: 200 when storage takes writes and both workers run."""
@@ -353,7 +388,8 @@ class LoopRoom:
         text += "\n" + stream
         if self._secret != self.env.webhook_secret:
             text += "\nwebhook secret: the console's own, in the data directory (env unset)"
-        return text
+        grants = "\n".join(f"- {line}" for line in self.decisions.grant_lines())
+        return f"{text}\n\n**grants** (act: who may)\n{grants}"
 
     def queue(self, args: str, now: float) -> str:
         """``!theloop queue``: list what is not delivered or relayed; retry or drop one."""

@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 
 import yaml
 
+from looproom.decide.authorization import GRANTABLE, REPLY
 from looproom.digest import DEFAULT_DIGEST_MODE, DIGEST_MODES
 from looproom.inbound.events import ASK, KNOWN_EVENTS
 
@@ -42,6 +43,8 @@ _SLACK_KEYS = (
     "maxChars",
     "longMessages",
     "authorizedUsers",
+    "collaborators",
+    "publish",
     "room",
 )
 #: Keys of the-loop's ``channels.slack`` that mean nothing here: a section copied from
@@ -50,7 +53,6 @@ _THE_LOOP_ONLY_KEYS = (
     "enabled",
     "botTokenEnv",
     "appTokenEnv",
-    "publish",
     "read",
     "kickoff",
     "reactions",
@@ -58,6 +60,8 @@ _THE_LOOP_ONLY_KEYS = (
 )
 _CHANNEL = re.compile(r"#?[A-Za-z0-9._-]{1,80}")
 _MEMBER_ID = re.compile(r"[UW][A-Z0-9]{2,}")
+#: A Slack handle as people type it; resolved to a member id at activation.
+_HANDLE = re.compile(r"@[a-z0-9][a-z0-9._-]{0,79}")
 _GITHUB_LOGIN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?")
 _REPO = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
 #: ``owner/repo``, either side a name or a glob (``acme/*``, ``*/docs``): a work item's
@@ -119,6 +123,10 @@ class Settings:
     max_chars: int = DEFAULT_MAX_CHARS
     long_messages: str = DEFAULT_DIGEST_MODE
     authorized_users: frozenset[str] = frozenset()
+    #: Members who may reply and add context but not decide (ids or ``@handles``).
+    collaborators: frozenset[str] = frozenset()
+    #: The acts the room grants beyond replying; every act unless ``slack.publish`` is set.
+    publish: frozenset[str] = frozenset(GRANTABLE)
     room_style: str = "agentic"
     rooms: tuple[tuple[str, str], ...] = ()
     people: Mapping[str, str] = field(default_factory=_frozen, hash=False)
@@ -199,7 +207,9 @@ class _Parser:
             "long_messages": self._lenient(
                 slack.get("longMessages"), "slack.longMessages", DIGEST_MODES, DEFAULT_DIGEST_MODE
             ),
-            "authorized_users": self._members(slack.get("authorizedUsers")),
+            "authorized_users": self._members(slack.get("authorizedUsers"), "authorizedUsers"),
+            "collaborators": self._members(slack.get("collaborators"), "collaborators"),
+            "publish": self._publish(slack.get("publish")),
             "room_style": self._choice(room.get("style"), "slack.room.style", ROOM_STYLES),
             "rooms": self._rooms(raw.get("rooms")),
             "people": _frozen(self._people(raw.get("people"))),
@@ -285,28 +295,51 @@ class _Parser:
             return DEFAULT_MAX_CHARS
         return value
 
-    def _members(self, value: Any) -> frozenset[str]:
-        """Slack member ids; an empty list authorizes nobody (fail closed: no list, no one)."""
+    def _members(self, value: Any, name: str) -> frozenset[str]:
+        """Slack member ids or ``@handles``; an empty list grants nobody (fail closed)."""
         if value is None:
             return frozenset()
         if not isinstance(value, list):
             self.errors.append(
-                f"slack.authorizedUsers: expected a list of Slack member ids, got {_shown(value)}"
+                f"slack.{name}: expected a list of Slack member ids or @handles, "
+                f"got {_shown(value)}"
             )
             return frozenset()
         members = set()
         for index, item in enumerate(value):
-            key = f"slack.authorizedUsers[{index}]"
+            key = f"slack.{name}[{index}]"
             if not isinstance(item, str) or not item.strip() or len(item.split()) != 1:
-                self.errors.append(f"{key}: expected a Slack member id (U…), got {_shown(item)}")
-                continue
-            if not _MEMBER_ID.fullmatch(item.strip()):
-                self.warnings.append(
-                    f"{key}: {item.strip()!r} is not a Slack member id (U…/W…); "
-                    "it can only match on a non-Slack backend"
+                self.errors.append(
+                    f"{key}: expected a Slack member id (U…) or @handle, got {_shown(item)}"
                 )
-            members.add(item.strip())
+                continue
+            member = item.strip()
+            if not (_MEMBER_ID.fullmatch(member) or _HANDLE.fullmatch(member)):
+                self.warnings.append(
+                    f"{key}: {member!r} is neither a Slack member id (U…/W…) nor an "
+                    "@handle; it can only match on a non-Slack backend"
+                )
+            members.add(member)
         return frozenset(members)
+
+    def _publish(self, value: Any) -> frozenset[str]:
+        """The acts granted beyond replying. Like the-loop, a name that is not an act is
+        ignored with a warning: a typo may narrow the grants, never widen them."""
+        if value is None:
+            return frozenset(GRANTABLE)
+        if not isinstance(value, list):
+            self.errors.append(f"slack.publish: expected a list of acts, got {_shown(value)}")
+            return frozenset()
+        granted = set()
+        for index, item in enumerate(value):
+            if item in GRANTABLE:
+                granted.add(item)
+            elif item != REPLY:
+                self.warnings.append(
+                    f"slack.publish[{index}]: {_shown(item)} is not an act the bot grants "
+                    f"({', '.join(GRANTABLE)}) — ignored"
+                )
+        return frozenset(granted)
 
     def _rooms(self, value: Any) -> tuple[tuple[str, str], ...]:
         rooms = []

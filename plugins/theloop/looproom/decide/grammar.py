@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from looproom import workitem
 
@@ -55,6 +55,7 @@ class Refusal:
     reason: str
     text: str
     ref: str = ""
+    verb: str = ""  # the verb it was read as, so the refusal is only for who may use it
 
 
 Parsed = Command | Text | Refusal
@@ -78,7 +79,8 @@ def parse(text: str, readers: Mapping[str, Reader]) -> Parsed:
         return Text(text or "")
     ref, tail = _leading_ref(tail)
     words = "\n".join(part for part in (tail, rest.strip()) if part).strip()
-    return readers[verb](ref, tail, words)
+    parsed = readers[verb](ref, tail, words)
+    return replace(parsed, verb=verb) if isinstance(parsed, Refusal) else parsed
 
 
 def _leading_ref(tail: str) -> tuple[str, str]:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from looproom import workitem
 from looproom.decide import grammar, kinds
-from looproom.decide.authorization import Policy, may_decide, unauthorized_text
+from looproom.decide.authorization import Policy, may, refusal_text
 from looproom.decide.decision import IGNORED, REFUSED, Decision, Verdict, refuse
 from looproom.decide.presses import Press
 from looproom.room.memory import Asked, ItemState
@@ -79,11 +79,14 @@ def draft(
     )
 
 
-def _authorize(member: str, policy: Policy) -> Verdict | None:
-    """The refusal for a member who may not decide — ``None`` for one who may."""
-    if may_decide(member, policy.authorized):
+def _authorize(member: str, act: str, policy: Policy) -> Verdict | None:
+    """The refusal for a member who may not do ``act`` — ``None`` for one who may. A
+    stranger's refusal is ``unauthorized`` (⚠️ and a warning); a member on a list who
+    lacks this act is told which act is not theirs."""
+    if may(member, act, policy):
         return None
-    return refuse("unauthorized", unauthorized_text(member, policy.authorized))
+    reason = "unauthorized" if not policy.role(member) else "act-not-granted"
+    return refuse(reason, refusal_text(member, act, policy))
 
 
 # -- typed ----------------------------------------------------------------------------------
@@ -108,7 +111,7 @@ def judge_typed(
     state = state_of(work_item)
     if isinstance(parsed, grammar.Text) and not _awaited(said, where, state):
         return Verdict(IGNORED, "conversation")
-    unauthorized = _authorize(said.member, policy)
+    unauthorized = _authorize(said.member, kinds.act_of(parsed), policy)
     if unauthorized is not None:
         return unauthorized
     if isinstance(parsed, grammar.Refusal):
@@ -206,7 +209,7 @@ def judge_press(
         return refuse("unmapped", "This message is not one of the-loop's questions any more.")
     if press.member == policy.own_id:
         return Verdict(IGNORED, "self-authored")
-    unauthorized = _authorize(press.member, policy)
+    unauthorized = _authorize(press.member, kind.act, policy)
     if unauthorized is not None:
         return unauthorized
     base = draft(

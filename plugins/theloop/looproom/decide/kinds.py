@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from looproom.decide import grammar
+from looproom.decide import authorization, grammar
 from looproom.decide.decision import (
     ADMITTED,
     Decision,
@@ -46,6 +46,7 @@ class DecisionKind:
     name: str  # stored with the decision; its idempotency key includes it
     label: str  # what the room's replies call it: "the approval of @alice"
     form: forms.Form  # the form the-loop accepts it in
+    act: str  # the act a member must be granted to make it (looproom.decide.authorization)
     settles: str = ""  # the open question it answers ("" when it answers none)
     verb: str = ""  # the typed verb ("" when it is not typed as a command)
     phrases: tuple[str, ...] = ()  # other typed forms of the verb ("request changes")
@@ -229,6 +230,7 @@ KINDS: tuple[DecisionKind, ...] = (
         EXECUTE,
         label="phase selection",
         form=forms.CONTROL_COMMAND,
+        act=authorization.CONTROL,
         settles=SELECTION,
         verb="execute",
         read=_read_execute,
@@ -240,6 +242,7 @@ KINDS: tuple[DecisionKind, ...] = (
         SKIP,
         label="skip",
         form=forms.SKIP,
+        act=authorization.CONTROL,
         verb="skip",
         read=_read_skip,
         typed=_typed_skip,
@@ -248,6 +251,7 @@ KINDS: tuple[DecisionKind, ...] = (
         APPROVE,
         label="approval",
         form=forms.APPROVAL,
+        act=authorization.GATE_FEEDBACK,
         settles=GATE,
         verb="approve",
         read=_read_approve,
@@ -259,6 +263,7 @@ KINDS: tuple[DecisionKind, ...] = (
         CHANGES,
         label="change request",
         form=forms.CHANGE_REQUEST,
+        act=authorization.GATE_FEEDBACK,
         settles=GATE,
         verb="changes",
         phrases=("request changes",),
@@ -273,6 +278,7 @@ KINDS: tuple[DecisionKind, ...] = (
         ANSWER,
         label="answer",
         form=forms.REPLY,
+        act=authorization.REPLY,
         settles=ASK,
         typed=_typed_answer,
         button=buttons.DEFAULT,
@@ -282,6 +288,10 @@ KINDS: tuple[DecisionKind, ...] = (
 
 BY_NAME: Mapping[str, DecisionKind] = {kind.name: kind for kind in KINDS}
 BY_VERB: Mapping[str, DecisionKind] = {kind.verb: kind for kind in KINDS if kind.verb}
+#: Every typed verb and phrase → its kind.
+BY_WORD: Mapping[str, DecisionKind] = {
+    word: kind for kind in KINDS if kind.verb for word in (kind.verb, *kind.phrases)
+}
 BY_BUTTON: Mapping[str, DecisionKind] = {kind.button: kind for kind in KINDS if kind.button}
 #: The typed verbs, for the adapter's commands (``!execute``…).
 VERBS: tuple[str, ...] = tuple(BY_VERB)
@@ -297,6 +307,13 @@ READERS: Mapping[str, grammar.Reader] = {
 def read(text: str) -> grammar.Parsed:
     """One typed message read with every kind's verb."""
     return grammar.parse(text, READERS)
+
+
+def act_of(parsed: grammar.Parsed) -> str:
+    """The act what was typed would be: its verb's kind's act; plain words are a reply."""
+    verb = parsed.verb if isinstance(parsed, grammar.Command | grammar.Refusal) else ""
+    kind = BY_WORD.get(verb) or BY_NAME[ANSWER]
+    return kind.act
 
 
 def target(decision: Decision, destinations: forms.Destinations) -> dict[str, Any]:

@@ -349,6 +349,17 @@ class SlackTransport:
         args.update(_optional(cursor=cursor or None))
         return self._call("conversations.replies", args)
 
+    def users_page(self, cursor: str = "") -> tuple[bool, str, list[Mapping[str, Any]], str]:
+        """One page of ``users.list``: ``(ok, error, members, next cursor)`` — what
+        ``looproom.decide.members`` resolves handles with."""
+        args: dict[str, Any] = {"limit": 200}
+        args.update(_optional(cursor=cursor or None))
+        reply = self._call("users.list", args)
+        if not reply.ok:
+            return False, reply.error or f"status {reply.status}", [], ""
+        members = reply.data.get("members")
+        return True, "", list(members) if isinstance(members, list) else [], next_cursor(reply)
+
     def find_channel(self, name: str, *, max_pages: int = 10) -> tuple[str, Reply]:
         """The id of the room called ``name`` (``#`` optional), or ``""``; and the last reply.
 
