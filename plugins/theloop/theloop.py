@@ -36,8 +36,8 @@ NOT_ACTIVE = "theloop is not active: see `!status plugins` and the bot's log."
 
 
 class TheLoop(BotPlugin):
-    """the-loop's room: its events in rooms and threads; execute, skip, approve and changes
-    taken back from authorized members."""
+    """the-loop's room: its events in rooms and threads; decisions and control verbs
+    (execute, skip, approve, changes, start, stop, …) taken back from the members granted them."""
 
     _core: LoopRoom | None = None
     _unlisten: Callable[[], None] | None = None
@@ -129,7 +129,18 @@ class TheLoop(BotPlugin):
 
     def _say(self, to: str, text: str) -> None:
         # Errbot's send threads only under a Message it received: a plain line has no thread.
-        self.send(self.build_identifier(to), text)
+        self.send(self._addressee(to), text)
+
+    def _addressee(self, to: str) -> Any:
+        """A room, an admin or a member as the backend builds it. A member is known by the id
+        ``chat.member_of`` gave, which on the Text console is the bare person (``localhost``)
+        while that backend builds a person only from ``@localhost``."""
+        try:
+            return self.build_identifier(to)
+        except ValueError:
+            if to.startswith(("#", "@")):
+                raise
+            return self.build_identifier("@" + to)
 
     def _pressed(self, payload: Mapping[str, Any]) -> None:
         if self._core is not None:
@@ -208,6 +219,46 @@ class TheLoop(BotPlugin):
     def changes(self, msg: Any, args: str) -> None:
         """`changes <why>` — request changes at the open gate (a reason is required)."""
         self._typed(msg, f"changes {args}", addressed=True)
+
+    @botcmd
+    def start(self, msg: Any, args: str) -> None:
+        """`start [<work item>]` — the-loop arms the work item and starts its session."""
+        self._typed(msg, f"start {args}", addressed=True)
+
+    @botcmd
+    def stop(self, msg: Any, args: str) -> None:
+        """`stop [<work item>]` — the-loop stops the work item's session."""
+        self._typed(msg, f"stop {args}", addressed=True)
+
+    @botcmd
+    def pause(self, msg: Any, args: str) -> None:
+        """`pause [<work item>]` — the-loop pauses the session; `resume` wakes it."""
+        self._typed(msg, f"pause {args}", addressed=True)
+
+    @botcmd
+    def resume(self, msg: Any, args: str) -> None:
+        """`resume [<work item>]` — the-loop wakes a paused session."""
+        self._typed(msg, f"resume {args}", addressed=True)
+
+    @botcmd
+    def contribute(self, msg: Any, args: str) -> None:
+        """`contribute [<work item>]` — the-loop joins the work item as a contributor."""
+        self._typed(msg, f"contribute {args}", addressed=True)
+
+    @botcmd
+    def do(self, msg: Any, args: str) -> None:
+        """`do [<work item>] <task>` — the-loop works an ad-hoc task."""
+        self._typed(msg, f"do {args}", addressed=True)
+
+    @botcmd
+    def review(self, msg: Any, args: str) -> None:
+        """`review [<work item>] <brief>` — the-loop reviews the pull request against a brief."""
+        self._typed(msg, f"review {args}", addressed=True)
+
+    @botcmd
+    def cleanup(self, msg: Any, args: str) -> None:
+        """`cleanup [<work item>]` — the-loop reclaims the work item's local resources."""
+        self._typed(msg, f"cleanup {args}", addressed=True)
 
     def callback_message(self, msg: Any) -> None:
         """A plain message: a command typed without `!`, or an answer in a work item's thread."""

@@ -88,6 +88,7 @@ def test_status_never_shows_a_secret_and_says_what_to_fix() -> None:
     text = status_text(env, Settings(), health, now=100.0)
     assert "xoxb-very-secret" not in text
     assert "THELOOP_SLACK_BOT_TOKEN: set" in text
+    assert "THELOOP_LOG_LEVEL: INFO" in text and "THELOOP_SLACK_API_URL: (unset)" in text
     assert "answers 503 — set THELOOP_WEBHOOK_SECRET" in text
     assert "queue: 3 not delivered (1 waiting, 0 in flight, 2 parked)" in text
     assert "delivery worker: STOPPED" in text

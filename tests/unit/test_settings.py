@@ -359,13 +359,23 @@ def test_describe_shows_urls_without_their_credentials() -> None:
             "THELOOP_LOOP_API": "http://bot:hunter2@loop.example:8080/base?token=tok-5#frag",
             "THELOOP_LOOP_STREAM": "https://[::1]:9000/api/v1/stream?access_token=tok-6",
             "THELOOP_GITHUB_API": "https://x-access-token:ghs-7@ghe.example/api/v3",
+            "THELOOP_SLACK_API_URL": "https://proxy:pw-8@slack-proxy.example/api/?k=tok-9",
         }
     )
     shown = env.describe()
     assert shown["THELOOP_LOOP_API"] == "http://loop.example:8080/base"
     assert shown["THELOOP_LOOP_STREAM"] == "https://[::1]:9000/api/v1/stream"
     assert shown["THELOOP_GITHUB_API"] == "https://ghe.example/api/v3"
-    assert not any(s in str(shown) for s in ("hunter2", "tok-5", "tok-6", "ghs-7"))
+    assert shown["THELOOP_SLACK_API_URL"].rstrip("/") == "https://slack-proxy.example/api"
+    secrets = ("hunter2", "tok-5", "tok-6", "ghs-7", "pw-8", "tok-9")
+    assert not any(s in str(shown) for s in secrets)
+
+
+def test_describe_shows_the_log_level_and_the_slack_api_url_the_bot_started_with() -> None:
+    shown = Environment.from_env({"THELOOP_LOG_LEVEL": "debug"}).describe()
+    assert (shown["THELOOP_LOG_LEVEL"], shown["THELOOP_SLACK_API_URL"]) == ("DEBUG", "")
+    fake = Environment.from_env({"THELOOP_SLACK_API_URL": "http://127.0.0.1:9000/api/"})
+    assert fake.describe()["THELOOP_SLACK_API_URL"].startswith("http://127.0.0.1:9000/api")
 
 
 # -- a file or an environment that could silently widen access is refused ----------------
