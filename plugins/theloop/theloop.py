@@ -191,6 +191,11 @@ class TheLoop(BotPlugin):
         """Undelivered events: `list` (default), `retry KEY` (now), `drop KEY` (give up)."""
         return self._core.queue(args, time.time()) if self._core else NOT_ACTIVE
 
+    @botcmd
+    def theloop_why(self, _msg: Any, args: str) -> str:
+        """Where did my message go: the room's last decisions for `why <work item>`."""
+        return self._core.why(args, time.time()) if self._core else NOT_ACTIVE
+
     @botcmd(admin_only=True)
     def theloop_bind(self, _msg: Any, args: str) -> str:
         """A room of its own for a work item: `bind <work item> <room>`; alone: list them."""

@@ -41,9 +41,12 @@ from looproom.relay.relay import RELAY, Relay
 from looproom.relay.sinks import GitHubSink, LedgerSink, LoopSink, Sinks
 from looproom.room.memory import Memory
 from looproom.room.outlets import Outlet, PlainOutlet, SlackOutlet, event_delivery
+from looproom.room.pulls import PullReader
 from looproom.room.queued_room import QueuedRoom
+from looproom.room.render import work_item_label
 from looproom.room.routing import RoomBook
 from looproom.room.slack_transport import SlackTransport, is_channel_id
+from looproom.room.told import ToldBook
 from looproom.server.app import Mount, WsgiApp
 from looproom.server.runner import Listening
 from looproom.settings import ConfigError, Environment, Settings
@@ -295,6 +298,7 @@ class LoopRoom:
         self._answered = Recent()  # the webhook's last answers, for the doctor
         self.book = RoomBook(store)
         self.memory = Memory(store)
+        self.told = ToldBook(store)
         self.inbox = DurableQueue(data_dir / QUEUES_FILE, INBOX)
         self.decisions = Decisions(
             env,
@@ -447,6 +451,13 @@ class LoopRoom:
             return f"{command.action}: done for `{command.key}`."
         return f"No undelivered item `{command.key}` (see `!theloop queue`)."
 
+    def why(self, args: str, now: float) -> str:
+        """``!theloop why <work item>``: the room's last decisions for it, with their rules."""
+        asked = args.strip()
+        known = self.told.items()
+        match = next((k for k in known if asked in (k, work_item_label(k))), asked)
+        return admin.why_text(asked, known, self.told.why(match) if asked else [], now)
+
     def bind(self, args: str) -> str:
         """``!theloop bind``."""
         return admin.bind_command(self.book, args)
@@ -470,6 +481,8 @@ class LoopRoom:
                 self.settings,
                 observer=self.memory,
                 interactive=self.interactive,
+                told=self.told,
+                pulls=PullReader(self.env.github_api, self.env.github_token),
             )
         return PlainOutlet(self._post, self.book, self.settings, observer=self.memory)
 
