@@ -36,8 +36,8 @@ NOT_ACTIVE = "theloop is not active: see `!status plugins` and the bot's log."
 
 
 class TheLoop(BotPlugin):
-    """the-loop's room: its events in rooms and threads; execute, skip, approve and changes
-    taken back from authorized members."""
+    """the-loop's room: its events in rooms and threads; decisions and control verbs
+    (execute, skip, approve, changes, start, stop, …) taken back from the members granted them."""
 
     _core: LoopRoom | None = None
     _unlisten: Callable[[], None] | None = None
@@ -183,6 +183,11 @@ class TheLoop(BotPlugin):
         """Undelivered events: `list` (default), `retry KEY` (now), `drop KEY` (give up)."""
         return self._core.queue(args, time.time()) if self._core else NOT_ACTIVE
 
+    @botcmd
+    def theloop_why(self, _msg: Any, args: str) -> str:
+        """Where did my message go: the room's last decisions for `why <work item>`."""
+        return self._core.why(args, time.time()) if self._core else NOT_ACTIVE
+
     @botcmd(admin_only=True)
     def theloop_bind(self, _msg: Any, args: str) -> str:
         """A room of its own for a work item: `bind <work item> <room>`; alone: list them."""
@@ -214,6 +219,46 @@ class TheLoop(BotPlugin):
     def changes(self, msg: Any, args: str) -> None:
         """`changes <why>` — request changes at the open gate (a reason is required)."""
         self._typed(msg, f"changes {args}", addressed=True)
+
+    @botcmd
+    def start(self, msg: Any, args: str) -> None:
+        """`start [<work item>]` — the-loop arms the work item and starts its session."""
+        self._typed(msg, f"start {args}", addressed=True)
+
+    @botcmd
+    def stop(self, msg: Any, args: str) -> None:
+        """`stop [<work item>]` — the-loop stops the work item's session."""
+        self._typed(msg, f"stop {args}", addressed=True)
+
+    @botcmd
+    def pause(self, msg: Any, args: str) -> None:
+        """`pause [<work item>]` — the-loop pauses the session; `resume` wakes it."""
+        self._typed(msg, f"pause {args}", addressed=True)
+
+    @botcmd
+    def resume(self, msg: Any, args: str) -> None:
+        """`resume [<work item>]` — the-loop wakes a paused session."""
+        self._typed(msg, f"resume {args}", addressed=True)
+
+    @botcmd
+    def contribute(self, msg: Any, args: str) -> None:
+        """`contribute [<work item>]` — the-loop joins the work item as a contributor."""
+        self._typed(msg, f"contribute {args}", addressed=True)
+
+    @botcmd
+    def do(self, msg: Any, args: str) -> None:
+        """`do [<work item>] <task>` — the-loop works an ad-hoc task."""
+        self._typed(msg, f"do {args}", addressed=True)
+
+    @botcmd
+    def review(self, msg: Any, args: str) -> None:
+        """`review [<work item>] <brief>` — the-loop reviews the pull request against a brief."""
+        self._typed(msg, f"review {args}", addressed=True)
+
+    @botcmd
+    def cleanup(self, msg: Any, args: str) -> None:
+        """`cleanup [<work item>]` — the-loop reclaims the work item's local resources."""
+        self._typed(msg, f"cleanup {args}", addressed=True)
 
     def callback_message(self, msg: Any) -> None:
         """A plain message: a command typed without `!`, or an answer in a work item's thread."""

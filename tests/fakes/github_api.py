@@ -9,6 +9,8 @@ from 1) with a ``Link`` header naming the ``next`` and ``last`` pages. Rate limi
 scripted as GitHub answers it (403 with ``x-ratelimit-remaining: 0``, or 429 with
 ``Retry-After``). ``GET /user`` names the token's login and ``GET /repos/{owner}/{repo}`` a
 repository it can see (``no_issues`` lists those with issues turned off).
+``GET /repos/{owner}/{repo}/pulls/{n}`` describes a pull request in ``pulls`` (its title,
+additions, deletions and changed_files, as GitHub names them), 404 for any other.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ TOKEN = "ghp_fake_relay_token"
 LOGIN = "theloop-bot"
 _COMMENTS = re.compile(r"^/repos/([^/]+/[^/]+)/issues/(\d+)/comments$")
 _REPO = re.compile(r"^/repos/([^/]+/[^/]+)$")
+_PULL = re.compile(r"^/repos/([^/]+/[^/]+)/pulls/(\d+)$")
 
 
 class FakeGitHub(LoopbackServer):
@@ -36,6 +39,7 @@ class FakeGitHub(LoopbackServer):
         self.issues = issues if issues is not None else {"acme/api": {7}}
         self.comments: dict[tuple[str, int], list[dict[str, Any]]] = {}
         self.no_issues: set[str] = set()
+        self.pulls: dict[tuple[str, int], dict[str, Any]] = {}
         self._ids = itertools.count(1001)
         self._lock = threading.Lock()
 
@@ -49,6 +53,10 @@ class FakeGitHub(LoopbackServer):
             return 401, {}, {"message": "Bad credentials"}
         if request.method == "GET" and request.path == "/user":
             return 200, {}, {"login": LOGIN}
+        pull = _PULL.match(request.path)
+        if request.method == "GET" and pull:
+            found = self.pulls.get((pull[1], int(pull[2])))
+            return (200, {}, {"number": int(pull[2]), **found}) if found else (404, {}, {})
         repo = _REPO.match(request.path)
         if request.method == "GET" and repo:
             return self._repository(repo[1])

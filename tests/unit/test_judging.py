@@ -274,3 +274,50 @@ def test_an_edited_or_deleted_message_is_never_a_new_decision(subtype: str) -> N
     verdict = judge("approve", GATE, thread="200.0", ts="401.0", subtype=subtype, addressed=True)
     assert (verdict.status, verdict.reason, verdict.decision) == (IGNORED, "edited", None)
     assert judge("approve", GATE, thread="200.0").status == ADMITTED
+
+
+# -- the control verbs ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("verb", ["start", "stop", "pause", "resume", "contribute", "cleanup"])
+def test_a_bare_control_verb_in_the_thread_is_relayed_as_that_command(verb: str) -> None:
+    verdict = judge(verb)
+    assert verdict.status == ADMITTED and verdict.decision is not None
+    assert verdict.decision.kind == verb and verdict.settles == ""
+
+
+def test_a_bare_verb_followed_by_words_is_conversation_unless_addressed() -> None:
+    assert judge("stop that, the test is wrong").status == IGNORED
+    addressed = judge("stop that, the test is wrong", addressed=True)
+    assert addressed.status == REFUSED and "takes nothing after" in addressed.text
+
+
+@pytest.mark.parametrize("verb", ["do", "review"])
+def test_do_and_review_are_commands_only_when_addressed(verb: str) -> None:
+    assert judge(f"{verb} you think the retry is right?").status == IGNORED
+    verdict = judge(f"{verb} look at the retry path", addressed=True)
+    assert verdict.decision is not None and verdict.decision.words == "look at the retry path"
+    mentioned = judge(f"<@{BOT}> {verb} look at the retry path")
+    assert mentioned.status == ADMITTED
+
+
+@pytest.mark.parametrize("verb", ["do", "review"])
+def test_do_and_review_need_their_words(verb: str) -> None:
+    verdict = judge(verb, addressed=True)
+    assert verdict.status == REFUSED and f"`{verb} <" in verdict.text
+
+
+def test_a_control_verb_on_a_jira_item_is_refused_with_the_reason() -> None:
+    verdict = judge("start", where=Where("jira:OPS-12", thread_bound=True))
+    assert verdict.status == REFUSED and verdict.reason == "unwritable"
+    assert "jira:OPS-12 is not a GitHub issue" in verdict.text and verdict.decision is None
+
+
+def test_a_gate_answer_on_a_jira_item_is_refused_not_left_in_the_ledger() -> None:
+    verdict = judge("approve", GATE, thread="200.0", where=Where("jira:OPS-12", thread_bound=True))
+    assert verdict.reason == "unwritable"
+
+
+def test_a_collaborator_may_not_steer_a_run() -> None:
+    verdict = judge("stop", member=CAROL, policy=WITH_COLLABORATOR)
+    assert verdict.reason == "act-not-granted" and "`control.command`" in verdict.text

@@ -431,3 +431,23 @@ def test_a_secondary_rate_limit_waits_instead_of_parking(
     assert item.state == "pending" and item.due == pytest.approx(r.clock.now + 60)
     r.drain()
     assert len(github.posted()) == 1 and r.given_up == []
+
+
+@pytest.mark.parametrize(
+    ("kind", "next_step"),
+    [("start", "starts its session"), ("pause", "`resume` wakes it"), ("do", "ad-hoc loop")],
+)
+def test_a_landed_control_verb_says_what_happens_next(kind: str, next_step: str) -> None:
+    decision = Decision(kind, "github:acme/api#7", "U0ALICE01", "C1:1.1", "2026-11-30T10:00:00Z")
+    text = texts.landed_text(decision, "")
+    assert text.startswith("✅ recorded") and next_step in text and "<@U0ALICE01>" in text
+
+
+def test_a_renamed_keyword_reaches_the_comment_the_sink_posts() -> None:
+    from looproom.relay.keywords import parse
+
+    renamed = parse({"start": "loop go"}, "relay.keywords")
+    sinks = Sinks(LedgerSink(Path("unused")), keywords=renamed)
+    decision = Decision("start", "github:acme/api#7", "U0ALICE01", "C1:1.1", "2026-11-30T10:00:00Z")
+    target = kinds.target(decision, sinks.available({}))
+    assert target["body"].startswith("loop go\n\n")

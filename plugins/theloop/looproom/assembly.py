@@ -35,14 +35,17 @@ from looproom.inbound.events import Event
 from looproom.inbound.recent import Recent
 from looproom.inbound.stream import StreamFollower
 from looproom.metrics import Metrics
-from looproom.relay import forms, texts
+from looproom.relay import forms, keywords, texts
 from looproom.relay.relay import RELAY, Relay
 from looproom.relay.sinks import GitHubSink, LedgerSink, LoopSink, Sinks
 from looproom.room.memory import Memory
 from looproom.room.outlets import Outlet, PlainOutlet, SlackOutlet, event_delivery
+from looproom.room.pulls import PullReader
 from looproom.room.queued_room import QueuedRoom
+from looproom.room.render import work_item_label
 from looproom.room.routing import RoomBook
 from looproom.room.slack_transport import SlackTransport, is_channel_id
+from looproom.room.told import ToldBook
 from looproom.server.app import Mount, WsgiApp
 from looproom.server.runner import Listening
 from looproom.settings import ConfigError, Environment, Settings
@@ -69,6 +72,15 @@ def _grants(
         return resolve_grants(settings.authorized_users, settings.collaborators, directory)
     except UnknownHandle as exc:
         raise ConfigError([str(exc)], settings.source) from None
+
+
+def _keywords(env: Environment, settings: Settings) -> keywords.Keywords:
+    """the-loop's control keywords, from its own config when named (a bad one refuses the
+    activation: relaying in words it does not read would be silently ignored)."""
+    try:
+        return keywords.resolve(env.loop_config, settings.relay_keywords)
+    except keywords.KeywordError as exc:
+        raise ConfigError(exc.errors, env.loop_config or settings.source) from None
 
 
 class SlackRoom:
@@ -133,14 +145,19 @@ class Decisions:
         self._settings, self._book = settings, book
         self.grants = grants or Grants(settings.authorized_users, settings.collaborators)
         self._signing_secret = env.slack_signing_secret
+        self.keywords = _keywords(env, settings)
         self._destinations = forms.Destinations(
-            github=bool(env.github_token), loop=bool(env.loop_api), repos=settings.relay_repos
+            github=bool(env.github_token),
+            loop=bool(env.loop_api),
+            repos=settings.relay_repos,
+            keywords=self.keywords,
         )
         self._bot_member = bot_member
         sinks = Sinks(
             ledger=LedgerSink(ledger),
             github=GitHubSink(env.github_api, env.github_token) if env.github_token else None,
             loop=LoopSink(env.loop_api) if env.loop_api else None,
+            keywords=self.keywords,
         )
         # On Slack, said off the caller's thread: a press is answered within Slack's
         # 3 s, and the desk's lock is never held across a Slack call.
@@ -204,6 +221,16 @@ class Decisions:
         """``!theloop status``'s grants: each act, and who holds it."""
         return [*holders(self._policy()), *(f"warning: {w}" for w in self.grants.warnings)]
 
+    def keyword_line(self) -> str:
+        """``!theloop status``'s control keywords and where they were read from."""
+        said = self.keywords
+        if not said.enabled:
+            return f"control keywords: switched off ({said.source})"
+        words = ", ".join(
+            f"{c} → `{said.of(c)}`" if said.of(c) else f"{c} → off" for c in keywords.COMMANDS
+        )
+        return f"control keywords ({said.source}): {words}"
+
     def _policy(self) -> Policy:
         settings = self._settings
         return Policy(
@@ -256,6 +283,7 @@ class LoopRoom:
         self._answered = Recent()  # the webhook's last answers, for the doctor
         self.book = RoomBook(store)
         self.memory = Memory(store)
+        self.told = ToldBook(store)
         self.inbox = DurableQueue(data_dir / QUEUES_FILE, INBOX)
         self.decisions = Decisions(
             env,
@@ -384,6 +412,7 @@ class LoopRoom:
         text += "\n" + stream
         if self._secret != self.env.webhook_secret:
             text += "\nwebhook secret: the console's own, in the data directory (env unset)"
+        text += "\n" + self.decisions.keyword_line()
         grants = "\n".join(f"- {line}" for line in self.decisions.grant_lines())
         return f"{text}\n\n**grants** (act: who may)\n{grants}"
 
@@ -402,6 +431,13 @@ class LoopRoom:
         if act(command.key):
             return f"{command.action}: done for `{command.key}`."
         return f"No undelivered item `{command.key}` (see `!theloop queue`)."
+
+    def why(self, args: str, now: float) -> str:
+        """``!theloop why <work item>``: the room's last decisions for it, with their rules."""
+        asked = args.strip()
+        known = self.told.items()
+        match = next((k for k in known if asked in (k, work_item_label(k))), asked)
+        return admin.why_text(asked, known, self.told.why(match) if asked else [], now)
 
     def bind(self, args: str) -> str:
         """``!theloop bind``."""
@@ -426,6 +462,8 @@ class LoopRoom:
                 self.settings,
                 observer=self.memory,
                 interactive=self.interactive,
+                told=self.told,
+                pulls=PullReader(self.env.github_api, self.env.github_token),
             )
         return PlainOutlet(self._post, self.book, self.settings, observer=self.memory)
 

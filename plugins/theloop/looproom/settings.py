@@ -25,6 +25,7 @@ import yaml
 from looproom.decide.authorization import GRANTABLE, REPLY
 from looproom.digest import DEFAULT_DIGEST_MODE, DIGEST_MODES
 from looproom.inbound.events import ASK, KNOWN_EVENTS
+from looproom.relay import keywords
 
 DEFAULT_SUBSCRIBE = (ASK,)
 VERBOSITIES = ("quiet", "normal", "verbose")
@@ -131,6 +132,8 @@ class Settings:
     rooms: tuple[tuple[str, str], ...] = ()
     people: Mapping[str, str] = field(default_factory=_frozen, hash=False)
     relay_repos: Mapping[str, str] = field(default_factory=_frozen, hash=False)
+    #: the-loop's control keywords when this deployment renamed them (``relay.keywords``).
+    relay_keywords: Mapping[str, str] = field(default_factory=_frozen, hash=False)
     warnings: tuple[str, ...] = ()
     #: The file these came from; "" when built from a mapping or when no file exists.
     source: str = ""
@@ -196,7 +199,7 @@ class _Parser:
         room = self._mapping(slack.get("room"), "slack.room")
         self._unknown(room, ("style",), "slack.room.")
         relay = self._mapping(raw.get("relay"), "relay")
-        self._unknown(relay, ("repos",), "relay.")
+        self._unknown(relay, ("repos", "keywords"), "relay.")
         return {
             "channel": self._channel(slack.get("channel"), "slack.channel"),
             "subscribe": self._subscribe(slack.get("subscribe")),
@@ -214,6 +217,7 @@ class _Parser:
             "rooms": self._rooms(raw.get("rooms")),
             "people": _frozen(self._people(raw.get("people"))),
             "relay_repos": _frozen(self._relay_repos(relay.get("repos"))),
+            "relay_keywords": _frozen(self._relay_keywords(relay.get("keywords"))),
         }
 
     def _unknown(self, raw: Mapping[str, Any], known: Iterable[str], prefix: str) -> None:
@@ -367,6 +371,19 @@ class _Parser:
                 people[member] = login
         return people
 
+    def _relay_keywords(self, value: Any) -> dict[str, str]:
+        """the-loop's control keywords as this deployment renamed them (``""``: off)."""
+        found = {}
+        for command, keyword in self._mapping(value, "relay.keywords").items():
+            key = f"relay.keywords[{command!r}]"
+            if command not in keywords.COMMANDS:
+                self.errors.append(f"{key}: not a command (known: {', '.join(keywords.COMMANDS)})")
+            elif not isinstance(keyword, str) or "\n" in keyword or "`" in keyword:
+                self.errors.append(f"{key}: expected one line of words, got {_shown(keyword)}")
+            else:
+                found[command] = keyword
+        return found
+
     def _relay_repos(self, value: Any) -> dict[str, str]:
         repos = {}
         for repo, path in self._mapping(value, "relay.repos").items():
@@ -423,6 +440,7 @@ _PLAIN = {
     "github_api": "THELOOP_GITHUB_API",
     "loop_api": "THELOOP_LOOP_API",
     "loop_stream": "THELOOP_LOOP_STREAM",
+    "loop_config": "THELOOP_LOOP_CONFIG",
     "log_level": "THELOOP_LOG_LEVEL",
     "slack_api_url": "THELOOP_SLACK_API_URL",
 }
@@ -445,6 +463,8 @@ class Environment:
     github_api: str = "https://api.github.com"
     loop_api: str = ""
     loop_stream: str = ""
+    #: the-loop's own CLI config (a mounted copy): its control keywords are read from it.
+    loop_config: str = ""
     data_dir: str = "./data"
     http_host: str = "127.0.0.1"
     http_port: int = 3141
@@ -514,6 +534,7 @@ class Environment:
             admins=admins,
             log_level=log_level,
             config_given=bool(get("THELOOP_CONFIG")),
+            loop_config=get("THELOOP_LOOP_CONFIG"),
             warnings=warnings,
             **urls,
         )

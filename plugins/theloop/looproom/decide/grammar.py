@@ -39,6 +39,7 @@ class Command:
     items: tuple[str, ...] = ()
     words: str = ""
     without: bool = False
+    addressed: bool = False  # opened with a mention of the bot or ``the-loop``
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,8 @@ class Refusal:
     text: str
     ref: str = ""
     verb: str = ""  # the verb it was read as, so the refusal is only for who may use it
+    prose: bool = False  # unless addressed to the bot, these are ordinary words
+    addressed: bool = False
 
 
 Parsed = Command | Text | Refusal
@@ -66,7 +69,7 @@ Reader = Callable[[str, str, str], Parsed]
 
 def parse(text: str, readers: Mapping[str, Reader]) -> Parsed:
     """Read one typed message; ``readers`` holds each verb (or two-word phrase) and its reader."""
-    body = _ADDRESS.sub("", (text or "").strip(), count=1)
+    body, addressed = _ADDRESS.subn("", (text or "").strip(), count=1)
     head, _, rest = body.partition("\n")
     parts = head.split(None, 2)
     first = parts[0].lower().rstrip(".!:") if parts else ""
@@ -80,7 +83,9 @@ def parse(text: str, readers: Mapping[str, Reader]) -> Parsed:
     ref, tail = _leading_ref(tail)
     words = "\n".join(part for part in (tail, rest.strip()) if part).strip()
     parsed = readers[verb](ref, tail, words)
-    return replace(parsed, verb=verb) if isinstance(parsed, Refusal) else parsed
+    if isinstance(parsed, Refusal):
+        return replace(parsed, verb=verb, addressed=bool(addressed))
+    return replace(parsed, addressed=bool(addressed)) if isinstance(parsed, Command) else parsed
 
 
 def _leading_ref(tail: str) -> tuple[str, str]:

@@ -100,7 +100,7 @@ def judge_typed(
         # An edit re-sends the whole message under a new ts: read as new, a decision would
         # be taken twice, or a word changed after the fact would decide anew.
         return Verdict(IGNORED, "edited")
-    parsed = kinds.read(said.text)
+    parsed = _spoken(kinds.read(said.text), said)
     work_item, problem = _map(parsed, where)
     if not work_item:
         if said.addressed and not (said.member == policy.own_id or said.is_bot):
@@ -124,6 +124,7 @@ def judge_typed(
         origin=f"{said.channel}:{said.ts}",
         channel=said.channel,
         ts=said.ts,
+        thread=said.thread_ts,  # a reply's ts is no thread: answers go to its thread
     )
     if isinstance(parsed, grammar.Text):
         if not _answers(said, where, state.ask):
@@ -138,8 +139,23 @@ def judge_typed(
         kind = kinds.BY_NAME[kinds.ANSWER]
     else:
         kind = kinds.BY_VERB[parsed.verb]
+    refusal = kinds.unwritable(kind, work_item, policy.destinations)
+    if refusal:
+        return refuse("unwritable", refusal)
     assert kind.typed is not None  # every kind with a verb, and the answer, is typed
     return kind.typed(parsed, state, base, policy.destinations)
+
+
+def _spoken(parsed: grammar.Parsed, said: Said) -> grammar.Parsed:
+    """Ordinary words stay words: a verb that opens sentences too (``do``), or a bare verb
+    followed by words (``stop that``), is a command only when addressed to the bot."""
+    if isinstance(parsed, grammar.Text) or said.addressed or parsed.addressed:
+        return parsed
+    if isinstance(parsed, grammar.Refusal) and parsed.prose:
+        return grammar.Text(said.text)
+    if isinstance(parsed, grammar.Command) and kinds.BY_WORD[parsed.verb].addressed_only:
+        return grammar.Text(said.text)
+    return parsed
 
 
 def _map(parsed: grammar.Parsed, where: Where) -> tuple[str, str]:
@@ -212,6 +228,9 @@ def judge_press(
     unauthorized = _authorize(press.member, kind.act, policy)
     if unauthorized is not None:
         return unauthorized
+    refusal = kinds.unwritable(kind, work_item, policy.destinations)
+    if refusal:
+        return refuse("unwritable", refusal)
     base = draft(
         work_item,
         press.member,

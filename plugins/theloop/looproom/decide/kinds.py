@@ -23,12 +23,19 @@ from looproom.decide.decision import (
     unanswered,
 )
 from looproom.decide.presses import Press, ticked
-from looproom.relay import forms
+from looproom.relay import forms, keywords
 from looproom.room import buttons
 from looproom.room import checklist as checklists
 from looproom.room.memory import Asked, ItemState
 
 EXECUTE, SKIP, APPROVE, CHANGES, ANSWER = "execute", "skip", "approve", "changes", "answer"
+START, STOP, PAUSE, RESUME = keywords.START, keywords.STOP, keywords.PAUSE, keywords.RESUME
+CONTRIBUTE, CLEANUP, DO, REVIEW = (
+    keywords.CONTRIBUTE,
+    keywords.CLEANUP,
+    keywords.DO,
+    keywords.REVIEW,
+)
 #: The open questions a decision settles (see ``looproom.room.memory.Memory.settle``).
 SELECTION, GATE, ASK = "selection", "gate", "ask"
 
@@ -54,6 +61,10 @@ class DecisionKind:
     typed: TypedCheck | None = None
     button: str = ""  # the action id of its button ("" when it has none)
     pressed: PressCheck | None = None
+    after: str = ""  # what happens next once it landed, said with the ✅
+    #: Typed only as an explicit command (``!do …``, a mention, ``the-loop do …``): its
+    #: verb opens ordinary sentences too ("do we need this?"), which must stay words.
+    addressed_only: bool = False
 
 
 def admit(kind: str, base: Decision, **fields: Any) -> Verdict:
@@ -104,11 +115,52 @@ def _read_changes(ref: str, tail: str, words: str) -> grammar.Parsed:
     return grammar.Command(CHANGES, ref, words=words)
 
 
+def _read_bare(verb: str) -> grammar.Reader:
+    """A control verb that takes no words: words after it make the message conversation
+    (a refusal only when it was addressed to the bot)."""
+
+    def read(ref: str, tail: str, words: str) -> grammar.Parsed:
+        if words:
+            return grammar.Refusal(
+                f"{verb}-words",
+                f"`{verb}` takes nothing after the work item — say `{verb}` or "
+                f"`{verb} github:owner/repo#7`; nothing was recorded.",
+                ref,
+                prose=True,
+            )
+        return grammar.Command(verb, ref)
+
+    return read
+
+
+def _read_said(verb: str, what: str) -> grammar.Reader:
+    """A control verb whose words are part of it: ``do <task>``, ``review <brief>``."""
+
+    def read(ref: str, tail: str, words: str) -> grammar.Parsed:
+        if not words:
+            return grammar.Refusal(
+                f"{verb}-without-words",
+                f"`{verb}` needs the {what} — say `{verb} <{what}>`; nothing was recorded.",
+                ref,
+            )
+        return grammar.Command(verb, ref, words=words)
+
+    return read
+
+
 # -- the checks of a typed decision ---------------------------------------------------------
 
 
+def _typed_control(
+    cmd: grammar.Command, state: ItemState, base: Decision, destinations: forms.Destinations
+) -> Verdict:
+    """A session command: the-loop judges it against the work item (the judging checked
+    that the work item takes comments and the keyword is not switched off)."""
+    return admit(cmd.verb, base, words=cmd.words)
+
+
 def _typed_execute(
-    cmd: grammar.Command, state: ItemState, base: Decision, _destinations: forms.Destinations
+    cmd: grammar.Command, state: ItemState, base: Decision, destinations: forms.Destinations
 ) -> Verdict:
     if state.selection_done:
         return refuse(
@@ -272,6 +324,64 @@ KINDS: tuple[DecisionKind, ...] = (
         button=buttons.CHANGES,
         pressed=_pressed_gate(CHANGES),
     ),
+    *(
+        DecisionKind(
+            verb,
+            label=label,
+            form=forms.control(verb),
+            act=authorization.CONTROL,
+            verb=verb,
+            read=reader,
+            typed=_typed_control,
+            after=after,
+            addressed_only=verb in (DO, REVIEW),
+        )
+        for verb, label, reader, after in (
+            (
+                START,
+                "start request",
+                _read_bare(START),
+                "the-loop arms this work item and starts its session",
+            ),
+            (
+                STOP,
+                "stop request",
+                _read_bare(STOP),
+                "the-loop stops the session; nothing starts it again until someone says `start`",
+            ),
+            (
+                PAUSE,
+                "pause request",
+                _read_bare(PAUSE),
+                "the-loop pauses the session; `resume` wakes it",
+            ),
+            (RESUME, "resume request", _read_bare(RESUME), "the-loop wakes the paused session"),
+            (
+                CONTRIBUTE,
+                "contribute request",
+                _read_bare(CONTRIBUTE),
+                "the-loop joins this work item as a contributor, in its contribution loop",
+            ),
+            (
+                DO,
+                "ad-hoc task",
+                _read_said(DO, "task"),
+                "the-loop works the task in its ad-hoc loop until you say it is done",
+            ),
+            (
+                REVIEW,
+                "review request",
+                _read_said(REVIEW, "brief"),
+                "the-loop reviews the pull request against the brief and changes no code",
+            ),
+            (
+                CLEANUP,
+                "cleanup request",
+                _read_bare(CLEANUP),
+                "the-loop reclaims this work item's local sessions and checkout",
+            ),
+        )
+    ),
     # An answer has no verb: it is the words said in an open ask's thread, or the
     # "Defaults are fine" press.
     DecisionKind(
@@ -324,6 +434,24 @@ def target(decision: Decision, destinations: forms.Destinations) -> dict[str, An
 def label(kind: str) -> str:
     """What the room's replies call a decision of ``kind``."""
     return BY_NAME[kind].label
+
+
+def after(kind: str) -> str:
+    """What happens next once a decision of ``kind`` landed, ``""`` when nothing to say."""
+    known = BY_NAME.get(kind)
+    return known.after if known is not None else ""
+
+
+def unwritable(kind: DecisionKind, work_item: str, destinations: forms.Destinations) -> str:
+    """Why ``kind`` cannot reach ``work_item`` — a form the-loop reads from the ticket's
+    comments on a work item we cannot comment on, or a control command this deployment
+    switched off — ``""`` when it can."""
+    if not isinstance(kind.form, forms.Comment):
+        return ""
+    refusal = forms.tracker_refusal(work_item)
+    if not refusal and kind.form.command:
+        refusal = destinations.keywords.refusal(kind.form.command)
+    return refusal
 
 
 def settles(kind: str) -> str:

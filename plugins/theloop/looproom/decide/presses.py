@@ -148,6 +148,10 @@ def ticked(values: Mapping[str, Any], rows: checklists.Checklist) -> dict[str, b
             continue
         for row in rows.phases[start : start + buttons.CHECKBOX_LIMIT]:
             ticks[row.token] = row.token in chosen
+    outer = f"{buttons.SELECTION}:{rows.fingerprint}:outer"
+    chosen = _selected(values, outer, buttons.OUTER_LOOP)
+    if chosen is not None and any(r.token == buttons.OUTER_LOOP_ROW for r in rows.settings):
+        ticks[buttons.OUTER_LOOP_ROW] = buttons.OUTER_LOOP_ROW in chosen
     return ticks
 
 

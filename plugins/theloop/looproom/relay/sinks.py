@@ -18,7 +18,7 @@ import threading
 import time
 import urllib.parse
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,7 @@ from looproom import times
 from looproom.durable.outcome import Delivered, Failed, Outcome, RetryLater
 from looproom.relay import forms
 from looproom.relay.http_client import USER_AGENT, HttpResult, http, outcome_of
+from looproom.relay.keywords import Keywords
 
 log = logging.getLogger(__name__)
 
@@ -215,11 +216,16 @@ class Sinks:
     ledger: LedgerSink
     github: GitHubSink | None = None
     loop: LoopSink | None = None
+    #: the-loop's control keywords: the words a control command's comment opens with.
+    keywords: Keywords = field(default_factory=Keywords)
 
     def available(self, repos: Mapping[str, str]) -> forms.Destinations:
         """The destinations these sinks reach (``repos``: the-loop's checkouts for skips)."""
         return forms.Destinations(
-            github=self.github is not None, loop=self.loop is not None, repos=repos
+            github=self.github is not None,
+            loop=self.loop is not None,
+            repos=repos,
+            keywords=self.keywords,
         )
 
     def send(self, item: Mapping[str, Any], unsure: bool) -> Outcome:

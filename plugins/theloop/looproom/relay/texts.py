@@ -24,8 +24,11 @@ def _peer(text: str) -> str:
 def landed_text(decision: Decision, detail: str) -> str:
     """The threaded reply once a decision landed."""
     note = f" ({_peer(detail)})" if detail.startswith("rejected") else ""
+    after = kinds.after(decision.kind)
+    then = f" — {after}" if after else ""
     return (
-        f"✅ recorded — moving on: the {kinds.label(decision.kind)} of <@{decision.member}>{note}."
+        f"✅ recorded — moving on: the {kinds.label(decision.kind)} of "
+        f"<@{decision.member}>{note}{then}."
     )
 
 

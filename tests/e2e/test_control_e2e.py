@@ -1,0 +1,148 @@
+"""Running the loop from Slack, end to end: a real errbot on the real SlackV3 backend.
+
+The bot runs on Socket Mode against the loopback fake of Slack, with loopback fakes of
+GitHub and the-loop's control plane. Members type every control verb in a work item's
+thread and each lands once as the comment the-loop reads — in the keyword this deployment
+renamed; a collaborator's decision is refused while their answer goes through; a work
+item on a tracker we cannot write is refused with the reason, never a false ✅.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from tests.e2e.slackbot import LOOP, SlackBot, StartBot, corpus, event_key
+from tests.fakes.github_api import TOKEN, FakeGitHub
+from tests.fakes.loop_api import FakeLoop
+from tests.fakes.slack_api import BOT_USER, FakeSlack
+from tests.support.wait import wait_for
+
+pytestmark = pytest.mark.e2e
+
+ITEM = "github:MadaraUchiha-314/the-loop#260"
+REPO, NUMBER = "MadaraUchiha-314/the-loop", 260
+ALICE, CAROL = "U0ALICE01", "U0CAROL01"
+SETTINGS = """
+slack:
+  channel: "#the-loop"
+  subscribe: [comment.agent, comment.human, phase-approval-pending, session.awaiting_input]
+  authorizedUsers: [U0ALICE01]
+  collaborators: ["@carol"]
+people: {U0ALICE01: alice-gh}
+relay:
+  keywords: {start: "loop go"}
+"""
+TIMEOUT = 60.0
+
+
+@dataclass
+class Rig:
+    bot: SlackBot
+    slack: FakeSlack
+    github: FakeGitHub
+    loop: FakeLoop
+
+    def show(self, event: dict[str, Any]) -> dict[str, Any]:
+        """the-loop sends ``event``; the room's message for it, once posted."""
+        assert self.bot.send(event)[0] == 202
+
+        def posted() -> list[dict[str, Any]]:
+            return [m for m in self.slack.messages(LOOP) if event_key(m) == event["id"]]
+
+        return wait_for(posted, TIMEOUT, f"{event['id']} to be posted")[0]
+
+    def say(self, member: str, text: str, thread_ts: str) -> dict[str, Any]:
+        message = self.slack.say(LOOP, member, text, thread_ts=thread_ts)
+        event = {"type": "event_callback", "event": message}
+        assert self.slack.push_envelope(event) is not None, "the bot did not ack the message"
+        return message
+
+    def reactions(self, ts: str) -> list[str]:
+        calls = self.slack.calls_to("reactions.add")
+        return [c.args["name"] for c in calls if c.args["timestamp"] == ts]
+
+    def told(self, member: str, words: str) -> bool:
+        calls = self.slack.calls_to("chat.postEphemeral")
+        return any(words in c.args["text"] for c in calls if c.args["user"] == member)
+
+    def replies(self, thread: str) -> list[str]:
+        return [m["text"] for m in self.slack.thread(LOOP, thread) if m.get("user") != ALICE]
+
+
+@pytest.fixture
+def rig(slack_bot: StartBot, fake_slack: FakeSlack) -> Iterator[Rig]:
+    fake_slack.users[CAROL] = "carol"  # named by @handle in the settings
+    with FakeGitHub({REPO: {NUMBER}}) as github, FakeLoop({ITEM: False}) as loop:
+        env = {
+            "THELOOP_GITHUB_TOKEN": TOKEN,
+            "THELOOP_GITHUB_API": github.url,
+            "THELOOP_LOOP_API": loop.url,
+        }
+        bot = slack_bot(SETTINGS, env)
+        try:
+            yield Rig(bot, fake_slack, github, loop)
+        finally:
+            bot.process.kill()
+
+
+#: What is typed, the comment's first line, and what the ✅ reply says happens next.
+VERBS = [
+    ("start", "loop go", "starts its session"),
+    ("pause", "the-loop pause", "`resume` wakes it"),
+    ("resume", "the-loop resume", "wakes the paused session"),
+    ("contribute", "the-loop contribute", "as a contributor"),
+    ("!do fix the flaky retry test", "the-loop do fix the flaky retry test", "ad-hoc loop"),
+    ("!review focus on the migration", "the-loop review focus on the migration", "brief"),
+    ("stop", "the-loop stop", "stops the session"),
+    ("cleanup", "the-loop cleanup", "reclaims"),
+]
+
+
+def test_every_control_verb_typed_in_the_thread_lands_once_in_the_deployments_words(
+    rig: Rig,
+) -> None:
+    thread = rig.show(corpus("06"))["thread_ts"]
+    for count, (typed, first_line, next_step) in enumerate(VERBS, start=1):
+        # `do` and `review` open sentences too: they are said to the bot by name.
+        text = f"<@{BOT_USER}> {typed[1:]}" if typed.startswith("!") else typed
+        said = rig.say(ALICE, text, thread)
+        wait_for(lambda s=said: "white_check_mark" in rig.reactions(s["ts"]), TIMEOUT, typed)
+        comments = rig.github.posted(REPO, NUMBER)
+        assert len(comments) == count
+        assert comments[-1].split("\n", 1)[0] == first_line
+        assert "control command from `alice-gh`" in comments[-1]
+        wait_for(
+            lambda n=next_step: any(n in text for text in rig.replies(thread)),
+            TIMEOUT,
+            f"what happens after {typed}",
+        )
+    # Words after a bare verb are conversation, not a command: nothing more is relayed.
+    rig.say(ALICE, "stop worrying, the retry is fine", thread)
+    rig.say(ALICE, "start", thread)  # a sentinel: handled after the message before it
+    wait_for(lambda: len(rig.github.posted(REPO, NUMBER)) == len(VERBS) + 1, TIMEOUT, "sentinel")
+    assert rig.github.posted(REPO, NUMBER)[-1].startswith("loop go\n")
+
+
+def test_a_collaborator_may_answer_but_not_decide(rig: Rig) -> None:
+    gate = rig.show(corpus("06"))
+    refused = rig.say(CAROL, "approve looks good", gate["thread_ts"])
+    wait_for(lambda: rig.told(CAROL, "`gate.feedback`"), TIMEOUT, "why Carol may not approve")
+    assert rig.reactions(refused["ts"]) == []  # not a stranger: no ⚠️
+    ask = rig.show(corpus("15"))
+    answer = rig.say(CAROL, "Option 2, please", ask["thread_ts"])
+    wait_for(lambda: "white_check_mark" in rig.reactions(answer["ts"]), TIMEOUT, "the ✅")
+    assert [r["actor"] for r in rig.loop.replies] == [f"slack:{CAROL}"]
+    assert rig.github.posted(REPO, NUMBER) == []
+
+
+def test_a_jira_work_item_is_refused_with_the_reason_never_a_false_success(rig: Rig) -> None:
+    probe = {"id": "jira-1", "eventType": "comment.human", "workItem": "jira:OPS-12", "text": "hi"}
+    thread = rig.show(probe)["thread_ts"]
+    said = rig.say(ALICE, "start", thread)
+    wait_for(lambda: rig.told(ALICE, "jira:OPS-12 is not a GitHub issue"), TIMEOUT, "why not")
+    assert "white_check_mark" not in rig.reactions(said["ts"])
+    assert "eyes" not in rig.reactions(said["ts"])
