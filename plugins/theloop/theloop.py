@@ -41,6 +41,7 @@ class TheLoop(BotPlugin):
 
     _core: LoopRoom | None = None
     _unlisten: Callable[[], None] | None = None
+    _unlisten_commands: Callable[[], None] | None = None
     _http: HttpServer | None = None
 
     def activate(self) -> None:
@@ -64,6 +65,7 @@ class TheLoop(BotPlugin):
         core.start()
         self._core = core
         self._unlisten = chat.listen_for_presses(self._bot, self._pressed)
+        self._unlisten_commands = chat.listen_for_commands(self._bot, self._commanded)
         self._http = HttpServer(App(core, self._mounts(core)))
         core.listening = self._http.start(env.http_host, env.http_port)
         if core.listening.error:
@@ -122,7 +124,10 @@ class TheLoop(BotPlugin):
             self._http = None
         if self._unlisten is not None:
             self._unlisten()
+        if self._unlisten_commands is not None:
+            self._unlisten_commands()
         core, self._core, self._unlisten = self._core, None, None
+        self._unlisten_commands = None
         if core is not None and not core.stop():
             self.log.warning("theloop delivery worker still busy at deactivation")
         super().deactivate()
@@ -141,6 +146,9 @@ class TheLoop(BotPlugin):
             if to.startswith(("#", "@")):
                 raise
             return self.build_identifier("@" + to)
+
+    def _commanded(self, payload: Mapping[str, Any]) -> Mapping[str, Any] | None:
+        return self._core.decisions.slash.answer(payload) if self._core is not None else None
 
     def _pressed(self, payload: Mapping[str, Any]) -> None:
         if self._core is not None:

@@ -9,6 +9,8 @@ item on a tracker we cannot write is refused with the reason, never a false ✅.
 
 from __future__ import annotations
 
+import json
+import urllib.parse
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -19,6 +21,7 @@ from tests.e2e.slackbot import LOOP, SlackBot, StartBot, corpus, event_key
 from tests.fakes.github_api import TOKEN, FakeGitHub
 from tests.fakes.loop_api import FakeLoop
 from tests.fakes.slack_api import BOT_USER, FakeSlack
+from tests.support import signed
 from tests.support.wait import wait_for
 
 pytestmark = pytest.mark.e2e
@@ -37,6 +40,7 @@ relay:
   keywords: {start: "loop go"}
 """
 TIMEOUT = 60.0
+SIGNING_SECRET = "e2e-slack-signing-secret"
 
 
 @dataclass
@@ -61,6 +65,23 @@ class Rig:
         assert self.slack.push_envelope(event) is not None, "the bot did not ack the message"
         return message
 
+    def slash(self, text: str, member: str = ALICE, trigger: str = "t1") -> str:
+        """``/the-loop <text>`` over Socket Mode: what the member alone is shown."""
+        ack = self.slack.push_envelope(_command(text, member, trigger), kind="slash_commands")
+        assert ack is not None, "the slash command was not acknowledged"
+        answer = ack.get("payload") or {}
+        assert answer.get("response_type") == "ephemeral", ack
+        return str(answer["text"])
+
+    def slash_over_http(self, text: str, secret: str = SIGNING_SECRET) -> tuple[int, dict]:
+        body = urllib.parse.urlencode(_command(text, ALICE, "h1")).encode()
+        headers = signed.slack_headers(secret, body)
+        process = self.bot.process
+        status, answer = signed.post(
+            process.host, process.port, signed.COMMANDS_PATH, body, headers
+        )
+        return status, json.loads(answer or b"{}")
+
     def reactions(self, ts: str) -> list[str]:
         calls = self.slack.calls_to("reactions.add")
         return [c.args["name"] for c in calls if c.args["timestamp"] == ts]
@@ -73,11 +94,22 @@ class Rig:
         return [m["text"] for m in self.slack.thread(LOOP, thread) if m.get("user") != ALICE]
 
 
+def _command(text: str, member: str, trigger: str) -> dict[str, str]:
+    return {
+        "command": "/the-loop",
+        "text": text,
+        "user_id": member,
+        "channel_id": LOOP,
+        "trigger_id": trigger,
+    }
+
+
 @pytest.fixture
 def rig(slack_bot: StartBot, fake_slack: FakeSlack) -> Iterator[Rig]:
     fake_slack.users[CAROL] = "carol"  # named by @handle in the settings
     with FakeGitHub({REPO: {NUMBER}}) as github, FakeLoop({ITEM: False}) as loop:
         env = {
+            "THELOOP_SLACK_SIGNING_SECRET": SIGNING_SECRET,
             "THELOOP_GITHUB_TOKEN": TOKEN,
             "THELOOP_GITHUB_API": github.url,
             "THELOOP_LOOP_API": loop.url,
@@ -146,3 +178,29 @@ def test_a_jira_work_item_is_refused_with_the_reason_never_a_false_success(rig: 
     wait_for(lambda: rig.told(ALICE, "jira:OPS-12 is not a GitHub issue"), TIMEOUT, "why not")
     assert "white_check_mark" not in rig.reactions(said["ts"])
     assert "eyes" not in rig.reactions(said["ts"])
+
+
+def test_the_slash_command_answers_help_status_and_verbs_to_the_member_alone(rig: Rig) -> None:
+    assert "/the-loop new <title>" in rig.slash("help")
+    gate = rig.show(corpus("06"))
+    status = rig.slash("status")
+    assert f"`{ITEM}`" in status and "gate" in status and f"<@{ALICE}>" in status
+    answer = rig.slash(f"pause {ITEM}")
+    assert answer.startswith(f"👀 Recorded the pause request for `{ITEM}`")
+    wait_for(lambda: len(rig.github.posted(REPO, NUMBER)) == 1, TIMEOUT, "the comment")
+    assert rig.github.posted(REPO, NUMBER)[0].startswith("the-loop pause\n")
+    wait_for(
+        lambda: any("`resume` wakes it" in t for t in rig.replies(gate["thread_ts"])),
+        TIMEOUT,
+        "the ✅ in the work item's thread",
+    )
+    assert "already recorded" in rig.slash(f"pause {ITEM}")  # Slack redelivered it
+    assert "`control.command`" in rig.slash(f"stop {ITEM}", member=CAROL, trigger="t2")
+    assert len(rig.github.posted(REPO, NUMBER)) == 1
+
+
+def test_the_slash_command_over_signed_http(rig: Rig) -> None:
+    status, answer = rig.slash_over_http("help")
+    assert status == 200 and answer["response_type"] == "ephemeral"
+    assert "/the-loop status" in answer["text"]
+    assert rig.slash_over_http("help", secret="forged")[0] == 401

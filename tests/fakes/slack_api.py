@@ -837,5 +837,6 @@ def _record_ack(slack: FakeSlack, data: bytes) -> None:
         return
     if isinstance(ack, dict) and ack.get("envelope_id"):
         with slack._changed:
-            slack.envelope_acks[str(ack["envelope_id"])] = ack
+            # Slack keeps an envelope's first acknowledgement; later ones change nothing.
+            slack.envelope_acks.setdefault(str(ack["envelope_id"]), ack)
             slack._changed.notify_all()

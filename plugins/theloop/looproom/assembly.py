@@ -20,11 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from looproom import admin
-from looproom.decide import presses
+from looproom.decide import presses, slash
 from looproom.decide.authorization import Policy, holders
 from looproom.decide.desk import Desk, room_facts
 from looproom.decide.judging import Said
 from looproom.decide.members import Directory, Grants, UnknownHandle, resolve_grants
+from looproom.decide.slash_desk import SlashDesk
 from looproom.doctor import findings
 from looproom.doctor.examine import SlackSide, examine
 from looproom.durable.queue import DurableQueue
@@ -172,6 +173,9 @@ class Decisions:
             observe=metrics.relay_settled if metrics is not None else lambda _i, _o: None,
         )
         self.desk = Desk(memory, self.relay, room, self._policy)
+        self.slash = SlashDesk(
+            self.desk, book, self._policy, self._room_facts, loop_api=env.loop_api
+        )
 
     def start(self) -> None:
         self.relay.start()
@@ -205,6 +209,17 @@ class Decisions:
     def pressed(self, payload: Mapping[str, Any]) -> None:
         """A button or checkbox press that arrived over Socket Mode (already verified)."""
         self.desk.pressed(payload)
+
+    def command_over_http(self, headers: Mapping[str, str], body: bytes) -> ingress.Answer:
+        """A slash command posted to our HTTP endpoint: answered only if Slack signed it."""
+        checked = slash.verify(headers, body, self._signing_secret, time.time())
+        if checked.status != 200 or checked.payload is None:
+            log.warning("slash command refused: %s", checked.error)
+            return ingress.Answer(checked.status, {"error": checked.error})
+        answer = self.slash.answer(checked.payload)
+        if answer is None:
+            return ingress.Answer(400, {"error": f"not a {slash.COMMAND} command"})
+        return ingress.Answer(200, answer)
 
     def press_over_http(self, headers: Mapping[str, str], body: bytes) -> presses.Checked:
         """A press posted to our HTTP endpoint: taken only if Slack's signature holds."""
@@ -340,6 +355,10 @@ class LoopRoom:
         self.metrics.answered(answer.status)
         self._answered.note(answer.status)
         return answer
+
+    def command(self, headers: Mapping[str, str], body: bytes) -> ingress.Answer:
+        """``POST /theloop/slack/commands``: ``/the-loop``, answered only if Slack signed it."""
+        return self.decisions.command_over_http(headers, body)
 
     def press(self, headers: Mapping[str, str], body: bytes) -> ingress.Answer:
         """``POST /theloop/slack/interactive``: a press, taken only if Slack signed it."""

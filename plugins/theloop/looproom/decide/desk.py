@@ -66,13 +66,15 @@ class Desk:
         threaded = self.memory.locate(channel, thread_ts) if thread_ts else ""
         return Where(threaded or room_item, repository, thread_bound=bool(threaded))
 
-    def said(self, said: Said, where: Where) -> Verdict:
-        """A typed message (a thread reply, a plain message, or a ``!`` command)."""
+    def said(self, said: Said, where: Where, *, answer: bool = True) -> Verdict:
+        """A typed message (a thread reply, a plain message, a ``!`` command or a slash
+        command); ``answer=False`` when the caller answers the member itself."""
         policy, now = self._policy(), self._clock()
         with self._lock:
             verdict = judging.judge_typed(said, where, self.memory.get, policy, times.iso(now))
             verdict = self._record(verdict, policy, now)
-        self._answer(verdict, said.channel, said.member, said.ts, said.thread_ts or said.ts)
+        if answer:
+            self._answer(verdict, said.channel, said.member, said.ts, said.thread_ts or said.ts)
         return verdict
 
     def pressed(self, payload: Mapping[str, Any]) -> Verdict | None:

@@ -40,6 +40,8 @@ class Said:
     is_bot: bool = False
     addressed: bool = False
     subtype: str = ""
+    #: Where it was said when there is no message (a slash command's trigger): the key.
+    origin: str = ""
 
 
 @dataclass(frozen=True)
@@ -121,7 +123,7 @@ def judge_typed(
         said.member,
         policy,
         now,
-        origin=f"{said.channel}:{said.ts}",
+        origin=said.origin or f"{said.channel}:{said.ts}",
         channel=said.channel,
         ts=said.ts,
         thread=said.thread_ts,  # a reply's ts is no thread: answers go to its thread

@@ -55,8 +55,9 @@ class _Clock:
         return self._now
 
 
-def verify(headers: Mapping[str, str], body: bytes, secret: str, now: float) -> Checked:
-    """Slack's signature on an interactive request, then its ``payload=`` form field."""
+def signed_body(headers: Mapping[str, str], body: bytes, secret: str, now: float) -> Checked:
+    """Whether Slack signed ``body`` with ``secret`` within the last 5 minutes: 200, else
+    the status to answer (503 with no secret: fail closed)."""
     from slack_sdk.signature import SignatureVerifier  # slack_sdk is a runtime dependency
 
     if not secret:
@@ -64,7 +65,7 @@ def verify(headers: Mapping[str, str], body: bytes, secret: str, now: float) -> 
     if len(body) > MAX_BODY_BYTES:
         return Checked(413, error="body too large")
     try:
-        text = body.decode("utf-8")  # slack_sdk's verifier decodes it too, and would raise
+        body.decode("utf-8")  # slack_sdk's verifier decodes it too, and would raise
     except UnicodeDecodeError as exc:
         return Checked(400, error=f"body is not UTF-8 (byte {exc.start})")
     lowered = {key.lower(): value for key, value in headers.items()}
@@ -74,6 +75,15 @@ def verify(headers: Mapping[str, str], body: bytes, secret: str, now: float) -> 
     verifier = SignatureVerifier(secret, clock=_Clock(now))
     if not verifier.is_valid(body, stamp, lowered.get("x-slack-signature")):
         return Checked(401, error="bad signature or stale timestamp")
+    return Checked(200)
+
+
+def verify(headers: Mapping[str, str], body: bytes, secret: str, now: float) -> Checked:
+    """Slack's signature on an interactive request, then its ``payload=`` form field."""
+    checked = signed_body(headers, body, secret, now)
+    if checked.status != 200:
+        return checked
+    text = body.decode("utf-8")
     try:
         raw = urllib.parse.parse_qs(text, strict_parsing=True)["payload"][0]
     except (ValueError, KeyError):

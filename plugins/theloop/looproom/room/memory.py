@@ -147,6 +147,11 @@ class Memory:
             self._store[_INDEX] = index
             return state
 
+    def items(self) -> list[tuple[str, ItemState]]:
+        """Every work item the room has state for, with that state."""
+        refs = [str(key)[5:] for key in list(self._store.keys()) if str(key).startswith("item:")]
+        return [(ref, self.get(ref)) for ref in sorted(refs)]
+
     def locate(self, channel: str, ts: str) -> str:
         """The work item a posted message belongs to — ``""`` when it is not ours."""
         return str((self._store.get(_INDEX) or {}).get(f"{channel}:{ts}") or "")

@@ -157,6 +157,10 @@ class RoomBook:
             if threads.pop(_thread_key(work_item, channel), None) is not None:
                 self._store[_THREADS] = threads
 
+    def threads(self) -> list[Thread]:
+        """Every thread binding kept, oldest first (``/the-loop status`` lists them)."""
+        return [_thread_of(record) for record in self._get(_THREADS).values()]
+
     def thread_count(self) -> int:
         """How many thread bindings are kept."""
         return len(self._get(_THREADS))

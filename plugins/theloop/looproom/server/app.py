@@ -1,7 +1,8 @@
 """The WSGI application: theloop's own routes and nothing else, every answer JSON.
 
 ``POST /theloop/events`` (the-loop's signed events), ``POST /theloop/slack/interactive``
-(Slack's signed presses), ``GET /theloop/health`` and ``GET /theloop/metrics``. Any other
+(Slack's signed presses), ``POST /theloop/slack/commands`` (the signed ``/the-loop``
+slash command), ``GET /theloop/health`` and ``GET /theloop/metrics``. Any other
 path is a JSON 404, any other method a JSON 405 naming the allowed one. A bug in a handler
 is a JSON 500 without a traceback; bad input never reaches one (the handlers answer 4xx).
 
@@ -27,6 +28,7 @@ log = logging.getLogger(__name__)
 
 EVENTS = "/theloop/events"
 INTERACTIVE = "/theloop/slack/interactive"
+COMMANDS = "/theloop/slack/commands"
 HEALTH = "/theloop/health"
 METRICS = "/theloop/metrics"
 
@@ -37,6 +39,8 @@ class Service(Protocol):
     def receive(self, request: Request) -> Answer: ...
 
     def press(self, headers: Mapping[str, str], body: bytes) -> Answer: ...
+
+    def command(self, headers: Mapping[str, str], body: bytes) -> Answer: ...
 
     def health(self) -> Answer: ...
 
@@ -67,6 +71,7 @@ class App:
         self._routes: dict[str, tuple[tuple[str, ...], Callable[[dict[str, Any]], Reply]]] = {
             EVENTS: (("POST",), self._events),
             INTERACTIVE: (("POST",), self._interactive),
+            COMMANDS: (("POST",), self._commands),
             HEALTH: (("GET", "HEAD"), self._health),
             METRICS: (("GET", "HEAD"), self._metrics),
         }
@@ -108,6 +113,10 @@ class App:
     def _interactive(self, environ: dict[str, Any]) -> Reply:
         body = _body(environ, _length(environ))
         return _json(self._service.press(_headers(environ), body))
+
+    def _commands(self, environ: dict[str, Any]) -> Reply:
+        body = _body(environ, _length(environ))
+        return _json(self._service.command(_headers(environ), body))
 
     def _health(self, _environ: dict[str, Any]) -> Reply:
         return _json(self._service.health())
