@@ -11,16 +11,19 @@ was away is read when it is back.
 
 from __future__ import annotations
 
+import json
+import urllib.parse
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
-from tests.e2e.slackbot import LOOP, START_TIMEOUT, SlackBot, StartBot, event_key
+from tests.e2e.slackbot import LOOP, START_TIMEOUT, SlackBot, StartBot, corpus, event_key
 from tests.fakes.github_api import TOKEN, FakeGitHub
 from tests.fakes.loop_api import FakeLoop
 from tests.fakes.slack_api import BOT_USER, FakeSlack
+from tests.support import signed
 from tests.support.wait import wait_for
 
 pytestmark = pytest.mark.e2e
@@ -207,3 +210,135 @@ def test_a_message_typed_while_the_bot_was_down_is_read_when_it_is_back(rig: Rig
     sentinel = rig.say(ALICE, f"<@{BOT_USER}> sentinel", thread)
     wait_for(lambda: "white_check_mark" in rig.reactions(sentinel["ts"]), TIMEOUT, "the ✅")
     assert [r["text"] for r in rig.loop.replies] == ["typed while you were away", "sentinel"]
+
+
+# -- shortcuts and forms ---------------------------------------------------------------------
+
+
+def _shortcut(rig: Rig, callback_id: str, message: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "message_action",
+        "callback_id": callback_id,
+        "trigger_id": rig.slack.trigger(),
+        "user": {"id": ALICE},
+        "channel": {"id": LOOP},
+        "message": {k: v for k, v in message.items() if k != "channel"},
+        "message_ts": message["ts"],
+    }
+
+
+def _submission(view: dict[str, Any], values: dict[str, str]) -> dict[str, Any]:
+    state = {
+        block: {
+            block: {"type": "static_select", "selected_option": {"value": value}}
+            if block == "kind"
+            else {"type": "plain_text_input", "value": value}
+        }
+        for block, value in values.items()
+    }
+    shown = {k: view[k] for k in ("id", "callback_id", "private_metadata")}
+    return {
+        "type": "view_submission",
+        "user": {"id": ALICE},
+        "view": {**shown, "state": {"values": state}},
+    }
+
+
+def _interact(rig: Rig, payload: dict[str, Any]) -> None:
+    assert rig.slack.push_envelope(payload, kind="interactive") is not None, "no ack"
+
+
+def test_the_decision_shortcut_opens_a_form_whose_submission_is_recorded_once(rig: Rig) -> None:
+    thread = rig.thread()
+    said = rig.say(BOB, "we keep the v1 endpoint for a year", thread)
+    _interact(rig, _shortcut(rig, "theloop_record_decision", said))
+    (view,) = wait_for(lambda: rig.slack.views, TIMEOUT, "the decision form")
+    assert view["callback_id"] == "theloop_decision"
+    drawn = {b["block_id"]: b["element"] for b in view["blocks"] if b["type"] == "input"}
+    assert drawn["what"]["initial_value"] == "we keep the v1 endpoint for a year"
+    submitted = _submission(
+        view, {"kind": "tech", "what": "keep the v1 endpoint a year", "why": "clients pin it"}
+    )
+    _interact(rig, submitted)
+    (comment,) = wait_for(rig.comments, TIMEOUT, "the decision on the ticket")
+    assert (
+        "📌 decision from `alice-gh` (`slack:U0ALICE01`) on the **slack** channel (kind: tech)"
+        in comment
+    )
+    assert "> keep the v1 endpoint a year" in comment and "_why:_ clients pin it" in comment
+    _interact(rig, submitted)  # Slack delivers it again: recorded once all the same
+    wait_for(lambda: len(rig.loop.replies) == 1, TIMEOUT, "the decision delivered")
+    sentinel = rig.say(ALICE, f"<@{BOT_USER}> sentinel", thread)
+    wait_for(lambda: "white_check_mark" in rig.reactions(sentinel["ts"]), TIMEOUT, "the ✅")
+    assert len(rig.comments()) == 2 and "Decision (tech)" in rig.loop.replies[0]["text"]
+
+
+def test_a_stranger_gets_no_decision_form(rig: Rig) -> None:
+    thread = rig.thread()
+    said = rig.say(ALICE, "we keep v1", thread)
+    payload = {**_shortcut(rig, "theloop_record_decision", said), "user": {"id": BOB}}
+    _interact(rig, payload)
+    wait_for(lambda: rig.told(BOB, "slack.authorizedUsers"), TIMEOUT, "why Bob may not")
+    assert rig.slack.views == [] and rig.comments() == []
+
+
+def test_the_context_shortcut_records_the_thread_like_the_typed_command(rig: Rig) -> None:
+    thread = rig.thread()
+    rig.say(ALICE, "the cache goes", thread)
+    said = rig.say(BOB, "and the queue stays", thread)
+    _interact(rig, _shortcut(rig, "theloop_record_context", said))
+    (comment,) = wait_for(rig.comments, TIMEOUT, "the context on the ticket")
+    assert "2 message(s)" in comment and "> <@U0BOB0001>: and the queue stays" in comment
+    wait_for(
+        lambda: any(t.startswith("📎 2 message(s)") for t in rig.replies_in(thread)),
+        TIMEOUT,
+        "the 📎 receipt",
+    )
+
+
+def test_request_changes_asks_the_reason_and_relays_what_typing_it_would(rig: Rig) -> None:
+    event = {**corpus("06"), "workItem": ITEM}
+    assert rig.bot.send(event)[0] == 202
+    message = wait_for(
+        lambda: [m for m in rig.slack.messages(LOOP) if event_key(m) == event["id"]],
+        TIMEOUT,
+        "the gate",
+    )[0]
+    press = {
+        "type": "block_actions",
+        "trigger_id": rig.slack.trigger(),
+        "user": {"id": ALICE},
+        "channel": {"id": LOOP},
+        "container": {"type": "message", "message_ts": message["ts"], "channel_id": LOOP},
+        "message": message,
+        "actions": [{"action_id": "theloop:changes", "block_id": "b", "type": "button"}],
+    }
+    _interact(rig, press)
+    (view,) = wait_for(lambda: rig.slack.views, TIMEOUT, "the reason form")
+    assert view["callback_id"] == "theloop_changes" and rig.comments() == []
+    _interact(rig, _submission(view, {"why": "the retry path is wrong"}))
+    (comment,) = wait_for(rig.comments, TIMEOUT, "the change request")
+    assert comment.startswith(
+        "changes requested\n\nthe retry path is wrong\n\n🗣️ _the-loop — answer to the open gate"
+    )
+    assert MARKER not in comment
+
+
+def _over_http(rig: Rig, payload: dict[str, Any], secret: str = SIGNING_SECRET) -> int:
+    body = urllib.parse.urlencode({"payload": json.dumps(payload)}).encode()
+    process = rig.bot.process
+    headers = signed.slack_headers(secret, body)
+    return signed.post(process.host, process.port, signed.INTERACTIVE_PATH, body, headers)[0]
+
+
+def test_shortcuts_and_forms_work_over_signed_http_and_forged_ones_do_nothing(rig: Rig) -> None:
+    thread = rig.thread()
+    said = rig.say(ALICE, "ship on Friday", thread)
+    assert _over_http(rig, _shortcut(rig, "theloop_record_decision", said), "forged") == 401
+    assert _over_http(rig, _shortcut(rig, "theloop_record_decision", said)) == 200
+    (view,) = wait_for(lambda: rig.slack.views, TIMEOUT, "the decision form")
+    submitted = _submission(view, {"what": "ship on Friday", "why": "the freeze starts Monday"})
+    assert _over_http(rig, submitted, "forged") == 401
+    assert _over_http(rig, submitted) == 200
+    (comment,) = wait_for(rig.comments, TIMEOUT, "the decision on the ticket")
+    assert "> ship on Friday" in comment and "_why:_ the freeze starts Monday" in comment

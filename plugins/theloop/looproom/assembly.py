@@ -28,6 +28,7 @@ from looproom.decide.desk import Desk, room_facts
 from looproom.decide.judging import Said, Where
 from looproom.decide.members import Directory, Grants, UnknownHandle, resolve_grants
 from looproom.decide.slash_desk import SlashDesk
+from looproom.decide.talk_desk import TalkDesk
 from looproom.doctor import findings
 from looproom.doctor.examine import SlackSide, examine
 from looproom.durable.queue import DurableQueue
@@ -185,6 +186,8 @@ class Decisions:
             cursors=self.cursors,
             thread_lines=self._thread_lines if slack is not None else lambda _c, _t: None,
         )
+        self.talk = TalkDesk(self.desk, self._open_view, self._policy)
+        self.desk.ask_why = self.talk.ask_why
         #: What was typed while the bot was away, read after each (re)connection on Slack.
         self.catch_up = (
             CatchUp(
@@ -269,8 +272,19 @@ class Decisions:
         ]
 
     def pressed(self, payload: Mapping[str, Any]) -> None:
-        """A button or checkbox press that arrived over Socket Mode (already verified)."""
-        self.desk.pressed(payload)
+        """A press, a shortcut or a submitted form that arrived over Socket Mode (already
+        verified)."""
+        if not self.talk.interactive(payload):
+            self.desk.pressed(payload)
+
+    def _open_view(self, trigger_id: str, view: Mapping[str, Any]) -> bool:
+        """Open a form now (a trigger is good for three seconds): not through the queue."""
+        if self._slack is None:
+            return False
+        reply = self._slack.open_view(trigger_id, view)
+        if not reply.ok:
+            log.warning("views.open failed: %s", reply.error)
+        return reply.ok
 
     def command_over_http(self, headers: Mapping[str, str], body: bytes) -> ingress.Answer:
         """A slash command posted to our HTTP endpoint: answered only if Slack signed it."""
@@ -287,7 +301,7 @@ class Decisions:
         """A press posted to our HTTP endpoint: taken only if Slack's signature holds."""
         checked = presses.verify(headers, body, self._signing_secret, time.time())
         if checked.status == 200 and checked.payload is not None:
-            self.desk.pressed(checked.payload)
+            self.pressed(checked.payload)
         return checked
 
     def queue_lines(self, now: float) -> list[str]:

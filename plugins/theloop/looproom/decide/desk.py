@@ -70,6 +70,9 @@ class Desk:
         self.cursors = cursors if cursors is not None else Cursors({})
         self._thread_lines = thread_lines
         self._lock = threading.Lock()
+        #: A change request pressed without its reason: may a form ask for it? (True when
+        #: one was opened; set by the talk desk on Slack.)
+        self.ask_why: Callable[[presses.Press, Mapping[str, Any]], bool] = lambda _p, _q: False
 
     def where(
         self, channel: str, thread_ts: str, room_item: str = "", repository: str = ""
@@ -141,6 +144,8 @@ class Desk:
             line = presses.pressed_line(press, verdict.decision, now)
             blocks = presses.after_press(press, line)
             quietly(self.room.update, press.channel, press.ts, f"{press.text}\n{line}", blocks)
+        if verdict.reason == "changes-without-reason" and self.ask_why(press, payload):
+            return verdict  # the form asks the reason; its submission is the decision
         self._answer(verdict, press.channel, press.member, press.ts, press.thread_ts or press.ts)
         return verdict
 

@@ -46,6 +46,8 @@ class Said:
     files: str = ""
     #: Where it was said when there is no message (a slash command's trigger): the key.
     origin: str = ""
+    #: Already read (a submitted form says what it is): not parsed from ``text`` again.
+    parsed: grammar.Parsed | None = None
 
 
 @dataclass(frozen=True)
@@ -106,7 +108,7 @@ def judge_typed(
         # An edit re-sends the whole message under a new ts: read as new, a decision would
         # be taken twice, or a word changed after the fact would decide anew.
         return Verdict(IGNORED, "edited")
-    parsed = _spoken(kinds.read(said.text), said)
+    parsed = said.parsed if said.parsed is not None else _spoken(kinds.read(said.text), said)
     work_item, problem = _map(parsed, where)
     if not work_item:
         if said.addressed and not (said.member == policy.own_id or said.is_bot):

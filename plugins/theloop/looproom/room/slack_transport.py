@@ -351,6 +351,10 @@ class SlackTransport:
         args.update(_optional(thread_ts=thread_ts))
         return self._call("chat.postEphemeral", args)
 
+    def open_view(self, trigger_id: str, view: Mapping[str, Any]) -> Reply:
+        """``views.open``: a form, within the few seconds a trigger is good for."""
+        return self._call("views.open", {"trigger_id": trigger_id, "view": dict(view)})
+
     def add_reaction(self, channel: str, ts: str, name: str) -> Reply:
         """``reactions.add``; a reaction already there counts as done."""
         reply = self._call("reactions.add", {"channel": channel, "timestamp": ts, "name": name})
