@@ -64,7 +64,9 @@ class TheLoop(BotPlugin):
         )
         core.start()
         self._core = core
-        self._unlisten = chat.listen_for_presses(self._bot, self._pressed)
+        unpress = chat.listen_for_presses(self._bot, self._pressed)
+        unhello = chat.listen_for_connections(self._bot, core.decisions.reconnected)
+        self._unlisten = lambda: (unpress(), unhello())
         self._unlisten_commands = chat.listen_for_commands(self._bot, self._commanded)
         self._http = HttpServer(App(core, self._mounts(core)))
         core.listening = self._http.start(env.http_host, env.http_port)
@@ -267,6 +269,16 @@ class TheLoop(BotPlugin):
     def cleanup(self, msg: Any, args: str) -> None:
         """`cleanup [<work item>]` — the-loop reclaims the work item's local resources."""
         self._typed(msg, f"cleanup {args}", addressed=True)
+
+    @botcmd(name="record-context")
+    def record_context(self, msg: Any, args: str) -> None:
+        """`record-context` — this thread since its last record, to the work item and agent."""
+        self._typed(msg, f"record-context {args}", addressed=True)
+
+    @botcmd(name="record-decision")
+    def record_decision(self, msg: Any, args: str) -> None:
+        """`record-decision [product|design|tech:] <what> — why: <rationale>` — on record."""
+        self._typed(msg, f"record-decision {args}", addressed=True)
 
     def callback_message(self, msg: Any) -> None:
         """A plain message: a command typed without `!`, or an answer in a work item's thread."""

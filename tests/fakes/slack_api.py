@@ -146,6 +146,9 @@ class FakeSlack(LoopbackHTTP):
         self.envelope_acks: dict[str, dict[str, Any]] = {}
         self._sockets: list[_WebSocket] = []
         self._ts = itertools.count(1)
+        self._epoch = int(time.time())
+        self.triggers: set[str] = set()  # trigger ids handed out with interactive payloads
+        self.views: list[dict[str, Any]] = []  # the forms opened, as opened
         self._released = threading.Event()
         for channel_id, name in channels:
             self.add_channel(name, channel_id)
@@ -263,6 +266,13 @@ class FakeSlack(LoopbackHTTP):
         self.wait_for(lambda: envelope_id in self.envelope_acks, timeout)
         return self.envelope_acks.get(envelope_id)
 
+    def trigger(self) -> str:
+        """A fresh trigger id, as Slack puts in a shortcut's or a press's payload."""
+        with self._changed:
+            trigger = f"{next(self._ts)}.{uuid.uuid4().hex[:8]}"
+            self.triggers.add(trigger)
+            return trigger
+
     def socket_connected(self) -> bool:
         """Whether a Socket Mode client is connected now."""
         return any(ws.open for ws in self._sockets)
@@ -270,8 +280,10 @@ class FakeSlack(LoopbackHTTP):
     # -- dispatch (called from the server's threads) -----------------------------------------
 
     def _next_ts(self) -> str:
+        """Unique and increasing, and near the wall clock as Slack's are: a reader may
+        look back a bounded time from now."""
         n = next(self._ts)
-        return f"{1_700_000_000 + n}.{n:06d}"
+        return f"{self._epoch + n}.{n:06d}"
 
     def _take_fault(self, method: str, args: dict[str, Any]) -> Fault | None:
         key = ((decoded(args.get("metadata")) or {}).get("event_payload") or {}).get("key")
@@ -551,6 +563,31 @@ def _post_ephemeral(slack: FakeSlack, args: dict) -> dict:
     return problem or {"ok": True, "message_ts": slack._next_ts()}
 
 
+def _views_open(slack: FakeSlack, args: dict) -> dict:
+    """A form, as Slack opens one: a trigger is good once; the view must be a modal with a
+    title of at most 24 characters and its blocks valid."""
+    trigger = str(args.get("trigger_id") or "")
+    if not trigger:
+        return {"ok": False, "error": "invalid_arguments"}
+    if trigger not in slack.triggers:
+        return {"ok": False, "error": "invalid_trigger_id"}
+    slack.triggers.discard(trigger)
+    view = decoded(args.get("view"))
+    if not isinstance(view, dict) or view.get("type") != "modal":
+        return {"ok": False, "error": "invalid_arguments"}
+    title = (view.get("title") or {}).get("text", "")
+    errors = block_errors(view.get("blocks") or [])
+    if not title or len(title) > 24 or errors or len(view.get("private_metadata") or "") > 3000:
+        return {
+            "ok": False,
+            "error": "invalid_arguments",
+            "response_metadata": {"messages": errors},
+        }
+    opened = {**view, "id": f"V{next(slack._ts):08d}"}
+    slack.views.append(opened)
+    return {"ok": True, "view": opened}
+
+
 def _reactions_add(slack: FakeSlack, args: dict) -> dict:
     channel_id = slack.channel_id(str(args.get("channel", "")))
     if not channel_id:
@@ -754,6 +791,7 @@ _METHODS: dict[str, Callable[[FakeSlack, dict], dict]] = {
     "chat.postMessage": _post_message,
     "chat.update": _update,
     "chat.postEphemeral": _post_ephemeral,
+    "views.open": _views_open,
     "chat.delete": _delete,
     "reactions.add": _reactions_add,
     "apps.connections.open": _connections_open,

@@ -48,6 +48,7 @@ def _needed_scopes(shipped: dict) -> set[str]:
     needed |= {manifest.EVENT_SCOPES[event] for event in manifest.bot_events(shipped)}
     if shipped["features"].get("slash_commands"):
         needed.add("commands")
+    needed |= set(manifest.CONTENT_SCOPES)
     return needed
 
 

@@ -338,32 +338,62 @@ def _answer_rig(tmp_path: Path, loop: FakeLoop) -> tuple[Rig, str]:
     return r, answer.key
 
 
-def test_an_answer_that_may_have_landed_is_parked_not_sent_twice(
+def test_an_answer_whose_answer_was_lost_is_found_in_the_event_log_not_sent_twice(
     tmp_path: Path, loop: FakeLoop
 ) -> None:
     loop.fail("/sessions/reply", kind="land_then_drop")  # delivered, then the line dropped
-    r, key = _answer_rig(tmp_path, loop)
+    r, _ = _answer_rig(tmp_path, loop)
+    loop.clock = r.clock  # the-loop's clock agrees with ours
     r.drain()
     assert len(loop.replies) == 1  # the-loop does not deduplicate: no second POST
-    (item,) = r.queue.list()
-    assert item.state == "parked" and f"!theloop queue retry {key}" in item.last_error
-    assert f"!theloop queue drop {key}" in item.last_error
-    assert "may have reached the-loop" in r.room.replies()[0] and key in r.room.replies()[0]
-    assert r.room.reactions() == ["eyes", "warning"] and r.given_up == []  # not reopened
-    r.queue.retry_now(key)  # the admin checked: it did not arrive after all
-    r.drain()
-    assert len(loop.replies) == 2 and r.queue.depth() == 0
+    lookup = [q for q in loop.requests if q.method == "GET"]
+    assert [q.query["type"] for q in lookup] == ["session.reply_sent"]
+    assert lookup[0].query["workItem"] == ITEM
+    assert r.queue.depth() == 0 and r.room.reactions() == ["eyes", "white_check_mark"]
 
 
-def test_an_answer_the_loop_failed_on_with_a_5xx_is_parked_as_unsure(
+def test_an_answer_that_failed_with_a_5xx_and_never_reached_the_session_is_sent_again(
     tmp_path: Path, loop: FakeLoop
 ) -> None:
-    loop.fail("/sessions/reply", 500)
+    loop.fail("/sessions/reply", 500)  # the handler failed before typing anything
     r, _ = _answer_rig(tmp_path, loop)
+    loop.clock = r.clock
     r.drain()
+    assert len(loop.replies) == 1 and r.queue.depth() == 0
+    methods = [(q.method, q.path) for q in loop.requests]
+    assert methods == [
+        ("POST", forms.REPLY_PATH),
+        ("GET", "/api/v1/events"),
+        ("POST", forms.REPLY_PATH),
+    ]
+
+
+def test_a_reply_by_someone_else_in_the_log_is_not_taken_for_this_one(
+    tmp_path: Path, loop: FakeLoop
+) -> None:
+    loop.fail("/sessions/reply", 502)
+    r, _ = _answer_rig(tmp_path, loop)
+    loop.clock = r.clock
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S.999Z", time.gmtime(r.clock.now + 1))
+    other = {"event": "session.reply_sent", "work_item": ITEM, "actor": "slack:U0BOB0001"}
+    loop.events.append({**other, "ts": stamp})
+    r.drain()
+    assert [reply["actor"] for reply in loop.replies] == ["slack:U0ALICE01"]
+
+
+def test_an_answer_that_may_have_landed_is_parked_only_when_the_log_cannot_be_read(
+    tmp_path: Path, loop: FakeLoop
+) -> None:
+    loop.fail("/sessions/reply", kind="land_then_drop")
+    loop.fail("/api/v1/events", 503, times=1)
+    r, key = _answer_rig(tmp_path, loop)
+    r.drain()
+    assert len(loop.replies) == 1
     (item,) = r.queue.list()
-    assert item.state == "parked" and "answered 500" in item.last_error
-    assert [q.path for q in loop.requests] == [forms.REPLY_PATH]
+    assert item.state == "parked" and f"!theloop queue retry {key}" in item.last_error
+    assert f"!theloop queue drop {key}" in item.last_error and "answered 503" in item.last_error
+    assert "may have reached the-loop" in r.room.replies()[0] and key in r.room.replies()[0]
+    assert r.room.reactions() == ["eyes", "warning"] and r.given_up == []  # not reopened
 
 
 def test_an_answer_that_never_left_is_retried_until_it_lands(tmp_path: Path) -> None:

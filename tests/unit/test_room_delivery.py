@@ -14,9 +14,10 @@ from slack_sdk import WebClient
 from looproom.admin import why_text
 from looproom.inbound.events import KNOWN_EVENTS, Event
 from looproom.room.outlets import SlackOutlet
+from looproom.room.policy import Told
 from looproom.room.routing import RoomBook
 from looproom.room.slack_transport import Pacer, SlackTransport
-from looproom.room.told import ToldBook
+from looproom.room.told import ITEM_CAP, ToldBook
 from looproom.settings import Settings
 from tests.fakes.slack_api import BOT_TOKEN, FakeSlack
 from tests.support import messages, timeline
@@ -141,3 +142,26 @@ def test_why_names_the_rule_of_each_decision(
     assert "`phase-approval-pending · requirements-approval`: *post* (post)" in text
     assert "`comment.agent`: *drop* (gate-collapse)" in text
     assert "No decisions kept" in why_text("acme/api#1", [], [], 0.0)
+
+
+def test_a_gate_found_after_a_crash_is_remembered_as_posted(slack: FakeSlack) -> None:
+    store: dict[str, Any] = {}
+    gate = messages.event("06", id="gate")
+    Room(slack, store).deliver(gate)
+    store.pop("room.told")  # the crash came between the post and the memory's write
+    restarted = Room(slack, store)
+    restarted.clock.now += 5.0
+    outcome = restarted.outlet.deliver(Event.from_wire(gate), maybe_delivered=True)
+    assert "already in" in str(outcome)
+    restarted.deliver(messages.event("06", id="gate-again"))
+    assert keys(slack) == ["gate"]
+
+
+def test_the_memory_is_bounded_and_forgets_the_least_recent_item_first() -> None:
+    store: dict[str, Any] = {}
+    book = ToldBook(store)
+    for n in range(ITEM_CAP + 3):
+        book.put(f"github:acme/api#{n}", Told(done=f"{n}.0"))
+    assert len(store["room.told"]) == ITEM_CAP
+    assert book.get("github:acme/api#0") == Told()  # forgotten: the room hears it in full
+    assert book.get(f"github:acme/api#{ITEM_CAP + 2}") == Told(done=f"{ITEM_CAP + 2}.0")

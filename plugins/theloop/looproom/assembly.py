@@ -20,12 +20,15 @@ from pathlib import Path
 from typing import Any
 
 from looproom import admin
-from looproom.decide import presses, slash
+from looproom.decide import presses, slash, talk
 from looproom.decide.authorization import Policy, holders
+from looproom.decide.catchup import MOST_THREADS, CatchUp
+from looproom.decide.cursors import Cursors
 from looproom.decide.desk import Desk, room_facts
-from looproom.decide.judging import Said
+from looproom.decide.judging import Said, Where
 from looproom.decide.members import Directory, Grants, UnknownHandle, resolve_grants
 from looproom.decide.slash_desk import SlashDesk
+from looproom.decide.talk_desk import TalkDesk
 from looproom.doctor import findings
 from looproom.doctor.examine import SlackSide, examine
 from looproom.durable.queue import DurableQueue
@@ -161,9 +164,12 @@ class Decisions:
         metrics: Metrics | None = None,
         grants: Grants | None = None,
         store: MutableMapping[str, Any] | None = None,
+        cursors: Cursors | None = None,
     ) -> None:
         """``bot_member`` is asked at each decision: the backend learns who it is on connecting.
-        ``grants`` are the members by id (``@handles`` resolved); else the settings' as written."""
+        ``grants`` are the members by id (``@handles`` resolved); else the settings' as written.
+        ``store`` is the plugin's storage (the kickoff's claims); ``cursors`` (in it too) say
+        which thread messages were read already."""
         self._settings, self._book, self._slack = settings, book, slack
         self.grants = grants or Grants(settings.authorized_users, settings.collaborators)
         self._signing_secret = env.slack_signing_secret
@@ -193,7 +199,30 @@ class Decisions:
             on_given_up=lambda decision: self.desk.given_up(decision),
             observe=metrics.relay_settled if metrics is not None else lambda _i, _o: None,
         )
-        self.desk = Desk(memory, self.relay, room, self._policy)
+        self.cursors = cursors if cursors is not None else Cursors({})
+        self.desk = Desk(
+            memory,
+            self.relay,
+            room,
+            self._policy,
+            cursors=self.cursors,
+            thread_lines=self._thread_lines if slack is not None else lambda _c, _t: None,
+        )
+        self.talk = TalkDesk(self.desk, self._open_view, self._policy)
+        self.desk.ask_why = self.talk.ask_why
+        #: What was typed while the bot was away, read after each (re)connection on Slack.
+        self.catch_up = (
+            CatchUp(
+                lambda: [
+                    (thread.channel, thread.ts) for thread in book.recent_threads(MOST_THREADS)
+                ],
+                lambda channel, thread, oldest: read_thread(slack, channel, thread, oldest),
+                self._missed,
+                self.cursors,
+            )
+            if slack is not None
+            else None
+        )
         self.opener = self._opener(env, slack, memory, store)
         self.slash = SlashDesk(
             self.desk,
@@ -206,6 +235,7 @@ class Decisions:
 
     def start(self) -> None:
         self.relay.start()
+        self.reconnected()  # at start, too: the bot was away until now
 
     def close(self) -> None:
         self.relay.stop()
@@ -223,6 +253,12 @@ class Decisions:
         thread_ts = str(event.get("thread_ts") or "")
         if self._kickoff(member, event, channel, thread_ts):
             return
+        # Slack's own text keeps a mention as ``<@U…>``; the backend's has made it a name.
+        raw = str(event.get("text") or "")
+        if raw and not addressed:
+            text = raw
+        own = self._bot_member()
+        named = talk.named_work_item(text) if talk.is_direct(channel) else ""
         said = Said(
             member,
             text.strip(),
@@ -232,8 +268,38 @@ class Decisions:
             is_bot=bool(event.get("bot_id")) or event.get("subtype") == "bot_message",
             addressed=addressed,
             subtype=str(event.get("subtype") or ""),
+            to_bot=talk.mentions(raw or text, own) or bool(named),
+            files=talk.files_text(event.get("files") or []),
         )
-        self.desk.said(said, self.desk.where(channel, thread_ts, *self._room_facts(channel)))
+        where = self.desk.where(channel, thread_ts, *self._room_facts(channel))
+        if named and not where.work_item:
+            where = Where(named, where.repository)
+        if where.thread_bound and not self.cursors.claim(channel, thread_ts, ts):
+            return  # read already, live or by the catch-up
+        self.desk.said(said, where)
+
+    def _missed(self, message: Mapping[str, Any]) -> None:
+        """A message the catch-up found: through the same pipeline as a live one."""
+        member = str(message.get("user") or message.get("bot_id") or "")
+        self.said(member, str(message.get("text") or ""), message, elsewhere="", addressed=False)
+
+    def reconnected(self) -> None:
+        """Slack's connection is (re)established: read what was said while it was not."""
+        if self.catch_up is not None:
+            self.catch_up.soon()
+
+    def _thread_lines(self, channel: str, thread: str) -> list[talk.Line] | None:
+        """The thread's messages by people, oldest first; ``None`` when Slack cannot say."""
+        assert self._slack is not None
+        messages = read_thread(self._slack, channel, thread)
+        if messages is None:
+            return None
+        own = self._bot_member()
+        return [
+            talk.Line(str(m.get("ts")), str(m.get("user") or ""), str(m.get("text") or ""))
+            for m in messages
+            if not m.get("bot_id") and m.get("user") and m.get("user") != own
+        ]
 
     def _kickoff(self, member: str, event: Mapping[str, Any], channel: str, thread_ts: str) -> bool:
         """Whether a message was a kickoff (then the opener took it, not the desk)."""
@@ -243,10 +309,21 @@ class Decisions:
         return self.opener.message(member, raw, channel, str(event.get("ts") or ""), thread_ts)
 
     def pressed(self, payload: Mapping[str, Any]) -> None:
-        """A button or checkbox press that arrived over Socket Mode (already verified)."""
+        """A press, a shortcut or a submitted form that arrived over Socket Mode (already
+        verified)."""
         if self.opener is not None and self.opener.picked(payload):
             return
-        self.desk.pressed(payload)
+        if not self.talk.interactive(payload):
+            self.desk.pressed(payload)
+
+    def _open_view(self, trigger_id: str, view: Mapping[str, Any]) -> bool:
+        """Open a form now (a trigger is good for three seconds): not through the queue."""
+        if self._slack is None:
+            return False
+        reply = self._slack.open_view(trigger_id, view)
+        if not reply.ok:
+            log.warning("views.open failed: %s", reply.error)
+        return reply.ok
 
     def _opener(
         self,
@@ -346,6 +423,36 @@ class Decisions:
         return room_facts(channel, book.room_bindings(), self._settings.rooms, id_of)
 
 
+#: A thread read for context or catch-up stops after this many pages of 200 messages.
+THREAD_PAGES = 10
+
+
+def read_thread(
+    slack: SlackTransport, channel: str, thread: str, oldest: str = ""
+) -> list[Mapping[str, Any]] | None:
+    """Every reply in ``thread`` (after ``oldest``), oldest first, the parent left out;
+    ``None`` when Slack did not answer."""
+    found: list[Mapping[str, Any]] = []
+    cursor = ""
+    for _ in range(THREAD_PAGES):
+        reply = slack.replies(channel, thread, cursor=cursor, oldest=oldest)
+        if not reply.ok:
+            return None
+        messages = [m for m in reply.data.get("messages") or [] if isinstance(m, Mapping)]
+        found.extend(m for m in messages if _after(str(m.get("ts") or ""), oldest or thread))
+        cursor = str((reply.data.get("response_metadata") or {}).get("next_cursor") or "")
+        if not cursor:
+            break
+    return found
+
+
+def _after(ts: str, than: str) -> bool:
+    try:
+        return float(ts) > float(than)
+    except ValueError:
+        return False
+
+
 class LoopRoom:
     """Everything one activation runs: the inbox and its worker, the stream follower, the
     decisions — and the answers to the admin commands."""
@@ -385,6 +492,7 @@ class LoopRoom:
             settings,
             book=self.book,
             memory=self.memory,
+            cursors=Cursors(store),
             relay_queue=DurableQueue(data_dir / QUEUES_FILE, RELAY),
             ledger=data_dir / LEDGER_FILE,
             slack=slack,

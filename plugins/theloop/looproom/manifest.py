@@ -59,6 +59,11 @@ METHOD_SCOPES: Mapping[str, frozenset[str]] = {
     "users.conversations": _PUBLIC_PRIVATE_READ,
     "users.info": frozenset({"users:read"}),
     "users.list": frozenset({"users:read"}),
+    "views.open": frozenset(),  # a form opened from a shortcut or a button: no scope
+}
+#: Scopes no method call shows: what Slack puts in the events the bot reads.
+CONTENT_SCOPES: Mapping[str, str] = {
+    "files:read": "a file attached to a reply reaches the agent as its name and link",
 }
 #: What Errbot's SlackV3 backend calls on the bot's behalf while it runs: at start-up (the
 #: token, the bot's own user and workspace) and for each message it hands the plugin.

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from looproom import workitem
-from looproom.decide import grammar, kinds
+from looproom.decide import grammar, kinds, talk
 from looproom.decide.authorization import Policy, may, refusal_text
 from looproom.decide.decision import IGNORED, REFUSED, Decision, Verdict, refuse
 from looproom.decide.presses import Press
@@ -30,6 +30,8 @@ class Said:
     ``addressed`` marks an explicit command (``!execute …``): it is always answered, even
     where it maps to no work item. ``ts`` is the message's own id in its channel.
     ``subtype`` is Slack's message subtype (``message_changed`` for an edit).
+    ``to_bot`` marks words addressed to the bot (a mention, or a direct message naming
+    a work item): a reply to the session. ``files`` names what was attached, with links.
     """
 
     member: str
@@ -40,8 +42,12 @@ class Said:
     is_bot: bool = False
     addressed: bool = False
     subtype: str = ""
+    to_bot: bool = False
+    files: str = ""
     #: Where it was said when there is no message (a slash command's trigger): the key.
     origin: str = ""
+    #: Already read (a submitted form says what it is): not parsed from ``text`` again.
+    parsed: grammar.Parsed | None = None
 
 
 @dataclass(frozen=True)
@@ -102,7 +108,7 @@ def judge_typed(
         # An edit re-sends the whole message under a new ts: read as new, a decision would
         # be taken twice, or a word changed after the fact would decide anew.
         return Verdict(IGNORED, "edited")
-    parsed = _spoken(kinds.read(said.text), said)
+    parsed = said.parsed if said.parsed is not None else _spoken(kinds.read(said.text), said)
     work_item, problem = _map(parsed, where)
     if not work_item:
         if said.addressed and not (said.member == policy.own_id or said.is_bot):
@@ -111,7 +117,9 @@ def judge_typed(
     if said.is_bot or (policy.own_id and said.member == policy.own_id):
         return Verdict(IGNORED, "self-authored")
     state = state_of(work_item)
-    if isinstance(parsed, grammar.Text) and not _awaited(said, where, state):
+    answers = _answers(said, where, state.ask)
+    replies = isinstance(parsed, grammar.Text) and not answers and said.to_bot
+    if isinstance(parsed, grammar.Text) and not (replies or _awaited(said, where, state)):
         return Verdict(IGNORED, "conversation")
     unauthorized = _authorize(said.member, kinds.act_of(parsed), policy)
     if unauthorized is not None:
@@ -128,8 +136,13 @@ def judge_typed(
         ts=said.ts,
         thread=said.thread_ts,  # a reply's ts is no thread: answers go to its thread
     )
+    if replies:
+        words = talk.without_mentions_of(said.text, policy.own_id)
+        words = "\n\n".join(part for part in (words, said.files) if part)
+        reply = grammar.Command(kinds.REPLY, words=words)
+        return kinds.reply(reply, state, base, policy.destinations)
     if isinstance(parsed, grammar.Text):
-        if not _answers(said, where, state.ask):
+        if not answers:
             # A plain reply at a gate is not an answer to it: the-loop reads "not
             # approved yet" as an approval, so only the explicit verbs answer a gate.
             return refuse(
@@ -137,7 +150,8 @@ def judge_typed(
                 "At this gate say `approve [words]` or `changes <why>` — a plain reply is "
                 "not taken as an answer, so nothing was relayed.",
             )
-        parsed = grammar.Command(kinds.ANSWER, words=parsed.text)
+        words = "\n\n".join(part for part in (parsed.text, said.files) if part)
+        parsed = grammar.Command(kinds.ANSWER, words=words)
         kind = kinds.BY_NAME[kinds.ANSWER]
     else:
         kind = kinds.BY_VERB[parsed.verb]

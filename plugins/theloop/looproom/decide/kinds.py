@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from looproom.decide import authorization, grammar
+from looproom.decide import authorization, grammar, talk
 from looproom.decide.decision import (
     ADMITTED,
     Decision,
@@ -23,7 +23,7 @@ from looproom.decide.decision import (
     unanswered,
 )
 from looproom.decide.presses import Press, ticked
-from looproom.relay import forms, keywords
+from looproom.relay import forms, keywords, records
 from looproom.room import buttons
 from looproom.room import checklist as checklists
 from looproom.room.memory import Asked, ItemState
@@ -36,6 +36,8 @@ CONTRIBUTE, CLEANUP, DO, REVIEW = (
     keywords.DO,
     keywords.REVIEW,
 )
+#: What a member says to the agent, on the record: a reply, the thread as context, a decision.
+REPLY, CONTEXT, DECISION = "reply", "context", "decision"
 #: The open questions a decision settles (see ``looproom.room.memory.Memory.settle``).
 SELECTION, GATE, ASK = "selection", "gate", "ask"
 
@@ -52,7 +54,7 @@ class DecisionKind:
 
     name: str  # stored with the decision; its idempotency key includes it
     label: str  # what the room's replies call it: "the approval of @alice"
-    form: forms.Form  # the form the-loop accepts it in
+    form: forms.Form | records.Talk  # the form the-loop accepts it in
     act: str  # the act a member must be granted to make it (looproom.decide.authorization)
     settles: str = ""  # the open question it answers ("" when it answers none)
     verb: str = ""  # the typed verb ("" when it is not typed as a command)
@@ -223,6 +225,29 @@ def _typed_answer(
 ) -> Verdict:
     """Words said where the open ask awaits them (the judging checked where)."""
     return admit(ANSWER, base, words=cmd.words, thread=_where(state.ask))
+
+
+def _typed_reply(
+    cmd: grammar.Command, state: ItemState, base: Decision, _destinations: forms.Destinations
+) -> Verdict:
+    """Words addressed to the bot: a reply to the session, open question or not."""
+    if not cmd.words.strip():
+        return refuse("empty-reply", "There is nothing to send the agent besides the mention.")
+    return admit(REPLY, base, words=cmd.words, thread=base.thread or base.ts)
+
+
+def _typed_context(
+    cmd: grammar.Command, state: ItemState, base: Decision, _destinations: forms.Destinations
+) -> Verdict:
+    """The thread as context: the desk reads the thread, since the last record, after this."""
+    return admit(CONTEXT, base, thread=base.thread or base.ts)
+
+
+def _typed_decision(
+    cmd: grammar.Command, state: ItemState, base: Decision, _destinations: forms.Destinations
+) -> Verdict:
+    topic, why = cmd.items
+    return admit(DECISION, base, words=cmd.words, topic=topic, why=why, thread=base.thread)
 
 
 # -- the checks of a press ------------------------------------------------------------------
@@ -402,6 +427,28 @@ KINDS: tuple[DecisionKind, ...] = (
         button=buttons.DEFAULT,
         pressed=_pressed_default,
     ),
+    # A reply has no verb either: it is words addressed to the bot (``looproom.decide.talk``).
+    DecisionKind(
+        REPLY, label="reply", form=records.REPLY_FORM, act=authorization.REPLY, typed=_typed_reply
+    ),
+    DecisionKind(
+        CONTEXT,
+        label="context",
+        form=records.CONTEXT_FORM,
+        act=authorization.CONTEXT,
+        verb=talk.RECORD_CONTEXT,
+        read=talk.read_record_context,
+        typed=_typed_context,
+    ),
+    DecisionKind(
+        DECISION,
+        label="decision",
+        form=records.DECISION_FORM,
+        act=authorization.DECISION_RECORD,
+        verb=talk.RECORD_DECISION,
+        read=talk.read_record_decision,
+        typed=_typed_decision,
+    ),
 )
 
 BY_NAME: Mapping[str, DecisionKind] = {kind.name: kind for kind in KINDS}
@@ -437,6 +484,15 @@ def act_of(parsed: grammar.Parsed) -> str:
 def target(decision: Decision, destinations: forms.Destinations) -> dict[str, Any]:
     """Where ``decision`` goes and in what form: the sink's name and its request."""
     return BY_NAME[decision.kind].form.target(decision, destinations)
+
+
+#: A reply's check, for the judging: words addressed to the bot are a reply without a verb.
+reply: TypedCheck = _typed_reply
+
+
+def act(kind: str) -> str:
+    """What a member must be granted to make a decision of ``kind``."""
+    return BY_NAME[kind].act
 
 
 def label(kind: str) -> str:

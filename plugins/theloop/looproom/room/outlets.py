@@ -10,6 +10,12 @@ logged and retried once as plain text; what still fails is :class:`Failed` (park
 to admins). A 429, an outage or pacing is :class:`RetryLater` — the queue waits, no sleep.
 The event message carries the decision controls when the room can receive presses.
 
+Before any of that, the delivery policy (:mod:`looproom.room.policy`, over its memory in
+:mod:`looproom.room.told`) decides whether the event is posted, edited over a message
+already in the thread, or not posted at all; the outlet carries the decision out and
+records it before the delivery is settled. ``slack.room.style: classic``, or a memory that
+cannot be read, posts every event.
+
 Both outlets tell an optional :class:`Observer` (the room's memory) every event
 they consumed, and for a Slack post where its message is — the moment it lands, or where
 reconciliation found it — so a decision is checked against what the room was shown.
@@ -20,6 +26,7 @@ non-Slack backend (Text, Test), threaded by work item where the backend can.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -203,7 +210,8 @@ class SlackOutlet:
         try:
             thread = self._book.thread(event.work_item, channel) if channel else None
             if maybe_delivered or self._book.is_uncertain(event.delivery_key):
-                thread = self._reconcile(event, channel, thread) if channel else thread
+                found = functools.partial(self._record, event, told, decision)
+                thread = self._reconcile(event, channel, thread, found) if channel else thread
             if thread is None:
                 thread = self._open(event, room, channel)
             if isinstance(decision, policy.Edit):
@@ -238,8 +246,15 @@ class SlackOutlet:
 
     # -- reconciliation -------------------------------------------------------------------
 
-    def _reconcile(self, event: Event, channel: str, thread: Thread | None) -> Thread | None:
-        """Find what a lost attempt may have posted: the parent, and this event under it."""
+    def _reconcile(
+        self,
+        event: Event,
+        channel: str,
+        thread: Thread | None,
+        found_at: Callable[[str], None],
+    ) -> Thread | None:
+        """Find what a lost attempt may have posted: the parent, and this event under it
+        (``found_at`` is told where, so the policy remembers it as if just posted)."""
         key = event.delivery_key
         if thread is None:
             thread = self._find_parent(event.work_item, channel)
@@ -248,6 +263,7 @@ class SlackOutlet:
             self._book.settle(key)
             # The memory learns where it is, so a press on it is taken after a restart.
             self._observer.observe(event, thread.channel, str(found.get("ts") or ""), thread.ts)
+            found_at(str(found.get("ts") or ""))
             self._redraw(event, thread)
             raise _StopDelivery(Delivered(f"already in {thread.channel} under {thread.ts}"))
         self._book.settle(key)  # looked: not there, so posting it now posts it once

@@ -351,6 +351,10 @@ class SlackTransport:
         args.update(_optional(thread_ts=thread_ts))
         return self._call("chat.postEphemeral", args)
 
+    def open_view(self, trigger_id: str, view: Mapping[str, Any]) -> Reply:
+        """``views.open``: a form, within the few seconds a trigger is good for."""
+        return self._call("views.open", {"trigger_id": trigger_id, "view": dict(view)})
+
     def add_reaction(self, channel: str, ts: str, name: str) -> Reply:
         """``reactions.add``; a reaction already there counts as done."""
         reply = self._call("reactions.add", {"channel": channel, "timestamp": ts, "name": name})
@@ -366,10 +370,13 @@ class SlackTransport:
         args.update(_optional(cursor=cursor or None))
         return self._call("conversations.history", args)
 
-    def replies(self, channel: str, ts: str, *, limit: int = 200, cursor: str = "") -> Reply:
-        """One page of ``conversations.replies`` (parent first), metadata included."""
+    def replies(
+        self, channel: str, ts: str, *, limit: int = 200, cursor: str = "", oldest: str = ""
+    ) -> Reply:
+        """One page of ``conversations.replies`` (parent first), metadata included;
+        ``oldest``: only messages after it (Slack keeps the parent in the first page)."""
         args = {"channel": channel, "ts": ts, "limit": limit, "include_all_metadata": True}
-        args.update(_optional(cursor=cursor or None))
+        args.update(_optional(cursor=cursor or None, oldest=oldest or None))
         return self._call("conversations.replies", args)
 
     def users_page(self, cursor: str = "") -> tuple[bool, str, list[Mapping[str, Any]], str]:
