@@ -49,7 +49,7 @@ TEAM_ID = "T0FAKE"
 #: Modern granular bot scopes (SlackV3 picks the Events API / Socket Mode, not RTM): what an
 #: app created from slack-app-manifest.yaml is granted. A test may grant fewer (``scopes``).
 SCOPES = (
-    "channels:history,channels:read,chat:write,commands,groups:history,groups:read,"
+    "channels:history,channels:read,chat:write,commands,files:read,groups:history,groups:read,"
     "im:history,im:read,reactions:write,team:read,users:read"
 )
 
