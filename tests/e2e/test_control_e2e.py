@@ -159,16 +159,24 @@ def test_every_control_verb_typed_in_the_thread_lands_once_in_the_deployments_wo
     assert rig.github.posted(REPO, NUMBER)[-1].startswith("loop go\n")
 
 
-def test_a_collaborator_may_answer_but_not_decide(rig: Rig) -> None:
+def test_a_collaborator_may_reply_and_answer_but_not_decide(rig: Rig) -> None:
     gate = rig.show(corpus("06"))
     refused = rig.say(CAROL, "approve looks good", gate["thread_ts"])
     wait_for(lambda: rig.told(CAROL, "`gate.feedback`"), TIMEOUT, "why Carol may not approve")
     assert rig.reactions(refused["ts"]) == []  # not a stranger: no ⚠️
+    reply = rig.say(CAROL, f"<@{BOT_USER}> prefer the smaller migration", gate["thread_ts"])
+    wait_for(lambda: "white_check_mark" in rig.reactions(reply["ts"]), TIMEOUT, "the reply's ✅")
     ask = rig.show(corpus("15"))
     answer = rig.say(CAROL, "Option 2, please", ask["thread_ts"])
     wait_for(lambda: "white_check_mark" in rig.reactions(answer["ts"]), TIMEOUT, "the ✅")
-    assert [r["actor"] for r in rig.loop.replies] == [f"slack:{CAROL}"]
-    assert rig.github.posted(REPO, NUMBER) == []
+    assert [r["actor"] for r in rig.loop.replies] == [f"slack:{CAROL}"] * 2
+    assert [r["text"] for r in rig.loop.replies] == [
+        "prefer the smaller migration",
+        "Option 2, please",
+    ]
+    # Only the reply's own record is on the ticket: nothing Carol tried to decide.
+    (mirrored,) = rig.github.posted(REPO, NUMBER)
+    assert "reply from `slack:U0CAROL01`" in mirrored
 
 
 def test_a_jira_work_item_is_refused_with_the_reason_never_a_false_success(rig: Rig) -> None:
