@@ -159,16 +159,24 @@ def test_every_control_verb_typed_in_the_thread_lands_once_in_the_deployments_wo
     assert rig.github.posted(REPO, NUMBER)[-1].startswith("loop go\n")
 
 
-def test_a_collaborator_may_answer_but_not_decide(rig: Rig) -> None:
+def test_a_collaborator_may_reply_and_answer_but_not_decide(rig: Rig) -> None:
     gate = rig.show(corpus("06"))
     refused = rig.say(CAROL, "approve looks good", gate["thread_ts"])
     wait_for(lambda: rig.told(CAROL, "`gate.feedback`"), TIMEOUT, "why Carol may not approve")
     assert rig.reactions(refused["ts"]) == []  # not a stranger: no ⚠️
+    reply = rig.say(CAROL, f"<@{BOT_USER}> prefer the smaller migration", gate["thread_ts"])
+    wait_for(lambda: "white_check_mark" in rig.reactions(reply["ts"]), TIMEOUT, "the reply's ✅")
     ask = rig.show(corpus("15"))
     answer = rig.say(CAROL, "Option 2, please", ask["thread_ts"])
     wait_for(lambda: "white_check_mark" in rig.reactions(answer["ts"]), TIMEOUT, "the ✅")
-    assert [r["actor"] for r in rig.loop.replies] == [f"slack:{CAROL}"]
-    assert rig.github.posted(REPO, NUMBER) == []
+    assert [r["actor"] for r in rig.loop.replies] == [f"slack:{CAROL}"] * 2
+    assert [r["text"] for r in rig.loop.replies] == [
+        "prefer the smaller migration",
+        "Option 2, please",
+    ]
+    # Only the reply's own record is on the ticket: nothing Carol tried to decide.
+    (mirrored,) = rig.github.posted(REPO, NUMBER)
+    assert "reply from `slack:U0CAROL01`" in mirrored
 
 
 def test_a_jira_work_item_is_refused_with_the_reason_never_a_false_success(rig: Rig) -> None:
@@ -204,3 +212,112 @@ def test_the_slash_command_over_signed_http(rig: Rig) -> None:
     assert status == 200 and answer["response_type"] == "ephemeral"
     assert "/the-loop status" in answer["text"]
     assert rig.slash_over_http("help", secret="forged")[0] == 401
+
+
+KICKOFF_SETTINGS = SETTINGS.replace(
+    '  collaborators: ["@carol"]\n',
+    '  collaborators: ["@carol"]\n'
+    "  kickoff: {repo: [MadaraUchiha-314/the-loop, acme/api], labels: [from-slack]}\n",
+)
+
+
+@pytest.fixture
+def kickoff_rig(slack_bot: StartBot, fake_slack: FakeSlack) -> Iterator[Rig]:
+    fake_slack.users[CAROL] = "carol"
+    issues = {REPO: {NUMBER}, "acme/api": set()}
+    with FakeGitHub(issues) as github, FakeLoop({ITEM: False}) as loop:
+        env = {
+            "THELOOP_SLACK_SIGNING_SECRET": SIGNING_SECRET,
+            "THELOOP_GITHUB_TOKEN": TOKEN,
+            "THELOOP_GITHUB_API": github.url,
+            "THELOOP_LOOP_API": loop.url,
+        }
+        bot = slack_bot(KICKOFF_SETTINGS, env)
+        try:
+            yield Rig(bot, fake_slack, github, loop)
+        finally:
+            bot.process.kill()
+
+
+def _pick(rig: Rig, blocks: list[dict[str, Any]], repo: str, container: dict[str, Any]) -> None:
+    menu = blocks[1]["elements"][0]
+    option = next(o for o in menu["options"] if o["value"].endswith(f"|{repo}"))
+    payload = {
+        "type": "block_actions",
+        "user": {"id": ALICE},
+        "channel": {"id": LOOP},
+        "container": container,
+        "actions": [{"action_id": menu["action_id"], "selected_option": option}],
+    }
+    assert rig.slack.push_envelope(payload, kind="interactive") is not None
+
+
+def test_a_message_to_the_bot_opens_one_work_item_whose_start_button_starts_it(
+    kickoff_rig: Rig,
+) -> None:
+    rig = kickoff_rig
+    message = rig.slack.say(LOOP, ALICE, f"<@{BOT_USER}> Flaky teardown in the batch runner")
+    envelope = {"type": "event_callback", "event": message}
+    for _ in range(2):  # Slack delivers it twice
+        assert rig.slack.push_envelope(envelope) is not None
+
+    def menus() -> list[dict[str, Any]]:
+        return [m for m in rig.slack.thread(LOOP, message["ts"]) if "which repository" in m["text"]]
+
+    menu = wait_for(menus, TIMEOUT, "the repository picker")[0]
+    container = {"type": "message", "message_ts": menu["ts"], "channel_id": LOOP}
+    _pick(rig, menu["blocks"], "acme/api", container)
+    wait_for(lambda: rig.github.opened, TIMEOUT, "the issue")
+    ((repo, number, title, body, labels),) = rig.github.opened
+    assert (repo, title, labels) == (
+        "acme/api",
+        "Flaky teardown in the batch runner",
+        ["from-slack"],
+    )
+    assert "Opened from the **slack** channel by `alice-gh`" in body
+    asked = [c for c in rig.slack.calls_to("chat.postMessage") if "which repo" in c.args["text"]]
+    assert len(asked) == 1  # the second delivery asked nothing more
+
+    def opened() -> list[dict[str, Any]]:
+        thread = rig.slack.thread(LOOP, message["ts"])
+        return [m for m in thread if m["text"].startswith("🆕 Opened")]
+
+    first = wait_for(opened, TIMEOUT, "the work item's first thread reply")[0]
+    start = first["blocks"][1]["elements"][0]
+    payload = {
+        "type": "block_actions",
+        "user": {"id": ALICE},
+        "channel": {"id": LOOP},
+        "container": {"type": "message", "message_ts": first["ts"], "channel_id": LOOP},
+        "message": first,
+        "actions": [{**start, "block_id": "b"}],
+    }
+    assert rig.slack.push_envelope(payload, kind="interactive") is not None
+    wait_for(lambda: rig.github.posted("acme/api", number), TIMEOUT, "the start comment")
+    assert rig.github.posted("acme/api", number)[0].startswith("loop go\n")  # renamed start
+    # The thread is the work item's now: a verb typed there is about it.
+    rig.say(ALICE, "pause", message["ts"])
+    wait_for(lambda: len(rig.github.posted("acme/api", number)) == 2, TIMEOUT, "the pause")
+
+
+def test_slash_new_asks_which_repository_and_opens_once(kickoff_rig: Rig) -> None:
+    rig = kickoff_rig
+    ack = rig.slack.push_envelope(
+        _command("new Retry the webhook on 502", ALICE, "k1"), kind="slash_commands"
+    )
+    assert ack is not None
+    answer = ack["payload"]
+    assert answer["response_type"] == "ephemeral" and "which repository" in answer["text"]
+    container = {"type": "ephemeral", "message_ts": "1.0", "channel_id": LOOP}
+    _pick(rig, answer["blocks"], REPO, container)
+    wait_for(lambda: rig.github.opened, TIMEOUT, "the issue")
+    _pick(rig, answer["blocks"], REPO, container)  # a second pick opens nothing
+    (opened,) = rig.github.opened
+    assert opened[0] == REPO and opened[2] == "Retry the webhook on 502"
+    wait_for(
+        lambda: [m for m in rig.slack.top_level(LOOP) if m["text"].startswith("🆕 Opened")],
+        TIMEOUT,
+        "the new work item's thread",
+    )
+    wait_for(lambda: rig.told(ALICE, "no longer open"), TIMEOUT, "the second pick refused")
+    assert len(rig.github.opened) == 1

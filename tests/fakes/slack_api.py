@@ -744,8 +744,11 @@ def _context_element(element: Any, where: str) -> list[str]:
 
 
 def _action_element(element: Any, where: str) -> list[str]:
-    if not isinstance(element, dict) or element.get("type") not in ("button", "checkboxes"):
+    kinds = ("button", "checkboxes", "static_select")
+    if not isinstance(element, dict) or element.get("type") not in kinds:
         return [f"unsupported type [json-pointer:{where}/type]"]
+    if element["type"] == "static_select":
+        return _select_errors(element, where)
     if element["type"] != "button":
         return []
     errors = _text_errors(element.get("text"), f"{where}/text", 75, plain=True)
@@ -753,6 +756,24 @@ def _action_element(element: Any, where: str) -> list[str]:
         errors.append(f"must be less than 3001 characters [json-pointer:{where}/url]")
     if len(str(element.get("value") or "")) > 2000:
         errors.append(f"must be less than 2001 characters [json-pointer:{where}/value]")
+    return errors
+
+
+def _select_errors(element: dict[str, Any], where: str) -> list[str]:
+    """A static select as Slack checks one: 1 to 100 options, each a plain text of at most
+    75 characters and a value of at most 150."""
+    options = element.get("options")
+    if not isinstance(options, list) or not 1 <= len(options) <= 100:
+        return [f"must provide 1 to 100 options [json-pointer:{where}/options]"]
+    errors = []
+    for index, option in enumerate(options):
+        at = f"{where}/options/{index}"
+        if not isinstance(option, dict):
+            errors.append(f"must be an object [json-pointer:{at}]")
+            continue
+        errors += _text_errors(option.get("text"), f"{at}/text", 75, plain=True)
+        if not option.get("value") or len(str(option["value"])) > 150:
+            errors.append(f"must be 1 to 150 characters [json-pointer:{at}/value]")
     return errors
 
 

@@ -136,6 +136,7 @@ def test_status_shows_each_act_and_who_holds_it(
         publish=frozenset({"context.added"}),
     )
     status = make_room(tmp_path, Chat(), settings).status(time.time())
+    assert "control keywords (the-loop's defaults): start → `the-loop start`" in status
     grants = status.split("**grants**", 1)[1]
     assert "- work-item.reply: `U0DECIDER`, `U0COLLAB`" in grants
     assert "- gate.feedback: not granted to the room" in grants

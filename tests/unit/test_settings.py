@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import textwrap
 from pathlib import Path
 
@@ -453,3 +454,30 @@ def test_a_short_webhook_secret_is_refused_on_slack_and_warned_about_elsewhere()
     env = Environment.from_env({"THELOOP_BACKEND": "Text", "THELOOP_WEBHOOK_SECRET": short})
     assert env.warnings == (str(caught.value).split(" (in the environment)")[0],)
     assert Environment.from_env({"THELOOP_WEBHOOK_SECRET": "s" * 32}).warnings == ()
+
+
+def test_kickoff_for_the_default_room_and_a_rooms_entry() -> None:
+    raw = {
+        "slack": {"channel": "#the-loop", "kickoff": {"repo": "acme/api", "labels": ["x"]}},
+        "rooms": {"acme/*": {"room": "#acme-loop", "kickoff": {"repo": ["acme/a", "acme/b"]}}},
+    }
+    settings = Settings.from_mapping(raw)
+    assert settings.rooms == (("acme/*", "#acme-loop"),)
+    assert [(room, k.repos, k.labels) for room, k in settings.kickoffs] == [
+        ("#the-loop", ("acme/api",), ("x",)),
+        ("#acme-loop", ("acme/a", "acme/b"), ()),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("slack", "error"),
+    [
+        ({"kickoff": {"repo": "acme/api"}}, "slack.kickoff: needs slack.channel"),
+        ({"channel": "#x", "kickoff": {"repo": "not a repo"}}, "slack.kickoff.repo"),
+        ({"channel": "#x", "kickoff": {"repo": "a/b", "labels": "x"}}, "slack.kickoff.labels"),
+        ({"channel": "#x", "kickoff": {"repo": "a/b", "lables": []}}, "slack.kickoff.lables"),
+    ],
+)
+def test_a_bad_kickoff_is_a_config_error_naming_the_key(slack: dict, error: str) -> None:
+    with pytest.raises(ConfigError, match=re.escape(error)):
+        Settings.from_mapping({"slack": slack})

@@ -85,6 +85,12 @@ def test_a_verb_names_its_work_item_and_is_recorded_once(room: LoopRoom) -> None
     assert len(room.decisions.relay.queue.list()) == 2
 
 
+def test_a_verb_on_another_trackers_work_item_is_refused_with_the_reason(room: LoopRoom) -> None:
+    assert "jira:OPS-12 is not a GitHub issue" in ask(room, "start jira:OPS-12")["text"]
+    assert "slack.authorizedUsers" in ask(room, "start jira:OPS-12", member=MALLORY)["text"]
+    assert room.decisions.relay.queue.list() == []
+
+
 def test_a_verb_without_a_work_item_says_how_to_name_one(room: LoopRoom) -> None:
     assert "github:owner/repo#7" in ask(room, "start")["text"]
 

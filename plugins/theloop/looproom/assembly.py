@@ -38,6 +38,8 @@ from looproom.inbound import webhook as ingress
 from looproom.inbound.events import Event
 from looproom.inbound.recent import Recent
 from looproom.inbound.stream import StreamFollower
+from looproom.kickoff.github import IssueMaker
+from looproom.kickoff.opener import Opener
 from looproom.metrics import Metrics
 from looproom.relay import forms, keywords, texts
 from looproom.relay.relay import RELAY, Relay
@@ -47,12 +49,12 @@ from looproom.room.outlets import Outlet, PlainOutlet, SlackOutlet, event_delive
 from looproom.room.pulls import PullReader
 from looproom.room.queued_room import QueuedRoom
 from looproom.room.render import work_item_label
-from looproom.room.routing import RoomBook
+from looproom.room.routing import RoomBook, Thread
 from looproom.room.slack_transport import SlackTransport, is_channel_id
 from looproom.room.told import ToldBook
 from looproom.server.app import Mount, WsgiApp
 from looproom.server.runner import Listening
-from looproom.settings import ConfigError, Environment, Settings
+from looproom.settings import ConfigError, Environment, Kickoff, Settings
 
 log = logging.getLogger(__name__)
 
@@ -85,6 +87,24 @@ def _keywords(env: Environment, settings: Settings) -> keywords.Keywords:
         return keywords.resolve(env.loop_config, settings.relay_keywords)
     except keywords.KeywordError as exc:
         raise ConfigError(exc.errors, env.loop_config or settings.source) from None
+
+
+class SlackPoster:
+    """The kickoff's voice on Slack: posts whose ts it needs, edits, ephemerals."""
+
+    def __init__(self, transport: SlackTransport) -> None:
+        self._slack = transport
+
+    def post(self, channel: str, text: str, blocks: list[dict[str, Any]], thread_ts: str) -> str:
+        return self._slack.post_message(
+            channel, text=text, blocks=blocks, thread_ts=thread_ts or None
+        ).ts
+
+    def update(self, channel: str, ts: str, text: str, blocks: list[dict[str, Any]]) -> None:
+        self._slack.update_message(channel, ts, text=text, blocks=blocks or None)
+
+    def tell(self, channel: str, member: str, text: str, thread_ts: str = "") -> None:
+        self._slack.post_ephemeral(channel, member, text=text, thread_ts=thread_ts or None)
 
 
 class SlackRoom:
@@ -143,11 +163,13 @@ class Decisions:
         bot_member: Callable[[], str],
         metrics: Metrics | None = None,
         grants: Grants | None = None,
+        store: MutableMapping[str, Any] | None = None,
         cursors: Cursors | None = None,
     ) -> None:
         """``bot_member`` is asked at each decision: the backend learns who it is on connecting.
         ``grants`` are the members by id (``@handles`` resolved); else the settings' as written.
-        ``cursors`` (in the plugin's storage) say which thread messages were read already."""
+        ``store`` is the plugin's storage (the kickoff's claims); ``cursors`` (in it too) say
+        which thread messages were read already."""
         self._settings, self._book, self._slack = settings, book, slack
         self.grants = grants or Grants(settings.authorized_users, settings.collaborators)
         self._signing_secret = env.slack_signing_secret
@@ -201,8 +223,14 @@ class Decisions:
             if slack is not None
             else None
         )
+        self.opener = self._opener(env, slack, memory, store)
         self.slash = SlashDesk(
-            self.desk, book, self._policy, self._room_facts, loop_api=env.loop_api
+            self.desk,
+            book,
+            self._policy,
+            self._room_facts,
+            loop_api=env.loop_api,
+            kickoff=self.opener,
         )
 
     def start(self) -> None:
@@ -223,6 +251,8 @@ class Decisions:
         channel = str(event.get("channel") or "") or elsewhere
         ts = str(event.get("ts") or "") or f"plain-{time.time_ns()}"
         thread_ts = str(event.get("thread_ts") or "")
+        if self._kickoff(member, event, channel, thread_ts):
+            return
         # Slack's own text keeps a mention as ``<@U…>``; the backend's has made it a name.
         raw = str(event.get("text") or "")
         if raw and not addressed:
@@ -271,9 +301,18 @@ class Decisions:
             if not m.get("bot_id") and m.get("user") and m.get("user") != own
         ]
 
+    def _kickoff(self, member: str, event: Mapping[str, Any], channel: str, thread_ts: str) -> bool:
+        """Whether a message was a kickoff (then the opener took it, not the desk)."""
+        if self.opener is None or event.get("bot_id") or event.get("subtype"):
+            return False
+        raw = str(event.get("text") or "")  # Slack's own, mentions as <@U…>
+        return self.opener.message(member, raw, channel, str(event.get("ts") or ""), thread_ts)
+
     def pressed(self, payload: Mapping[str, Any]) -> None:
         """A press, a shortcut or a submitted form that arrived over Socket Mode (already
         verified)."""
+        if self.opener is not None and self.opener.picked(payload):
+            return
         if not self.talk.interactive(payload):
             self.desk.pressed(payload)
 
@@ -285,6 +324,48 @@ class Decisions:
         if not reply.ok:
             log.warning("views.open failed: %s", reply.error)
         return reply.ok
+
+    def _opener(
+        self,
+        env: Environment,
+        slack: SlackTransport | None,
+        memory: Memory,
+        store: MutableMapping[str, Any] | None,
+    ) -> Opener | None:
+        """The kickoff, where a room has one and GitHub can be written; else None."""
+        if slack is None or store is None or not env.github_token or not self._settings.kickoffs:
+            return None
+
+        def bind(work_item: str, channel: str, posted: tuple[str, ...]) -> None:
+            if not posted:
+                return  # the thread's message could not be posted: nothing to bind
+            for ts in posted:
+                memory.index(channel, ts, work_item)
+            self._book.remember(Thread(work_item, channel, posted[0]))
+
+        maker = IssueMaker(env.github_api, env.github_token)
+        return Opener(store, self._kickoff_for, maker, SlackPoster(slack), self._policy, bind)
+
+    def _kickoff_for(self, channel: str) -> Kickoff | None:
+        """The kickoff of the room ``channel`` is (``""``: the default room's)."""
+        for room, kickoff in self._settings.kickoffs:
+            if not channel and room == self._settings.channel:
+                return kickoff
+            if channel and self._channel_id(room) == channel:
+                return kickoff
+        return None
+
+    def _channel_id(self, room: str) -> str:
+        """A room's id: as written, as learnt, else asked of Slack once and learnt."""
+        if is_channel_id(room):
+            return room
+        known = self._book.channel_id(room)
+        if known or self._slack is None:
+            return known
+        found, _reply = self._slack.find_channel(room)
+        if found:
+            self._book.learn_channel_id(room, found)
+        return found
 
     def command_over_http(self, headers: Mapping[str, str], body: bytes) -> ingress.Answer:
         """A slash command posted to our HTTP endpoint: answered only if Slack signed it."""
@@ -419,6 +500,7 @@ class LoopRoom:
             bot_member=bot_member,
             metrics=self.metrics,
             grants=_grants(settings, slack, store),
+            store=store,
         )
         self.worker = Worker(
             self.inbox, event_delivery(self._outlet(slack)), settled=self.metrics.delivery_settled

@@ -46,6 +46,7 @@ _SLACK_KEYS = (
     "authorizedUsers",
     "collaborators",
     "publish",
+    "kickoff",
     "room",
 )
 #: Keys of the-loop's ``channels.slack`` that mean nothing here: a section copied from
@@ -55,7 +56,6 @@ _THE_LOOP_ONLY_KEYS = (
     "botTokenEnv",
     "appTokenEnv",
     "read",
-    "kickoff",
     "reactions",
     "events",
 )
@@ -110,6 +110,15 @@ class ConfigError(ValueError):
         self.source = source
 
 
+@dataclass(frozen=True)
+class Kickoff:
+    """Where a message addressed to the bot in a room opens a new work item: the
+    repositories it may be opened in (several: the member picks) and the issue's labels."""
+
+    repos: tuple[str, ...]
+    labels: tuple[str, ...] = ()
+
+
 def _frozen(mapping: Mapping[str, str] | None = None) -> Mapping[str, str]:
     return MappingProxyType(dict(mapping or {}))
 
@@ -130,6 +139,9 @@ class Settings:
     publish: frozenset[str] = frozenset(GRANTABLE)
     room_style: str = "agentic"
     rooms: tuple[tuple[str, str], ...] = ()
+    #: Room → where a message there opens a new work item (``slack.kickoff`` is the
+    #: default room's, under ``slack.channel``; a ``rooms`` entry may carry its own).
+    kickoffs: tuple[tuple[str, Kickoff], ...] = ()
     people: Mapping[str, str] = field(default_factory=_frozen, hash=False)
     relay_repos: Mapping[str, str] = field(default_factory=_frozen, hash=False)
     #: the-loop's control keywords when this deployment renamed them (``relay.keywords``).
@@ -215,6 +227,7 @@ class _Parser:
             "publish": self._publish(slack.get("publish")),
             "room_style": self._choice(room.get("style"), "slack.room.style", ROOM_STYLES),
             "rooms": self._rooms(raw.get("rooms")),
+            "kickoffs": self._kickoffs(slack, raw.get("rooms")),
             "people": _frozen(self._people(raw.get("people"))),
             "relay_repos": _frozen(self._relay_repos(relay.get("repos"))),
             "relay_keywords": _frozen(self._relay_keywords(relay.get("keywords"))),
@@ -352,12 +365,53 @@ class _Parser:
             if not isinstance(pattern, str) or not _REPO_PATTERN.fullmatch(pattern):
                 self.errors.append(f"{key}: expected a repository pattern like acme/api or acme/*")
                 continue
+            if isinstance(room, Mapping):  # {room: "#x", kickoff: {…}}
+                self._unknown(room, ("room", "kickoff"), f"{key}.")
+                room = room.get("room")
             channel = self._channel(room, key)
             if channel:
                 rooms.append((pattern, channel))
             elif room in (None, ""):
                 self.errors.append(f"{key}: expected a room name or id, got nothing")
         return tuple(rooms)
+
+    def _kickoffs(self, slack: Mapping[str, Any], rooms: Any) -> tuple[tuple[str, Kickoff], ...]:
+        found = []
+        default = self._kickoff(slack.get("kickoff"), "slack.kickoff")
+        if default is not None:
+            channel = self._channel(slack.get("channel"), "slack.channel")
+            if not channel:
+                self.errors.append("slack.kickoff: needs slack.channel, the room it listens in")
+            else:
+                found.append((channel, default))
+        entries = rooms.items() if isinstance(rooms, Mapping) else ()
+        for pattern, room in entries:
+            if isinstance(room, Mapping) and isinstance(room.get("room"), str):
+                kickoff = self._kickoff(room.get("kickoff"), f"rooms[{pattern!r}].kickoff")
+                if kickoff is not None:
+                    found.append((room["room"].strip(), kickoff))
+        return tuple(found)
+
+    def _kickoff(self, value: Any, key: str) -> Kickoff | None:
+        """``{repo: owner/repo | [owner/repo, …], labels: [...]}``; ``None`` when unset."""
+        if value is None:
+            return None
+        raw = self._mapping(value, key)
+        self._unknown(raw, ("repo", "labels"), f"{key}.")
+        repos = raw.get("repo")
+        repos = [repos] if isinstance(repos, str) else repos
+        if not isinstance(repos, list) or not repos:
+            self.errors.append(f"{key}.repo: expected a repository like acme/api, or a list")
+            return None
+        bad = [r for r in repos if not isinstance(r, str) or not _REPO.fullmatch(r)]
+        if bad:
+            self.errors.append(f"{key}.repo: {_shown(bad[0])} is not a repository like acme/api")
+            return None
+        labels = raw.get("labels") or []
+        if not isinstance(labels, list) or not all(isinstance(x, str) and x for x in labels):
+            self.errors.append(f"{key}.labels: expected a list of label names")
+            return None
+        return Kickoff(tuple(dict.fromkeys(repos)), tuple(labels))
 
     def _people(self, value: Any) -> dict[str, str]:
         people = {}

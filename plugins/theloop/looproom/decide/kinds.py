@@ -282,6 +282,11 @@ def _pressed_default(press: Press, state: ItemState, base: Decision) -> Verdict:
     return admit(ANSWER, base, words=default)
 
 
+def _pressed_control(press: Press, state: ItemState, base: Decision) -> Verdict:
+    """A control verb's button: the-loop judges it against the work item."""
+    return admit(press.action_id.removeprefix(buttons.PREFIX), base)
+
+
 def _pressed_execute(press: Press, state: ItemState, base: Decision) -> Verdict:
     stale = refuse("stale", "This phase selection is no longer open, so nothing was relayed.")
     closed = unanswered(state.selection, "This phase selection", missing=stale, shown=press.ts)
@@ -360,6 +365,9 @@ KINDS: tuple[DecisionKind, ...] = (
             typed=_typed_control,
             after=after,
             addressed_only=verb in (DO, REVIEW),
+            # A new work item's thread opens with a Start button.
+            button=buttons.START if verb == START else "",
+            pressed=_pressed_control if verb == START else None,
         )
         for verb, label, reader, after in (
             (

@@ -14,10 +14,11 @@ from typing import Any, Protocol
 
 from looproom import workitem
 from looproom.decide import grammar, kinds, slash
-from looproom.decide.authorization import Policy
+from looproom.decide.authorization import Policy, may, refusal_text
 from looproom.decide.decision import ADMITTED, REFUSED
 from looproom.decide.desk import Desk
 from looproom.decide.judging import Said
+from looproom.relay import forms
 from looproom.room import followed
 from looproom.room.routing import RoomBook
 
@@ -82,6 +83,14 @@ class SlashDesk:
 
     def verb(self, command: slash.Slash) -> str:
         """``<verb> <work item> [words]``: judged and recorded as a typed command."""
+        other = _other_tracker(command.rest)
+        if other:
+            # The typed grammar names GitHub work items only; another tracker's ref would be
+            # read as the verb's words. Say why it cannot be — to who may use the verb.
+            policy, act = self._policy(), kinds.BY_VERB[command.action].act
+            if not may(command.member, act, policy):
+                return refusal_text(command.member, act, policy)
+            return forms.tracker_refusal(other)
         text = f"{command.action} {command.rest}".strip()
         room_item, repository = self._room_facts(command.channel)
         work_item = _named(text, repository) or room_item
@@ -107,6 +116,13 @@ class SlashDesk:
         if verdict.status == REFUSED:
             return verdict.text
         return "Nothing was recorded."
+
+
+def _other_tracker(rest: str) -> str:
+    """Another tracker's work item named first (``jira:OPS-12``), else ``""``."""
+    first = rest.split(None, 1)[0] if rest.strip() else ""
+    ref = workitem.parse(first) if ":" in first else None
+    return str(ref) if ref is not None and not ref.is_github else ""
 
 
 def _named(text: str, repository: str) -> str:

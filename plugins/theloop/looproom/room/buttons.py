@@ -21,6 +21,8 @@ APPROVE = f"{PREFIX}approve"
 CHANGES = f"{PREFIX}changes"
 EXECUTE = f"{PREFIX}execute"
 DEFAULT = f"{PREFIX}default"
+#: On a new work item's first thread reply: relays `start`.
+START = f"{PREFIX}start"
 OPEN = f"{PREFIX}open"
 #: The parent message's link to the work item (a link: a press on it decides nothing).
 OPEN_ITEM = f"{PREFIX}open-item"
@@ -36,6 +38,7 @@ NAMES = {
     CHANGES: "Request changes",
     EXECUTE: "Execute",
     DEFAULT: "Defaults are fine",
+    START: "Start",
 }
 
 CHECKBOX_LIMIT = 10  # Slack's ceiling on one checkboxes element's options
