@@ -14,7 +14,8 @@ them). ``POST /api/v1/graph/skip`` needs ``repo``, ``workItem``, ``nodes`` and
 Each reply typed into a session is logged as the-loop logs it — a ``session.reply_sent``
 record with its time (milliseconds, ``Z``), ``work_item`` and ``actor`` — and ``GET
 /api/v1/events`` answers the last ``limit`` records matching ``type``, ``workItem`` and
-``since`` (compared as strings, as the-loop does), oldest first.
+``since`` (compared as strings, as the-loop does), oldest first. ``GET /api/v1/work-items``
+lists the portable records in ``work_items`` ordered by ref, as the-loop's core does.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from typing import Any
 from tests.fakes.loopback import LoopbackServer, Request
 
 REPLY, SKIP, EVENTS = "/api/v1/sessions/reply", "/api/v1/graph/skip", "/api/v1/events"
+WORK_ITEMS = "/api/v1/work-items"
 _REQUIRED = {REPLY: ("ref", "text"), SKIP: ("repo", "workItem", "nodes", "reason")}
 #: The default work-item loop's selectable nodes — what a skip may name.
 SKIPPABLE = frozenset(
@@ -45,12 +47,16 @@ class FakeLoop(LoopbackServer):
         self.busy = 0  # replies answered "delivered": false before one is delivered
         self.events: list[dict[str, Any]] = []  # the event log: one record per reply typed
         self.clock: Callable[[], float] = time.time  # the-loop's clock, for the log's times
+        #: ``GET /api/v1/work-items``: each work item's portable record, by ref.
+        self.work_items: dict[str, dict[str, Any]] = {}
 
     def route(self, request: Request) -> tuple[int, dict[str, str], Any]:
         if request.method == "GET" and request.path == "/api/v1/health":
             return 200, {}, {"status": "ok"}
         if request.method == "GET" and request.path == EVENTS:
             return 200, {}, self._events(request.query)
+        if request.method == "GET" and request.path == WORK_ITEMS:
+            return 200, {}, [self.work_items[ref] for ref in sorted(self.work_items)]
         required = _REQUIRED.get(request.path)
         if required is None or request.method != "POST":
             return 404, {}, {"detail": "Not Found"}

@@ -398,9 +398,11 @@ def _users_info(slack: FakeSlack, args: dict) -> dict:
     return {"ok": True, "user": _user(user_id, slack.users[user_id])}
 
 
-def _users_list(slack: FakeSlack, _args: dict) -> dict:
+def _users_list(slack: FakeSlack, args: dict) -> dict:
     members = [_user(uid, name) for uid, name in slack.users.items()]
-    return {"ok": True, "members": members, "response_metadata": {"next_cursor": ""}}
+    limited = {**args, "limit": min(int(args.get("limit") or 100), slack.page_limit)}
+    page, cursor = _page(members, limited, default=100)
+    return {"ok": True, "members": page, "response_metadata": {"next_cursor": cursor}}
 
 
 def _team_info(_slack: FakeSlack, args: dict) -> dict:

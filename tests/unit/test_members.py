@@ -67,3 +67,17 @@ def test_the_workspace_is_listed_once_for_both_lists() -> None:
 
 def test_off_slack_a_handle_is_kept_as_written() -> None:
     assert Directory(None, {}).resolve(["@localhost"], "k").ids == {"@localhost"}
+
+
+def test_handles_resolve_through_slacks_paged_users_list() -> None:
+    from slack_sdk import WebClient
+
+    from looproom.room.slack_transport import SlackTransport
+    from tests.fakes.slack_api import BOT_TOKEN, FakeSlack
+
+    with FakeSlack(users=[("U0ALICE01", "alice"), ("U0CAROL01", "carol")]) as slack:
+        slack.page_limit = 1  # one member a page: the cursor is followed
+        transport = SlackTransport(WebClient(token=BOT_TOKEN, base_url=slack.url))
+        grants = resolve_grants(["@carol"], [], Directory(transport.users_page, {}))
+        assert grants.deciders == {"U0CAROL01"}
+        assert len(slack.calls_to("users.list")) == 3

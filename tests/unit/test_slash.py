@@ -144,3 +144,33 @@ def test_the_manifest_points_slack_at_the_route_the_server_serves() -> None:
 
     assert manifest.COMMANDS_PATH == app.COMMANDS
     assert manifest.SLASH_COMMAND == slash.COMMAND
+
+
+def test_status_adds_the_loops_own_view_and_says_when_it_cannot_be_had(tmp_path: Path) -> None:
+    from tests.fakes.loop_api import FakeLoop
+
+    with FakeLoop({ITEM: False}) as loop:
+        loop.work_items[ITEM] = {"ref": ITEM, "control": {"command": "pause"}}
+        env = Environment.from_env(
+            {"THELOOP_WEBHOOK_SECRET": "x" * 32, "THELOOP_LOOP_API": loop.url}
+        )
+        built = LoopRoom(
+            env,
+            Settings(authorized_users=frozenset({ALICE})),
+            store={},
+            data_dir=tmp_path,
+            slack=None,
+            say=lambda _to, _text: None,
+            admins=(),
+            bot_member=lambda: "U0THELOOP",
+        )
+        try:
+            built.memory.index("C1", "100.0", ITEM)
+            built.memory.put(ITEM, built.memory.get(ITEM))
+            text = ask(built, f"status {ITEM}")["text"]
+            assert "the-loop: last command `pause`" in text
+            loop.stop()
+            alone = ask(built, "status")["text"]
+            assert "shown from the room's memory alone" in alone and f"`{ITEM}`" in alone
+        finally:
+            built.stop()
