@@ -101,6 +101,12 @@ class Desk:
         decision = verdict.decision
         assert decision is not None
         channel, thread = decision.channel, decision.thread or decision.ts
+        if not thread:  # a slash command has no message, hence no thread
+            return refuse(
+                "no-thread",
+                "`record-context` records the thread it is said in — type it in the work "
+                "item's thread, or use the message shortcut there. Nothing was recorded.",
+            )
         lines = self._thread_lines(channel, thread)
         if lines is None:
             return refuse(
