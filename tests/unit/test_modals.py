@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from looproom.decide import modals, shortcuts
@@ -67,6 +67,7 @@ def test_a_form_we_never_drew_is_nothing() -> None:
     assert modals.read_submission({"type": "block_actions"}) is None
 
 
+@settings(deadline=None)  # a loaded machine must not fail a correct reading
 @given(
     st.recursive(
         st.none() | st.text() | st.integers(), lambda c: st.lists(c) | st.dictionaries(st.text(), c)
