@@ -146,7 +146,7 @@ class FakeSlack(LoopbackHTTP):
         self.envelope_acks: dict[str, dict[str, Any]] = {}
         self._sockets: list[_WebSocket] = []
         self._ts = itertools.count(1)
-        self._epoch = int(time.time())
+        self._last = 0.0
         self.triggers: set[str] = set()  # trigger ids handed out with interactive payloads
         self.views: list[dict[str, Any]] = []  # the forms opened, as opened
         self._released = threading.Event()
@@ -282,8 +282,9 @@ class FakeSlack(LoopbackHTTP):
     def _next_ts(self) -> str:
         """Unique and increasing, and near the wall clock as Slack's are: a reader may
         look back a bounded time from now."""
-        n = next(self._ts)
-        return f"{self._epoch + n}.{n:06d}"
+        with self._changed:
+            self._last = max(time.time(), self._last + 0.000001)
+            return f"{self._last:.6f}"
 
     def _take_fault(self, method: str, args: dict[str, Any]) -> Fault | None:
         key = ((decoded(args.get("metadata")) or {}).get("event_payload") or {}).get("key")

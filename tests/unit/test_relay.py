@@ -481,3 +481,64 @@ def test_a_renamed_keyword_reaches_the_comment_the_sink_posts() -> None:
     decision = Decision("start", "github:acme/api#7", "U0ALICE01", "C1:1.1", "2026-11-30T10:00:00Z")
     target = kinds.target(decision, sinks.available({}))
     assert target["body"].startswith("loop go\n\n")
+
+
+# -- records of the conversation: the mirror, then the session -------------------------------
+
+
+def _reply_rig(tmp_path: Path, github: FakeGitHub, loop: FakeLoop) -> Rig:
+    r = rig(tmp_path, github=github, loop=loop)
+    loop.clock = r.clock
+    r.relay.record(decision(kinds.REPLY, words="prefer the smaller migration"), REPOS)
+    return r
+
+
+def test_a_reply_is_mirrored_on_the_ticket_before_it_reaches_the_session(
+    tmp_path: Path, github: FakeGitHub, loop: FakeLoop
+) -> None:
+    loop.fail("/sessions/reply", 503, times=1)  # the session's side fails once
+    r = _reply_rig(tmp_path, github, loop)
+    r.relay.step()
+    (mirror,) = github.posted()
+    assert "> prefer the smaller migration" in mirror and loop.replies == []
+    r.drain()
+    assert github.posted() == [mirror]  # the retry found the mirror: not posted twice
+    assert [reply["comment"] for reply in loop.replies] == [False]
+    assert r.room.reactions() == ["eyes", "white_check_mark"]
+
+
+def test_a_reply_whose_mirror_fails_does_not_reach_the_session_until_it_lands(
+    tmp_path: Path, github: FakeGitHub, loop: FakeLoop
+) -> None:
+    github.fail("/comments", 502, times=2)
+    r = _reply_rig(tmp_path, github, loop)
+    r.relay.step()
+    assert loop.replies == [] and github.posted() == []
+    r.drain()
+    assert len(github.posted()) == 1 and len(loop.replies) == 1
+
+
+def test_a_reply_for_a_session_that_is_gone_keeps_its_mirror_and_says_so(
+    tmp_path: Path, github: FakeGitHub
+) -> None:
+    with FakeLoop({}) as no_sessions:
+        r = _reply_rig(tmp_path, github, no_sessions)
+        r.drain()
+    assert len(github.posted()) == 1
+    (said,) = r.room.replies()
+    assert "is recorded on the work item" in said and "did not get it" in said
+    assert "no session registered" in said and r.room.reactions() == ["eyes", "warning"]
+
+
+def test_replies_to_one_session_go_one_at_a_time_in_the_order_said(
+    tmp_path: Path, github: FakeGitHub, loop: FakeLoop
+) -> None:
+    loop.fail("/sessions/reply", kind="land_then_drop")
+    r = _reply_rig(tmp_path, github, loop)
+    second = decision(kinds.REPLY, words="and keep the index", origin="C1:202.0", ts="202.0")
+    r.relay.record(second, REPOS)
+    r.drain()
+    assert [reply["text"] for reply in loop.replies] == [
+        "prefer the smaller migration",
+        "and keep the index",
+    ]

@@ -163,6 +163,7 @@ def test_the_context_cursor_never_goes_back() -> None:
 def test_the_catch_up_reads_each_thread_from_its_cursor_and_feeds_the_pipeline() -> None:
     now = 1_800_000_000.0
     cursors, fed, asked = Cursors({}), [], []
+    cursors.since(now - 3 * LOOKBACK)  # cursors were kept long before
     cursors.caught_up("C1", f"{now - 100:.6f}", f"{now - 50:.6f}")
 
     def read(channel: str, thread: str, oldest: str) -> list[dict[str, Any]]:
@@ -185,3 +186,24 @@ def test_a_thread_that_cannot_be_read_is_left_for_the_next_catch_up() -> None:
     cursors = Cursors({})
     catch_up = CatchUp(lambda: [("C1", "1.0")], lambda *_: None, lambda _m: None, cursors)
     assert catch_up.run() == 0 and cursors.floor("C1", "1.0") == ""
+
+
+def test_nothing_said_before_the_bot_first_kept_cursors_is_read_back() -> None:
+    now, asked = 1_800_000_000.0, []
+    cursors = Cursors({})
+    cursors.since(now - 60)
+
+    def read(channel: str, thread: str, oldest: str) -> list[dict[str, Any]]:
+        asked.append(oldest)
+        return []
+
+    CatchUp(
+        lambda: [("C1", f"{now - 3600:.6f}")], read, lambda _m: None, cursors, clock=lambda: now
+    ).run()
+    assert asked == [f"{now - 60:.6f}"]
+
+
+def test_the_first_catch_up_marks_when_cursors_began_even_with_no_thread_yet() -> None:
+    cursors = Cursors({})
+    CatchUp(lambda: [], lambda *_: [], lambda _m: None, cursors, clock=lambda: 1000.0).run()
+    assert cursors.since(2000.0) == 1000.0

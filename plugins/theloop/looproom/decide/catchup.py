@@ -7,8 +7,9 @@ cursor on, and each message is fed through the very pipeline a live one takes. T
 (:class:`looproom.decide.cursors.Cursors`) is shared with the live path: a message handled
 live is not handled again here, nor the other way round.
 
-A thread with no cursor yet is read back :data:`LOOKBACK` seconds at most: a bot that was
-away for longer does not act on day-old words as if they were just said.
+A thread with no cursor yet is read back :data:`LOOKBACK` seconds at most, and never
+before the bot first kept cursors: a bot that was away for longer does not act on day-old
+words as if they were just said, and an upgrade does not act on words it passed over.
 """
 
 from __future__ import annotations
@@ -54,7 +55,9 @@ class CatchUp:
         if not self._running.acquire(blocking=False):
             return 0
         try:
-            return sum(self._thread(channel, thread) for channel, thread in self._threads())
+            # Asked even with no thread yet: from the first run on, nothing is passed over.
+            since = self._cursors.since(self._clock())
+            return sum(self._thread(channel, thread, since) for channel, thread in self._threads())
         finally:
             self._running.release()
 
@@ -71,9 +74,9 @@ class CatchUp:
         if fed:
             log.info("theloop catch-up: %d missed message(s) read", fed)
 
-    def _thread(self, channel: str, thread: str) -> int:
+    def _thread(self, channel: str, thread: str, since: float) -> int:
         floor = self._cursors.floor(channel, thread)
-        oldest = max(float(floor or 0), self._clock() - LOOKBACK, float(thread))
+        oldest = max(float(floor or 0), self._clock() - LOOKBACK, since, float(thread))
         messages = self._read(channel, thread, f"{oldest:.6f}")
         if messages is None:
             log.warning("theloop catch-up: thread %s in %s could not be read", thread, channel)

@@ -24,6 +24,7 @@ THREAD_CAP = 500
 #: At most this many claims above a thread's floor are kept; past it the floor rises.
 CLAIMS_CAP = 300
 _KEY = "talk.cursors"
+_SINCE = "talk.cursors.since"
 
 
 def _number(ts: str) -> float:
@@ -53,6 +54,17 @@ class Cursors:
                 floor, seen = seen[-CLAIMS_CAP - 1], seen[-CLAIMS_CAP:]
             self._put(cursors, channel, thread, {**record, "floor": floor, "seen": seen})
             return True
+
+    def since(self, now: float) -> float:
+        """When the bot first kept cursors (``now`` the first time it is asked): nothing
+        said before it is read back, so an upgrade does not act on words already passed
+        over as conversation."""
+        with self._lock:
+            first = self._store.get(_SINCE)
+            if first is None:
+                first = now
+                self._store[_SINCE] = first
+            return float(first)
 
     def floor(self, channel: str, thread: str) -> str:
         """The newest ts at or below which every message of ``thread`` was read (``""``)."""
