@@ -56,7 +56,7 @@ class Poster(Protocol):
 
 
 @dataclass(frozen=True)
-class Asked:
+class Wanted:
     """One request to open a work item, as stored while its repository is picked."""
 
     key: str
@@ -116,7 +116,7 @@ class Opener:
         if refused:
             self._poster.tell(channel, member, refused, ts)
             return True
-        asked = Asked(f"message:{channel}:{ts}", member, channel, ts, words, *_of(kickoff))
+        asked = Wanted(f"message:{channel}:{ts}", member, channel, ts, words, *_of(kickoff))
         if not self._claim(asked.key):
             log.info("kickoff: %s was opened already (delivered again)", asked.key)
             return True
@@ -138,7 +138,7 @@ class Opener:
         if refused:
             return slash.ephemeral(refused)
         key = f"slash:{command.channel}:{command.trigger or time.time_ns()}"
-        asked = Asked(key, command.member, command.channel, "", command.rest, *_of(kickoff))
+        asked = Wanted(key, command.member, command.channel, "", command.rest, *_of(kickoff))
         if not self._claim(asked.key):
             return slash.ephemeral("That request is being opened already.")
         if len(asked.repos) == 1:
@@ -197,10 +197,10 @@ class Opener:
             claims[key] = {**dict(claims.get(key) or {}), **fields}
             self._store[CLAIMS] = claims
 
-    def _ask(self, asked: Asked) -> tuple[str, list[dict[str, Any]]]:
+    def _ask(self, asked: Wanted) -> tuple[str, list[dict[str, Any]]]:
         """Store the request while its repository is picked; the menu that asks."""
         pending_id = hashlib.sha256(asked.key.encode()).hexdigest()[:16]
-        stored = asdict(Asked(**{**asdict(asked), "expires": self._clock() + PICK_TTL}))
+        stored = asdict(Wanted(**{**asdict(asked), "expires": self._clock() + PICK_TTL}))
         with self._lock:
             pending = self._live(dict(self._store.get(PENDING) or {}))
             pending[pending_id] = stored
@@ -208,14 +208,14 @@ class Opener:
         text = f"<@{asked.member}>, which repository should this work item be opened in?"
         return text, picker(pending_id, asked.repos, text)
 
-    def _take(self, pending_id: str, member: str, repo: str) -> tuple[Asked | None, str]:
+    def _take(self, pending_id: str, member: str, repo: str) -> tuple[Wanted | None, str]:
         """The waiting request a pick answers, removed — or why the pick answers nothing."""
         with self._lock:
             pending = dict(self._store.get(PENDING) or {})
             raw = pending.get(pending_id)
             if raw is None:
                 return None, "That choice is no longer open — it was made, or it expired."
-            asked = Asked(**{**raw, "repos": tuple(raw["repos"]), "labels": tuple(raw["labels"])})
+            asked = Wanted(**{**raw, "repos": tuple(raw["repos"]), "labels": tuple(raw["labels"])})
             if asked.member != member:
                 return None, f"Only <@{asked.member}>, who asked, picks the repository."
             if repo not in asked.repos:
@@ -230,7 +230,7 @@ class Opener:
         now = self._clock()
         return {key: value for key, value in pending.items() if value.get("expires", 0) >= now}
 
-    def _open(self, asked: Asked, repo: str) -> None:
+    def _open(self, asked: Wanted, repo: str) -> None:
         """Create the issue, then give the work item its thread with a Start button."""
         policy = self._policy()
         login = policy.people.get(asked.member, "")
