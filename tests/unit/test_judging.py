@@ -321,3 +321,17 @@ def test_a_gate_answer_on_a_jira_item_is_refused_not_left_in_the_ledger() -> Non
 def test_a_collaborator_may_not_steer_a_run() -> None:
     verdict = judge("stop", member=CAROL, policy=WITH_COLLABORATOR)
     assert verdict.reason == "act-not-granted" and "`control.command`" in verdict.text
+
+
+# -- said to someone else -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text", ["<@U0BOB0001> approve it please", "<@U0BOB0001> stop"])
+def test_words_opened_with_someone_elses_mention_are_said_to_them(text: str) -> None:
+    assert judge(text, GATE, thread="200.0").status == IGNORED
+    assert judge(f"<@{BOT}> {text.split('> ', 1)[1]}", GATE, thread="200.0").status != IGNORED
+
+
+def test_a_question_to_a_colleague_in_the_asks_thread_is_not_the_answer() -> None:
+    assert judge("<@U0BOB0001> what do you think?", ASK, thread="300.0").status == IGNORED
+    assert judge("use the cache", ASK, thread="300.0").status == ADMITTED

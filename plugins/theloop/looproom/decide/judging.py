@@ -108,7 +108,9 @@ def judge_typed(
         # An edit re-sends the whole message under a new ts: read as new, a decision would
         # be taken twice, or a word changed after the fact would decide anew.
         return Verdict(IGNORED, "edited")
-    parsed = said.parsed if said.parsed is not None else _spoken(kinds.read(said.text), said)
+    parsed = said.parsed
+    if parsed is None:
+        parsed = _spoken(kinds.read(said.text, policy.own_id), said)
     work_item, problem = _map(parsed, where)
     if not work_item:
         if said.addressed and not (said.member == policy.own_id or said.is_bot):
@@ -119,6 +121,8 @@ def judge_typed(
     state = state_of(work_item)
     answers = _answers(said, where, state.ask)
     replies = isinstance(parsed, grammar.Text) and not answers and said.to_bot
+    if isinstance(parsed, grammar.Text) and grammar.to_another(said.text, policy.own_id):
+        return Verdict(IGNORED, "conversation")  # "@bob what do you think?" asks Bob
     if isinstance(parsed, grammar.Text) and not (replies or _awaited(said, where, state)):
         return Verdict(IGNORED, "conversation")
     unauthorized = _authorize(said.member, kinds.act_of(parsed), policy)

@@ -469,9 +469,9 @@ READERS: Mapping[str, grammar.Reader] = {
 }
 
 
-def read(text: str) -> grammar.Parsed:
-    """One typed message read with every kind's verb."""
-    return grammar.parse(text, READERS)
+def read(text: str, own_id: str = "") -> grammar.Parsed:
+    """One typed message read with every kind's verb; ``own_id`` is the bot's member id."""
+    return grammar.parse(text, READERS, own_id)
 
 
 def act_of(parsed: grammar.Parsed) -> str:
