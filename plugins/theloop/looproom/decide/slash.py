@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from looproom.decide import kinds
-from looproom.decide.presses import Checked, signed_body
+from looproom.inbound.slack_signed import Checked, signed_body
 
 COMMAND = "/the-loop"
 HELP, STATUS, NEW = "help", "status", "new"
