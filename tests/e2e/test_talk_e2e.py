@@ -191,8 +191,13 @@ def test_record_context_twice_records_no_message_twice(rig: Rig) -> None:
     assert "2 message(s)" in one and "we keep the v1 endpoint" in one and "agreed" in one
     assert "1 message(s)" in two and "we drop v0 in March" in two
     assert "v1 endpoint" not in two and "record-context" not in one + two
-    receipts = [t for t in rig.replies_in(thread) if t.startswith("📎")]
-    assert [r.split(" message(s)")[0] for r in receipts] == ["📎 2", "📎 1"]
+
+    def receipts() -> list[str]:
+        return [t for t in rig.replies_in(thread) if t.startswith("📎")]
+
+    # Each receipt is posted just after its ✅ is added: wait for the second one.
+    wait_for(lambda: len(receipts()) >= 2, TIMEOUT, "the second 📎 receipt")
+    assert [r.split(" message(s)")[0] for r in receipts()] == ["📎 2", "📎 1"]
     assert [r["comment"] for r in rig.loop.replies] == [False, False]
 
 
@@ -304,6 +309,7 @@ def test_request_changes_asks_the_reason_and_relays_what_typing_it_would(rig: Ri
         TIMEOUT,
         "the gate",
     )[0]
+    rig.bot.process.wait_delivered(TIMEOUT)  # the bot knows its gate: a press may come
     press = {
         "type": "block_actions",
         "trigger_id": rig.slack.trigger(),
