@@ -32,9 +32,9 @@ from dataclasses import dataclass, field
 from itertools import accumulate
 
 from markdown_it.token import Token
-from markdown_it.tree import SyntaxTreeNode
 
 from ._markdown import parse_blocks
+from ._nodes import Node, nodes_of
 
 _NOT_BLANK = re.compile(r"\S")
 _NOT_BLANK_LINE = re.compile(r"^[ \t]*\S", re.MULTILINE)
@@ -63,13 +63,13 @@ class Block:
 
     tokens: list[Token]
     base: int
-    _node: SyntaxTreeNode | None = field(default=None, repr=False)
+    _node: Node | None = field(default=None, repr=False)
 
     @property
-    def node(self) -> SyntaxTreeNode:
+    def node(self) -> Node:
         """The block as a syntax tree, built when first asked for."""
         if self._node is None:
-            self._node = SyntaxTreeNode(self.tokens).children[0]
+            self._node = nodes_of(self.tokens)[0]
         return self._node
 
     @property
