@@ -33,6 +33,7 @@ from itertools import accumulate
 
 from markdown_it.token import Token
 
+from ._lines import LinePattern
 from ._markdown import parse_blocks
 from ._nodes import Node, nodes_of
 
@@ -42,9 +43,7 @@ _NOT_BLANK_LINE = re.compile(r"^[ \t]*\S", re.MULTILINE)
 #: nor is indented: a window cut there leaves its block before it final.
 _FRESH = re.compile(r"\n\n(?=[^\s\-*+>|0-9])")
 #: A table's delimiter row, as markdown-it reads one: dashes between pipes.
-_DELIMITER_ROW = re.compile(
-    r"^ {0,3}\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)+\|?[ \t]*$", re.MULTILINE
-)
+_DELIMITER_ROW = LinePattern(r" {0,3}\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)+\|?[ \t]*$")
 _BRACKETS = re.compile(r"\[([^\[\]]*)\]")
 _DEFINED = re.compile(r"\[([^\[\]]*)\]:")
 
@@ -94,7 +93,7 @@ class Document:
         self.blocks: list[Block] = []
         self.done = not src.strip()
         self.capped = False  # the work bound stopped the reading
-        self._starts = [0, *accumulate(len(line) + 1 for line in self.lines)]
+        self._starts = [0, *accumulate(map((1).__add__, map(len, self.lines)))]
         self._first = max(first_window, 1)
         self._size = self._first  # the next window's least length
         self._whole = whole
@@ -273,17 +272,15 @@ def _key(label: str) -> str:
 
 def _token_work(tokens: list[Token]) -> int:
     """What ``tokens`` cost: one each, and a list item ``WORK_PER_ITEM`` more."""
-    return len(tokens) + WORK_PER_ITEM * sum(token.type == "list_item_open" for token in tokens)
+    return len(tokens) + WORK_PER_ITEM * [token.type for token in tokens].count("list_item_open")
 
 
 def _top_level(tokens: list[Token]) -> list[list[Token]]:
     """``tokens`` cut into top-level blocks."""
-    groups, start = [], 0
-    for index, token in enumerate(tokens):
-        if token.level == 0 and token.nesting <= 0:
-            groups.append(tokens[start : index + 1])
-            start = index + 1
-    return groups
+    ends = [
+        index + 1 for index, token in enumerate(tokens) if token.level == 0 and token.nesting <= 0
+    ]
+    return [tokens[start:end] for start, end in zip([0, *ends], ends, strict=False)]
 
 
 def _lines(group: list[Token]) -> tuple[int, int]:
