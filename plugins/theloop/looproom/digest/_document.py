@@ -209,7 +209,14 @@ class Document:
         if self._line != line:
             self._size = self._first
         else:  # one block fills the window: grow fast, and not far past the bound
-            self._size = max(length + length // 4, min(8 * length, self._affordable() * 9 // 8))
+            reach = 8 * length
+            if rest is not None and rest[0].type == "table_open":
+                # All of a table is drawn (its pointer counts its rows), and a blank
+                # line ends it: read to there at once, not through windows 8 times
+                # as long, each parsing again the rows the last one parsed.
+                blank = self.src.find("\n\n", start)
+                reach = (len(self.src) if blank < 0 else blank + 2) - start
+            self._size = max(length + length // 4, min(reach, self._affordable() * 9 // 8))
 
     def _affordable(self) -> int:
         """How much more source the work left allows, at the density seen last."""
