@@ -50,8 +50,9 @@ _MAY_QUOTE = LinePattern(_OPENING + ">")
 _MAY_REFERENCE = LinePattern(_OPENING + r"\[")
 _MAY_HTML = LinePattern(_OPENING + "<")
 _MAY_HEADING = LinePattern(_OPENING + "#")
-#: A thematic break's line holds only its marks, spaces and what opens the line.
-_MAY_RULE = LinePattern(r"(?=[^\n]*[-*_])[ \t>*+\-0-9.)_]+$")
+#: A thematic break's line holds only its marks, spaces and what opens the line
+#: (checked first: most lines fail at their first character).
+_MAY_RULE = LinePattern(r"(?=[ \t>*+\-0-9.)_]*$)[^-*_\n]*[-*_]")
 
 #: Block rules that match only where the source holds a certain mark, at the
 #: start of a line for most. A rule that cannot start a block cannot end a
