@@ -2,7 +2,10 @@
 # entirely by THELOOP_* environment variables (docs/deploy.md).
 #   docker build -t theloop .
 #   docker run -d --name theloop -e THELOOP_SLACK_BOT_TOKEN -e THELOOP_SLACK_APP_TOKEN \
-#     -e THELOOP_WEBHOOK_SECRET -p 127.0.0.1:3141:3141 -v theloop-data:/data theloop
+#     -e THELOOP_WEBHOOK_SECRET -p 127.0.0.1:3141:3141 -v theloop-data:/data \
+#     -v "$PWD/theloop.yaml:/app/theloop.yaml:ro" theloop
+# The settings file must be mounted: THELOOP_CONFIG names it, and a named file that is
+# missing stops the bot at start rather than running it on defaults.
 FROM python:3.12-slim
 
 ENV PYTHONDONTWRITEBYTECODE=1 \

@@ -33,6 +33,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_digest.py
 	$(BIN)/python bench/bench_ingest.py
 	$(BIN)/python bench/bench_e2e.py
+	$(BIN)/python bench/bench_room.py
 
 # A real work item played through the signed webhook into the Text console: type your decisions.
 DEMO_ENV := THELOOP_BACKEND=Text THELOOP_SLACK_BOT_TOKEN= THELOOP_WEBHOOK_SECRET= \

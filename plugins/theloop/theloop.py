@@ -20,14 +20,15 @@ from pathlib import Path
 from typing import Any
 
 import theloop_decisions as chat
-from errbot import BotPlugin, arg_botcmd, botcmd
+from errbot import BotPlugin, arg_botcmd, botcmd, core_plugins
 
 # Errbot puts every folder holding a .plug file on sys.path, so the core imports plainly.
 from looproom import admin, manifest
 from looproom.assembly import LoopRoom
+from looproom.inbound import slack_events
 from looproom.inbound import webhook as ingress
 from looproom.room.slack_transport import SlackTransport
-from looproom.server.app import App
+from looproom.server.app import App, Mount
 from looproom.server.runner import HttpServer, Listening
 from looproom.settings import ConfigError, Environment, Settings
 
@@ -35,11 +36,12 @@ NOT_ACTIVE = "theloop is not active: see `!status plugins` and the bot's log."
 
 
 class TheLoop(BotPlugin):
-    """the-loop's room: its events in rooms and threads; execute, skip, approve and changes
-    taken back from authorized members."""
+    """the-loop's room: its events in rooms and threads; decisions and control verbs
+    (execute, skip, approve, changes, start, stop, …) taken back from the members granted them."""
 
     _core: LoopRoom | None = None
     _unlisten: Callable[[], None] | None = None
+    _unlisten_commands: Callable[[], None] | None = None
     _http: HttpServer | None = None
 
     def activate(self) -> None:
@@ -62,8 +64,11 @@ class TheLoop(BotPlugin):
         )
         core.start()
         self._core = core
-        self._unlisten = chat.listen_for_presses(self._bot, self._pressed)
-        self._http = HttpServer(App(core))
+        unpress = chat.listen_for_presses(self._bot, self._pressed)
+        unhello = chat.listen_for_connections(self._bot, core.decisions.reconnected)
+        self._unlisten = lambda: (unpress(), unhello())
+        self._unlisten_commands = chat.listen_for_commands(self._bot, self._commanded)
+        self._http = HttpServer(App(core, self._mounts(core)))
         core.listening = self._http.start(env.http_host, env.http_port)
         if core.listening.error:
             self._cannot_listen(core.listening)
@@ -72,6 +77,13 @@ class TheLoop(BotPlugin):
         if core.first_run_line:  # the Text backend's console: show how to send an event
             for admin_id in self.bot_config.BOT_ADMINS:
                 self._say(admin_id, core.first_run_line)
+
+    def _mounts(self, core: LoopRoom) -> dict[str, Mount]:
+        """SlackV3 without an app token runs Slack's Events API: it registers its view on
+        Errbot's Flask app, which nothing else serves, so this server serves it at its path."""
+        if getattr(self._bot, "slack_events", None) is None:
+            return {}
+        return {slack_events.PATH: core.events_api(core_plugins.flask_app)}
 
     def _cannot_listen(self, listening: Listening) -> None:
         """Loudly: the log, and each admin, since the-loop's events now reach nobody."""
@@ -114,14 +126,31 @@ class TheLoop(BotPlugin):
             self._http = None
         if self._unlisten is not None:
             self._unlisten()
+        if self._unlisten_commands is not None:
+            self._unlisten_commands()
         core, self._core, self._unlisten = self._core, None, None
+        self._unlisten_commands = None
         if core is not None and not core.stop():
             self.log.warning("theloop delivery worker still busy at deactivation")
         super().deactivate()
 
     def _say(self, to: str, text: str) -> None:
         # Errbot's send threads only under a Message it received: a plain line has no thread.
-        self.send(self.build_identifier(to), text)
+        self.send(self._addressee(to), text)
+
+    def _addressee(self, to: str) -> Any:
+        """A room, an admin or a member as the backend builds it. A member is known by the id
+        ``chat.member_of`` gave, which on the Text console is the bare person (``localhost``)
+        while that backend builds a person only from ``@localhost``."""
+        try:
+            return self.build_identifier(to)
+        except ValueError:
+            if to.startswith(("#", "@")):
+                raise
+            return self.build_identifier("@" + to)
+
+    def _commanded(self, payload: Mapping[str, Any]) -> Mapping[str, Any] | None:
+        return self._core.decisions.slash.answer(payload) if self._core is not None else None
 
     def _pressed(self, payload: Mapping[str, Any]) -> None:
         if self._core is not None:
@@ -164,6 +193,11 @@ class TheLoop(BotPlugin):
         """Undelivered events: `list` (default), `retry KEY` (now), `drop KEY` (give up)."""
         return self._core.queue(args, time.time()) if self._core else NOT_ACTIVE
 
+    @botcmd
+    def theloop_why(self, _msg: Any, args: str) -> str:
+        """Where did my message go: the room's last decisions for `why <work item>`."""
+        return self._core.why(args, time.time()) if self._core else NOT_ACTIVE
+
     @botcmd(admin_only=True)
     def theloop_bind(self, _msg: Any, args: str) -> str:
         """A room of its own for a work item: `bind <work item> <room>`; alone: list them."""
@@ -195,6 +229,56 @@ class TheLoop(BotPlugin):
     def changes(self, msg: Any, args: str) -> None:
         """`changes <why>` — request changes at the open gate (a reason is required)."""
         self._typed(msg, f"changes {args}", addressed=True)
+
+    @botcmd
+    def start(self, msg: Any, args: str) -> None:
+        """`start [<work item>]` — the-loop arms the work item and starts its session."""
+        self._typed(msg, f"start {args}", addressed=True)
+
+    @botcmd
+    def stop(self, msg: Any, args: str) -> None:
+        """`stop [<work item>]` — the-loop stops the work item's session."""
+        self._typed(msg, f"stop {args}", addressed=True)
+
+    @botcmd
+    def pause(self, msg: Any, args: str) -> None:
+        """`pause [<work item>]` — the-loop pauses the session; `resume` wakes it."""
+        self._typed(msg, f"pause {args}", addressed=True)
+
+    @botcmd
+    def resume(self, msg: Any, args: str) -> None:
+        """`resume [<work item>]` — the-loop wakes a paused session."""
+        self._typed(msg, f"resume {args}", addressed=True)
+
+    @botcmd
+    def contribute(self, msg: Any, args: str) -> None:
+        """`contribute [<work item>]` — the-loop joins the work item as a contributor."""
+        self._typed(msg, f"contribute {args}", addressed=True)
+
+    @botcmd
+    def do(self, msg: Any, args: str) -> None:
+        """`do [<work item>] <task>` — the-loop works an ad-hoc task."""
+        self._typed(msg, f"do {args}", addressed=True)
+
+    @botcmd
+    def review(self, msg: Any, args: str) -> None:
+        """`review [<work item>] <brief>` — the-loop reviews the pull request against a brief."""
+        self._typed(msg, f"review {args}", addressed=True)
+
+    @botcmd
+    def cleanup(self, msg: Any, args: str) -> None:
+        """`cleanup [<work item>]` — the-loop reclaims the work item's local resources."""
+        self._typed(msg, f"cleanup {args}", addressed=True)
+
+    @botcmd(name="record-context")
+    def record_context(self, msg: Any, args: str) -> None:
+        """`record-context` — this thread since its last record, to the work item and agent."""
+        self._typed(msg, f"record-context {args}", addressed=True)
+
+    @botcmd(name="record-decision")
+    def record_decision(self, msg: Any, args: str) -> None:
+        """`record-decision [product|design|tech:] <what> — why: <rationale>` — on record."""
+        self._typed(msg, f"record-decision {args}", addressed=True)
 
     def callback_message(self, msg: Any) -> None:
         """A plain message: a command typed without `!`, or an answer in a work item's thread."""

@@ -8,6 +8,7 @@ presses) to plugins, so a listener of our own is attached to its ``SocketModeCli
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -64,4 +65,58 @@ def listen_for_presses(
             socket.socket_mode_request_listeners.remove(on_request)
 
     socket.socket_mode_request_listeners.append(on_request)
+    return detach
+
+
+def listen_for_commands(
+    backend: Any, answer: Callable[[Mapping[str, Any]], Mapping[str, Any] | None]
+) -> Callable[[], None]:
+    """Answer each ``/the-loop`` slash command arriving over Socket Mode with what
+    ``answer`` says, in the acknowledgement itself (Slack shows it to the member alone);
+    returns what detaches the listener again. The backend does not route slash commands."""
+    socket = getattr(backend, "slack_socket_mode", None)
+    if socket is None:
+        return lambda: None
+
+    def on_request(client: Any, request: Any) -> None:
+        if request.type != "slash_commands":
+            return
+        from slack_sdk.socket_mode.response import SocketModeResponse
+
+        said = answer(request.payload or {})
+        client.send_socket_mode_response(
+            SocketModeResponse(envelope_id=request.envelope_id, payload=dict(said or {}) or None)
+        )
+
+    def detach() -> None:
+        if on_request in socket.socket_mode_request_listeners:
+            socket.socket_mode_request_listeners.remove(on_request)
+
+    # First in line: Slack keeps an envelope's first acknowledgement, and the backend's
+    # own listener acknowledges every request with nothing.
+    socket.socket_mode_request_listeners.insert(0, on_request)
+    return detach
+
+
+def listen_for_connections(backend: Any, connected: Callable[[], None]) -> Callable[[], None]:
+    """Call ``connected`` each time Slack greets a new Socket Mode connection (its
+    ``hello``): after a reconnect, what was typed meanwhile must be read. Returns what
+    detaches the listener again."""
+    socket = getattr(backend, "slack_socket_mode", None)
+    if socket is None:
+        return lambda: None
+
+    def on_message(message: str) -> None:
+        try:
+            greeted = json.loads(message).get("type") == "hello"
+        except (ValueError, AttributeError):
+            return
+        if greeted:
+            connected()
+
+    def detach() -> None:
+        if on_message in socket.on_message_listeners:
+            socket.on_message_listeners.remove(on_message)
+
+    socket.on_message_listeners.append(on_message)
     return detach

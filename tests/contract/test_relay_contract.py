@@ -48,7 +48,7 @@ def opening(decision: Decision) -> str:
     """What the comment ``decision`` is relayed as opens with."""
     form = kinds.BY_NAME[decision.kind].form
     assert isinstance(form, forms.Comment)
-    return form.opening(decision)
+    return form.said(decision)
 
 
 def loop_request(decision: Decision, repos: dict[str, str]) -> dict[str, Any]:

@@ -54,7 +54,10 @@ class BotProcess:
         port: int | None = None,
         host: str = "127.0.0.1",
         extra_pythonpath: Sequence[str | Path] = (),
+        console: bool = False,
     ) -> None:
+        """``console``: keep the process's standard input open, for :meth:`type` (the Text
+        backend's console reads it; closed, the console ends at once)."""
         self.data_dir = Path(data_dir)
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.backend = backend
@@ -62,7 +65,11 @@ class BotProcess:
         self.port = port or free_port(host)
         self.extra_env = dict(env or {})
         self.extra_pythonpath = [str(p) for p in extra_pythonpath]
+        self.console = console
         self.log_path = self.data_dir / "process.log"
+        #: Errbot's own log file (config.py puts it in the data directory).
+        self.errbot_log = self.data_dir / "errbot.log"
+        self._errbot_log_offset = 0
         self.process: subprocess.Popen[bytes] | None = None
         self._log_offset = 0
 
@@ -113,13 +120,14 @@ class BotProcess:
         settings = self.data_dir / "theloop.yaml"
         if not settings.exists():  # THELOOP_CONFIG names it, so it must exist: no settings
             settings.write_text("", encoding="utf-8")
+        self._errbot_log_offset = self.errbot_log.stat().st_size if self.errbot_log.exists() else 0
         with self.log_path.open("ab") as log:
             self._log_offset = log.tell()
             self.process = subprocess.Popen(
                 [str(ERRBOT), "-c", str(CONFIG)],
                 cwd=REPO,
                 env=self.environment(),
-                stdin=subprocess.DEVNULL,
+                stdin=subprocess.PIPE if self.console else subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,  # a signal to the test runner is not one to the bot
@@ -138,14 +146,30 @@ class BotProcess:
         offset = self._log_offset if since_start else 0
         return data[offset:].decode("utf-8", errors="replace")
 
+    def type(self, line: str) -> None:
+        """A person types ``line`` at the console (``console=True``)."""
+        if self.process is None or self.process.stdin is None:
+            raise RuntimeError("no console: start the process with console=True")
+        self.process.stdin.write(line.encode() + b"\n")
+        self.process.stdin.flush()
+
     def wait_ready(self, timeout: float = 60.0) -> None:
         """Until Errbot activated its plugins and theloop's server accepts connections."""
 
         def ready() -> bool:
             self._check_alive()
-            return ACTIVATION_DONE in self.log_text() and self._port_open()
+            return ACTIVATION_DONE in self._errbot_said() and self._port_open()
 
         wait_for(ready, timeout, lambda: f"errbot to be ready; it said:\n{self.log_text()[-4000:]}")
+
+    def _errbot_said(self) -> str:
+        """Errbot's log lines of this run: its output, or on the Text backend (which stops
+        logging to the console once the console is up) its log file too."""
+        said = self.log_text()
+        if self.backend == "Text" and self.errbot_log.exists():
+            data = self.errbot_log.read_bytes()[self._errbot_log_offset :]
+            said += data.decode("utf-8", errors="replace")
+        return said
 
     def _port_open(self) -> bool:
         try:

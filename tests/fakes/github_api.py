@@ -9,6 +9,11 @@ from 1) with a ``Link`` header naming the ``next`` and ``last`` pages. Rate limi
 scripted as GitHub answers it (403 with ``x-ratelimit-remaining: 0``, or 429 with
 ``Retry-After``). ``GET /user`` names the token's login and ``GET /repos/{owner}/{repo}`` a
 repository it can see (``no_issues`` lists those with issues turned off).
+``GET /repos/{owner}/{repo}/pulls/{n}`` describes a pull request in ``pulls`` (its title,
+additions, deletions and changed_files, as GitHub names them), 404 for any other.
+``POST /repos/{owner}/{repo}/issues`` opens an issue (``{"title": "<non-empty>", "body",
+"labels": [...]}``; 422 without a title, 410 where issues are turned off) under the next
+number, kept in ``opened``; GitHub does not deduplicate these either.
 """
 
 from __future__ import annotations
@@ -26,6 +31,8 @@ TOKEN = "ghp_fake_relay_token"
 LOGIN = "theloop-bot"
 _COMMENTS = re.compile(r"^/repos/([^/]+/[^/]+)/issues/(\d+)/comments$")
 _REPO = re.compile(r"^/repos/([^/]+/[^/]+)$")
+_PULL = re.compile(r"^/repos/([^/]+/[^/]+)/pulls/(\d+)$")
+_ISSUES = re.compile(r"^/repos/([^/]+/[^/]+)/issues$")
 
 
 class FakeGitHub(LoopbackServer):
@@ -36,6 +43,9 @@ class FakeGitHub(LoopbackServer):
         self.issues = issues if issues is not None else {"acme/api": {7}}
         self.comments: dict[tuple[str, int], list[dict[str, Any]]] = {}
         self.no_issues: set[str] = set()
+        self.pulls: dict[tuple[str, int], dict[str, Any]] = {}
+        #: Issues opened through the API: (repo, number, title, body, labels), in order.
+        self.opened: list[tuple[str, int, str, str, list[str]]] = []
         self._ids = itertools.count(1001)
         self._lock = threading.Lock()
 
@@ -49,9 +59,16 @@ class FakeGitHub(LoopbackServer):
             return 401, {}, {"message": "Bad credentials"}
         if request.method == "GET" and request.path == "/user":
             return 200, {}, {"login": LOGIN}
+        pull = _PULL.match(request.path)
+        if request.method == "GET" and pull:
+            found = self.pulls.get((pull[1], int(pull[2])))
+            return (200, {}, {"number": int(pull[2]), **found}) if found else (404, {}, {})
         repo = _REPO.match(request.path)
         if request.method == "GET" and repo:
             return self._repository(repo[1])
+        issues = _ISSUES.match(request.path)
+        if request.method == "POST" and issues:
+            return self._open(issues[1], request.body)
         match = _COMMENTS.match(request.path)
         if not match or int(match[2]) not in self.issues.get(match[1], set()):
             return 404, {}, {"message": "Not Found"}
@@ -62,6 +79,25 @@ class FakeGitHub(LoopbackServer):
         if not isinstance(body, str) or not body.strip():
             return 422, {}, {"message": "Validation Failed"}
         return 201, {}, self._create(key, body)
+
+    def _open(self, repo: str, body: Any) -> tuple[int, dict[str, str], Any]:
+        if repo not in self.issues:
+            return 404, {}, {"message": "Not Found"}
+        if repo in self.no_issues:
+            return 410, {}, {"message": "Issues are disabled for this repo"}
+        fields = body if isinstance(body, dict) else {}
+        title, text = fields.get("title"), fields.get("body", "")
+        labels = fields.get("labels", [])
+        if not isinstance(title, str) or not title.strip() or not isinstance(text, str):
+            return 422, {}, {"message": "Validation Failed"}
+        if not isinstance(labels, list) or not all(isinstance(x, str) for x in labels):
+            return 422, {}, {"message": "Validation Failed"}
+        with self._lock:
+            number = max(self.issues[repo], default=0) + 1
+            self.issues[repo].add(number)
+            self.opened.append((repo, number, title, text, labels))
+        url = f"https://github.com/{repo}/issues/{number}"
+        return 201, {}, {"number": number, "html_url": url, "title": title}
 
     def _repository(self, repo: str) -> tuple[int, dict[str, str], Any]:
         if repo not in self.issues:

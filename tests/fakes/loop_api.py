@@ -10,15 +10,25 @@ them). ``POST /api/v1/graph/skip`` needs ``repo``, ``workItem``, ``nodes`` and
 ``reason``; nodes outside the graph's skip vocabulary come back in ``rejected`` as
 ``{"token", "why"}`` objects, as the-loop's graph command prints them. ``GET
 /api/v1/health`` answers ``{"status": "ok"}``.
+
+Each reply typed into a session is logged as the-loop logs it — a ``session.reply_sent``
+record with its time (milliseconds, ``Z``), ``work_item`` and ``actor`` — and ``GET
+/api/v1/events`` answers the last ``limit`` records matching ``type``, ``workItem`` and
+``since`` (compared as strings, as the-loop does), oldest first. ``GET /api/v1/work-items``
+lists the portable records in ``work_items`` ordered by ref, as the-loop's core does.
 """
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
+from datetime import datetime, timezone
 from typing import Any
 
 from tests.fakes.loopback import LoopbackServer, Request
 
-REPLY, SKIP = "/api/v1/sessions/reply", "/api/v1/graph/skip"
+REPLY, SKIP, EVENTS = "/api/v1/sessions/reply", "/api/v1/graph/skip", "/api/v1/events"
+WORK_ITEMS = "/api/v1/work-items"
 _REQUIRED = {REPLY: ("ref", "text"), SKIP: ("repo", "workItem", "nodes", "reason")}
 #: The default work-item loop's selectable nodes — what a skip may name.
 SKIPPABLE = frozenset(
@@ -35,10 +45,18 @@ class FakeLoop(LoopbackServer):
         self.replies: list[dict[str, Any]] = []
         self.skips: list[dict[str, Any]] = []
         self.busy = 0  # replies answered "delivered": false before one is delivered
+        self.events: list[dict[str, Any]] = []  # the event log: one record per reply typed
+        self.clock: Callable[[], float] = time.time  # the-loop's clock, for the log's times
+        #: ``GET /api/v1/work-items``: each work item's portable record, by ref.
+        self.work_items: dict[str, dict[str, Any]] = {}
 
     def route(self, request: Request) -> tuple[int, dict[str, str], Any]:
         if request.method == "GET" and request.path == "/api/v1/health":
             return 200, {}, {"status": "ok"}
+        if request.method == "GET" and request.path == EVENTS:
+            return 200, {}, self._events(request.query)
+        if request.method == "GET" and request.path == WORK_ITEMS:
+            return 200, {}, [self.work_items[ref] for ref in sorted(self.work_items)]
         required = _REQUIRED.get(request.path)
         if required is None or request.method != "POST":
             return 404, {}, {"detail": "Not Found"}
@@ -59,7 +77,26 @@ class FakeLoop(LoopbackServer):
             self.busy -= 1
             return 200, {}, {"workItem": ref, "delivered": False, "exitCode": 1}
         self.replies.append(body)
+        record = {
+            "ts": _stamp(self.clock()),
+            "source": "api",
+            "event": "session.reply_sent",
+            "level": "info",
+        }
+        record.update({"work_item": ref, "actor": body.get("actor") or None})
+        self.events.append({k: v for k, v in record.items() if v is not None})
         return 200, {}, {"workItem": ref, "delivered": True, "exitCode": 0}
+
+    def _events(self, query: dict[str, str]) -> list[dict[str, Any]]:
+        wanted = [
+            record
+            for record in self.events
+            if record["event"] == query.get("type", record["event"])
+            and record.get("work_item") == query.get("workItem", record.get("work_item"))
+            and record["ts"] >= query.get("since", "")
+        ]
+        limit = int(query.get("limit") or 50)
+        return wanted[-limit:] if limit else wanted
 
     def _skip(self, body: dict[str, Any]) -> tuple[int, dict[str, str], Any]:
         nodes = [str(n) for n in body["nodes"]]
@@ -77,3 +114,9 @@ class FakeLoop(LoopbackServer):
             "warnings": [],
         }
         return 200, {}, answer
+
+
+def _stamp(at: float) -> str:
+    """A time as the-loop's event log writes it: milliseconds, ``Z``."""
+    now = datetime.fromtimestamp(at, tz=timezone.utc)
+    return now.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"

@@ -49,7 +49,7 @@ TEAM_ID = "T0FAKE"
 #: Modern granular bot scopes (SlackV3 picks the Events API / Socket Mode, not RTM): what an
 #: app created from slack-app-manifest.yaml is granted. A test may grant fewer (``scopes``).
 SCOPES = (
-    "channels:history,channels:read,chat:write,commands,groups:history,groups:read,"
+    "channels:history,channels:read,chat:write,commands,files:read,groups:history,groups:read,"
     "im:history,im:read,reactions:write,team:read,users:read"
 )
 
@@ -146,6 +146,9 @@ class FakeSlack(LoopbackHTTP):
         self.envelope_acks: dict[str, dict[str, Any]] = {}
         self._sockets: list[_WebSocket] = []
         self._ts = itertools.count(1)
+        self._last = 0.0
+        self.triggers: set[str] = set()  # trigger ids handed out with interactive payloads
+        self.views: list[dict[str, Any]] = []  # the forms opened, as opened
         self._released = threading.Event()
         for channel_id, name in channels:
             self.add_channel(name, channel_id)
@@ -263,6 +266,13 @@ class FakeSlack(LoopbackHTTP):
         self.wait_for(lambda: envelope_id in self.envelope_acks, timeout)
         return self.envelope_acks.get(envelope_id)
 
+    def trigger(self) -> str:
+        """A fresh trigger id, as Slack puts in a shortcut's or a press's payload."""
+        with self._changed:
+            trigger = f"{next(self._ts)}.{uuid.uuid4().hex[:8]}"
+            self.triggers.add(trigger)
+            return trigger
+
     def socket_connected(self) -> bool:
         """Whether a Socket Mode client is connected now."""
         return any(ws.open for ws in self._sockets)
@@ -270,8 +280,11 @@ class FakeSlack(LoopbackHTTP):
     # -- dispatch (called from the server's threads) -----------------------------------------
 
     def _next_ts(self) -> str:
-        n = next(self._ts)
-        return f"{1_700_000_000 + n}.{n:06d}"
+        """Unique and increasing, and near the wall clock as Slack's are: a reader may
+        look back a bounded time from now."""
+        with self._changed:
+            self._last = max(time.time(), self._last + 0.000001)
+            return f"{self._last:.6f}"
 
     def _take_fault(self, method: str, args: dict[str, Any]) -> Fault | None:
         key = ((decoded(args.get("metadata")) or {}).get("event_payload") or {}).get("key")
@@ -385,9 +398,11 @@ def _users_info(slack: FakeSlack, args: dict) -> dict:
     return {"ok": True, "user": _user(user_id, slack.users[user_id])}
 
 
-def _users_list(slack: FakeSlack, _args: dict) -> dict:
+def _users_list(slack: FakeSlack, args: dict) -> dict:
     members = [_user(uid, name) for uid, name in slack.users.items()]
-    return {"ok": True, "members": members, "response_metadata": {"next_cursor": ""}}
+    limited = {**args, "limit": min(int(args.get("limit") or 100), slack.page_limit)}
+    page, cursor = _page(members, limited, default=100)
+    return {"ok": True, "members": page, "response_metadata": {"next_cursor": cursor}}
 
 
 def _team_info(_slack: FakeSlack, args: dict) -> dict:
@@ -551,6 +566,31 @@ def _post_ephemeral(slack: FakeSlack, args: dict) -> dict:
     return problem or {"ok": True, "message_ts": slack._next_ts()}
 
 
+def _views_open(slack: FakeSlack, args: dict) -> dict:
+    """A form, as Slack opens one: a trigger is good once; the view must be a modal with a
+    title of at most 24 characters and its blocks valid."""
+    trigger = str(args.get("trigger_id") or "")
+    if not trigger:
+        return {"ok": False, "error": "invalid_arguments"}
+    if trigger not in slack.triggers:
+        return {"ok": False, "error": "invalid_trigger_id"}
+    slack.triggers.discard(trigger)
+    view = decoded(args.get("view"))
+    if not isinstance(view, dict) or view.get("type") != "modal":
+        return {"ok": False, "error": "invalid_arguments"}
+    title = (view.get("title") or {}).get("text", "")
+    errors = block_errors(view.get("blocks") or [])
+    if not title or len(title) > 24 or errors or len(view.get("private_metadata") or "") > 3000:
+        return {
+            "ok": False,
+            "error": "invalid_arguments",
+            "response_metadata": {"messages": errors},
+        }
+    opened = {**view, "id": f"V{next(slack._ts):08d}"}
+    slack.views.append(opened)
+    return {"ok": True, "view": opened}
+
+
 def _reactions_add(slack: FakeSlack, args: dict) -> dict:
     channel_id = slack.channel_id(str(args.get("channel", "")))
     if not channel_id:
@@ -706,8 +746,11 @@ def _context_element(element: Any, where: str) -> list[str]:
 
 
 def _action_element(element: Any, where: str) -> list[str]:
-    if not isinstance(element, dict) or element.get("type") not in ("button", "checkboxes"):
+    kinds = ("button", "checkboxes", "static_select")
+    if not isinstance(element, dict) or element.get("type") not in kinds:
         return [f"unsupported type [json-pointer:{where}/type]"]
+    if element["type"] == "static_select":
+        return _select_errors(element, where)
     if element["type"] != "button":
         return []
     errors = _text_errors(element.get("text"), f"{where}/text", 75, plain=True)
@@ -715,6 +758,24 @@ def _action_element(element: Any, where: str) -> list[str]:
         errors.append(f"must be less than 3001 characters [json-pointer:{where}/url]")
     if len(str(element.get("value") or "")) > 2000:
         errors.append(f"must be less than 2001 characters [json-pointer:{where}/value]")
+    return errors
+
+
+def _select_errors(element: dict[str, Any], where: str) -> list[str]:
+    """A static select as Slack checks one: 1 to 100 options, each a plain text of at most
+    75 characters and a value of at most 150."""
+    options = element.get("options")
+    if not isinstance(options, list) or not 1 <= len(options) <= 100:
+        return [f"must provide 1 to 100 options [json-pointer:{where}/options]"]
+    errors = []
+    for index, option in enumerate(options):
+        at = f"{where}/options/{index}"
+        if not isinstance(option, dict):
+            errors.append(f"must be an object [json-pointer:{at}]")
+            continue
+        errors += _text_errors(option.get("text"), f"{at}/text", 75, plain=True)
+        if not option.get("value") or len(str(option["value"])) > 150:
+            errors.append(f"must be 1 to 150 characters [json-pointer:{at}/value]")
     return errors
 
 
@@ -733,6 +794,7 @@ _METHODS: dict[str, Callable[[FakeSlack, dict], dict]] = {
     "chat.postMessage": _post_message,
     "chat.update": _update,
     "chat.postEphemeral": _post_ephemeral,
+    "views.open": _views_open,
     "chat.delete": _delete,
     "reactions.add": _reactions_add,
     "apps.connections.open": _connections_open,
@@ -837,5 +899,6 @@ def _record_ack(slack: FakeSlack, data: bytes) -> None:
         return
     if isinstance(ack, dict) and ack.get("envelope_id"):
         with slack._changed:
-            slack.envelope_acks[str(ack["envelope_id"])] = ack
+            # Slack keeps an envelope's first acknowledgement; later ones change nothing.
+            slack.envelope_acks.setdefault(str(ack["envelope_id"]), ack)
             slack._changed.notify_all()

@@ -16,6 +16,7 @@ from looproom.inbound.signing import sign
 
 WEBHOOK_PATH = "/theloop/events"
 INTERACTIVE_PATH = "/theloop/slack/interactive"
+COMMANDS_PATH = "/theloop/slack/commands"
 
 
 def webhook_headers(secret: str, body: bytes, stamp: int | None = None) -> dict[str, str]:

@@ -88,6 +88,7 @@ def test_status_never_shows_a_secret_and_says_what_to_fix() -> None:
     text = status_text(env, Settings(), health, now=100.0)
     assert "xoxb-very-secret" not in text
     assert "THELOOP_SLACK_BOT_TOKEN: set" in text
+    assert "THELOOP_LOG_LEVEL: INFO" in text and "THELOOP_SLACK_API_URL: (unset)" in text
     assert "answers 503 — set THELOOP_WEBHOOK_SECRET" in text
     assert "queue: 3 not delivered (1 waiting, 0 in flight, 2 parked)" in text
     assert "delivery worker: STOPPED" in text
@@ -95,7 +96,10 @@ def test_status_never_shows_a_secret_and_says_what_to_fix() -> None:
     assert "authorizedUsers: 0 (nobody may decide: fail closed)" in text
 
 
-def test_status_does_not_present_the_room_style_as_in_effect() -> None:
+def test_status_says_what_the_room_style_does() -> None:
     health = Health(counts={}, last_error=None, worker_alive=True, bindings=0)
     text = status_text(Environment(), Settings(room_style="classic"), health, now=0.0)
-    assert "room style: classic (not used yet" in text
+    assert "room style: classic — every subscribed event is posted" in text
+    agentic = status_text(Environment(), Settings(), health, now=0.0)
+    assert "room style: agentic — repeats, collapsed lines" in agentic
+    assert "not used yet" not in text + agentic

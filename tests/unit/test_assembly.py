@@ -125,3 +125,19 @@ def test_queue_commands_reach_the_relay_queue_for_a_decisions_key(
     assert room.queue("drop relay:abc", time.time()) == "drop: done for `relay:abc`."
     assert room.queue("drop ask-9", time.time()).startswith("No undelivered item")
     assert room.queue("purge", time.time()).startswith("usage: !theloop queue")
+
+
+def test_status_shows_each_act_and_who_holds_it(
+    tmp_path: Path, make_room: Callable[..., LoopRoom]
+) -> None:
+    settings = Settings(
+        authorized_users=frozenset({"U0DECIDER"}),
+        collaborators=frozenset({"U0COLLAB"}),
+        publish=frozenset({"context.added"}),
+    )
+    status = make_room(tmp_path, Chat(), settings).status(time.time())
+    assert "control keywords (the-loop's defaults): start → `the-loop start`" in status
+    grants = status.split("**grants**", 1)[1]
+    assert "- work-item.reply: `U0DECIDER`, `U0COLLAB`" in grants
+    assert "- gate.feedback: not granted to the room" in grants
+    assert "- context.added: `U0DECIDER`, `U0COLLAB`" in grants

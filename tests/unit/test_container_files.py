@@ -51,3 +51,19 @@ def test_compose_keeps_the_data_in_a_volume_and_the_port_on_loopback() -> None:
     assert "theloop-data:/data" in service["volumes"]
     assert all(port.startswith("127.0.0.1:") for port in service["ports"])
     assert "THELOOP_WEBHOOK_SECRET" in service["environment"]
+
+
+def _docker_runs(text: str) -> list[str]:
+    """Each `docker run …` command in ``text``, its continued lines joined (comments too)."""
+    joined = re.sub(r"\\\n#?\s*", " ", text)
+    return re.findall(r"docker run [^\n]*", joined)
+
+
+def test_the_settings_file_the_image_names_is_mounted_wherever_it_is_run() -> None:
+    # THELOOP_CONFIG names it, so a missing file stops the bot at start.
+    named = re.search(r"THELOOP_CONFIG=(\S+)", DOCKERFILE).group(1)
+    service = yaml.safe_load((ROOT / "compose.yaml").read_text())["services"]["theloop"]
+    assert any(volume.endswith(f":{named}:ro") for volume in service["volumes"])
+    runs = _docker_runs(DOCKERFILE) + _docker_runs((ROOT / "docs" / "deploy.md").read_text())
+    assert len(runs) >= 2
+    assert all(f":{named}:ro" in run for run in runs), runs

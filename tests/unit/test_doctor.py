@@ -85,6 +85,7 @@ def test_too_few_scopes_names_each_missing_one_with_the_remedy(
     assert missing == {
         "channels:history",
         "commands",
+        "files:read",
         "groups:history",
         "groups:read",
         "im:history",

@@ -54,9 +54,17 @@ def test_the_ref_does_not_swallow_the_arguments() -> None:
     assert kinds.read("approve #7 fine by me").words == "fine by me"
 
 
-@pytest.mark.parametrize("typed", ["the-loop execute", "<@U0THELOOP> execute", "execute."])
-def test_habits_from_the_ticket_and_mentions_still_read(typed: str) -> None:
-    assert kinds.read(typed) == Command("execute")
+@pytest.mark.parametrize(
+    ("typed", "addressed"),
+    [("the-loop execute", True), ("<@U0THELOOP> execute", True), ("execute.", False)],
+)
+def test_habits_from_the_ticket_and_mentions_still_read(typed: str, addressed: bool) -> None:
+    assert kinds.read(typed) == Command("execute", addressed=addressed)
+    assert kinds.read(typed, own_id="U0THELOOP") == Command("execute", addressed=addressed)
+
+
+def test_a_verb_said_to_another_member_is_not_a_command() -> None:
+    assert kinds.read("<@U0ALICE01> execute", own_id="U0THELOOP") == Text("<@U0ALICE01> execute")
 
 
 def test_a_change_request_needs_its_reason() -> None:

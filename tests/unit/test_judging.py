@@ -108,6 +108,38 @@ def test_an_unknown_members_conversation_is_simply_not_input() -> None:
     assert judge("lunch?", member=MALLORY).status == IGNORED
 
 
+CAROL = "U0CAROL01"
+WITH_COLLABORATOR = replace(POLICY, collaborators=frozenset({CAROL}))
+
+
+@pytest.mark.parametrize(
+    ("text", "current", "thread"),
+    [("approve", GATE, "200.0"), ("changes", GATE, "200.0"), ("execute", CHECKLIST, "100.0")],
+)
+def test_a_collaborators_decision_is_refused_naming_the_act(
+    text: str, current: ItemState, thread: str
+) -> None:
+    verdict = judge(text, current, member=CAROL, thread=thread, policy=WITH_COLLABORATOR)
+    assert verdict.status == REFUSED and verdict.reason == "act-not-granted"
+    act = kinds.act_of(kinds.read(text))
+    assert f"`{act}`" in verdict.text and verdict.decision is None
+
+
+def test_a_collaborators_answer_to_an_ask_goes_through() -> None:
+    verdict = judge(
+        "Option 2", ASK, member=CAROL, thread="300.0", ts="301.0", policy=WITH_COLLABORATOR
+    )
+    assert verdict.status == ADMITTED and verdict.decision is not None
+    assert verdict.decision.member == CAROL
+
+
+def test_a_decision_the_room_is_not_granted_is_refused_even_to_a_decider() -> None:
+    narrow = replace(POLICY, granted=frozenset({"gate.feedback"}))
+    verdict = judge("execute", policy=narrow)
+    assert verdict.reason == "act-not-granted" and "slack.publish" in verdict.text
+    assert judge("approve", GATE, thread="200.0", policy=narrow).status == ADMITTED
+
+
 # -- execute, skip ----------------------------------------------------------------------
 
 
@@ -242,3 +274,64 @@ def test_an_edited_or_deleted_message_is_never_a_new_decision(subtype: str) -> N
     verdict = judge("approve", GATE, thread="200.0", ts="401.0", subtype=subtype, addressed=True)
     assert (verdict.status, verdict.reason, verdict.decision) == (IGNORED, "edited", None)
     assert judge("approve", GATE, thread="200.0").status == ADMITTED
+
+
+# -- the control verbs ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("verb", ["start", "stop", "pause", "resume", "contribute", "cleanup"])
+def test_a_bare_control_verb_in_the_thread_is_relayed_as_that_command(verb: str) -> None:
+    verdict = judge(verb)
+    assert verdict.status == ADMITTED and verdict.decision is not None
+    assert verdict.decision.kind == verb and verdict.settles == ""
+
+
+def test_a_bare_verb_followed_by_words_is_conversation_unless_addressed() -> None:
+    assert judge("stop that, the test is wrong").status == IGNORED
+    addressed = judge("stop that, the test is wrong", addressed=True)
+    assert addressed.status == REFUSED and "takes nothing after" in addressed.text
+
+
+@pytest.mark.parametrize("verb", ["do", "review"])
+def test_do_and_review_are_commands_only_when_addressed(verb: str) -> None:
+    assert judge(f"{verb} you think the retry is right?").status == IGNORED
+    verdict = judge(f"{verb} look at the retry path", addressed=True)
+    assert verdict.decision is not None and verdict.decision.words == "look at the retry path"
+    mentioned = judge(f"<@{BOT}> {verb} look at the retry path")
+    assert mentioned.status == ADMITTED
+
+
+@pytest.mark.parametrize("verb", ["do", "review"])
+def test_do_and_review_need_their_words(verb: str) -> None:
+    verdict = judge(verb, addressed=True)
+    assert verdict.status == REFUSED and f"`{verb} <" in verdict.text
+
+
+def test_a_control_verb_on_a_jira_item_is_refused_with_the_reason() -> None:
+    verdict = judge("start", where=Where("jira:OPS-12", thread_bound=True))
+    assert verdict.status == REFUSED and verdict.reason == "unwritable"
+    assert "jira:OPS-12 is not a GitHub issue" in verdict.text and verdict.decision is None
+
+
+def test_a_gate_answer_on_a_jira_item_is_refused_not_left_in_the_ledger() -> None:
+    verdict = judge("approve", GATE, thread="200.0", where=Where("jira:OPS-12", thread_bound=True))
+    assert verdict.reason == "unwritable"
+
+
+def test_a_collaborator_may_not_steer_a_run() -> None:
+    verdict = judge("stop", member=CAROL, policy=WITH_COLLABORATOR)
+    assert verdict.reason == "act-not-granted" and "`control.command`" in verdict.text
+
+
+# -- said to someone else -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text", ["<@U0BOB0001> approve it please", "<@U0BOB0001> stop"])
+def test_words_opened_with_someone_elses_mention_are_said_to_them(text: str) -> None:
+    assert judge(text, GATE, thread="200.0").status == IGNORED
+    assert judge(f"<@{BOT}> {text.split('> ', 1)[1]}", GATE, thread="200.0").status != IGNORED
+
+
+def test_a_question_to_a_colleague_in_the_asks_thread_is_not_the_answer() -> None:
+    assert judge("<@U0BOB0001> what do you think?", ASK, thread="300.0").status == IGNORED
+    assert judge("use the cache", ASK, thread="300.0").status == ADMITTED

@@ -48,6 +48,7 @@ def _needed_scopes(shipped: dict) -> set[str]:
     needed |= {manifest.EVENT_SCOPES[event] for event in manifest.bot_events(shipped)}
     if shipped["features"].get("slash_commands"):
         needed.add("commands")
+    needed |= set(manifest.CONTENT_SCOPES)
     return needed
 
 
@@ -86,6 +87,12 @@ def test_interactivity_is_on_and_its_url_is_the_servers_route() -> None:
     assert shipped["settings"]["interactivity"]["is_enabled"] is True
     assert manifest.INTERACTIVE_PATH == app.INTERACTIVE
     assert shipped["settings"]["socket_mode_enabled"] is True
+
+
+def test_the_events_request_url_is_the_path_the_server_mounts_slacks_view_on() -> None:
+    from looproom.inbound import slack_events
+
+    assert manifest.EVENTS_PATH == slack_events.PATH
 
 
 def test_shortcuts_and_slash_command_are_the_ones_the_code_names() -> None:

@@ -109,7 +109,7 @@ def test_the_parent_is_edited_to_the_latest_state(slack: FakeSlack, bot: Bot) ->
     gate = Event("phase-approval-pending", ITEM, id="gate", detail={"node": "design-approval"})
     bot.deliver(gate)
     (parent,) = slack.top_level(LOOP)
-    assert "📋 Waiting for approval: design-approval" in parent["text"]
+    assert "📋 Waiting for your review of the design" in parent["text"]
     assert "edited" in parent
     bot.deliver(Event("work-item-complete", ITEM, id="done", detail={"node": "complete"}))
     assert "🎉 Done" in slack.top_level(LOOP)[0]["text"]

@@ -18,6 +18,7 @@ from looproom.decide.authorization import Policy
 from looproom.decide.decision import ADMITTED, IGNORED, REFUSED
 from looproom.inbound.events import Event
 from looproom.room import buttons
+from looproom.room import checklist as checklists
 from looproom.room.memory import ItemState, observe
 from tests.fakes.slack_api import block_errors
 from tests.support.corpus import MESSAGES
@@ -91,11 +92,32 @@ def test_the_checklist_becomes_checkboxes_pre_ticked_as_drawn_and_an_execute_but
     blocks = buttons.blocks_for(event("01"), interactive=True)
     assert block_errors(blocks) == []
     boxes = [e for e in _elements(blocks) if e["type"] == "checkboxes"]
-    assert [len(b["options"]) for b in boxes] == [10, 8]  # Slack allows ten per element
-    ticked = {o["value"] for b in boxes for o in b.get("initial_options", [])}
+    phases = [b for b in boxes if b["action_id"].startswith(buttons.PHASES)]
+    assert [len(b["options"]) for b in phases] == [10, 8]  # Slack allows ten per element
+    ticked = {o["value"] for b in phases for o in b.get("initial_options", [])}
     assert "design" in ticked and "brainstorming" not in ticked
-    assert boxes[0]["options"][4]["text"]["text"] == "5. `design`"
+    assert phases[0]["options"][4]["text"]["text"] == "5. `design`"
     assert _elements(blocks)[-1]["action_id"] == buttons.EXECUTE
+
+
+def test_the_outer_loop_question_is_its_own_box_and_its_press_is_relayed() -> None:
+    rows = checklists.parse(event("01").text)
+    assert rows is not None
+    blocks = buttons.blocks_for(event("01"), interactive=True)
+    (outer,) = [e for e in _elements(blocks) if e["action_id"] == buttons.OUTER_LOOP]
+    assert [o["value"] for o in outer["initial_options"]] == ["outer-loop-on-pull-request"]
+    assert any("Where should the outer loop happen?" in str(b.get("text")) for b in blocks)
+    block_id = f"{buttons.SELECTION}:{rows.fingerprint}:outer"
+    unticked = {block_id: {buttons.OUTER_LOOP: {"selected_options": []}}}
+    assert presses.ticked(unticked, rows) == {"outer-loop-on-pull-request": False}
+    relayed = checklists.rows(rows, ticks=presses.ticked(unticked, rows))
+    assert "- [ ] `outer-loop-on-pull-request`" in relayed
+
+
+def test_the_selection_in_slack_shows_none_of_githubs_instructions() -> None:
+    blocks = buttons.blocks_for(event("20"), interactive=True)
+    said = json.dumps(blocks, ensure_ascii=False)
+    assert "the-loop execute" not in said and "Start your reply" not in said
 
 
 def test_a_room_that_cannot_be_pressed_is_sent_to_github_for_the_checklist() -> None:
@@ -198,6 +220,13 @@ def test_unauthorized_and_own_presses_relay_nothing() -> None:
     empty = judge(payload(buttons.APPROVE, "200.0"), GATE, replace(POLICY, authorized=frozenset()))
     assert empty.reason == "unauthorized"
     assert judge(payload(buttons.APPROVE, "200.0", member=BOT), GATE).status == IGNORED
+
+
+def test_a_collaborators_press_on_a_gate_is_refused_naming_the_act() -> None:
+    policy = replace(POLICY, collaborators=frozenset({"U0CAROL01"}))
+    pressed = payload(buttons.APPROVE, "200.0", member="U0CAROL01")
+    refused = judge(pressed, GATE, policy)
+    assert refused.reason == "act-not-granted" and "`gate.feedback`" in refused.text
 
 
 def test_ticking_a_box_or_opening_a_link_is_not_a_decision() -> None:

@@ -338,32 +338,62 @@ def _answer_rig(tmp_path: Path, loop: FakeLoop) -> tuple[Rig, str]:
     return r, answer.key
 
 
-def test_an_answer_that_may_have_landed_is_parked_not_sent_twice(
+def test_an_answer_whose_answer_was_lost_is_found_in_the_event_log_not_sent_twice(
     tmp_path: Path, loop: FakeLoop
 ) -> None:
     loop.fail("/sessions/reply", kind="land_then_drop")  # delivered, then the line dropped
-    r, key = _answer_rig(tmp_path, loop)
+    r, _ = _answer_rig(tmp_path, loop)
+    loop.clock = r.clock  # the-loop's clock agrees with ours
     r.drain()
     assert len(loop.replies) == 1  # the-loop does not deduplicate: no second POST
-    (item,) = r.queue.list()
-    assert item.state == "parked" and f"!theloop queue retry {key}" in item.last_error
-    assert f"!theloop queue drop {key}" in item.last_error
-    assert "may have reached the-loop" in r.room.replies()[0] and key in r.room.replies()[0]
-    assert r.room.reactions() == ["eyes", "warning"] and r.given_up == []  # not reopened
-    r.queue.retry_now(key)  # the admin checked: it did not arrive after all
-    r.drain()
-    assert len(loop.replies) == 2 and r.queue.depth() == 0
+    lookup = [q for q in loop.requests if q.method == "GET"]
+    assert [q.query["type"] for q in lookup] == ["session.reply_sent"]
+    assert lookup[0].query["workItem"] == ITEM
+    assert r.queue.depth() == 0 and r.room.reactions() == ["eyes", "white_check_mark"]
 
 
-def test_an_answer_the_loop_failed_on_with_a_5xx_is_parked_as_unsure(
+def test_an_answer_that_failed_with_a_5xx_and_never_reached_the_session_is_sent_again(
     tmp_path: Path, loop: FakeLoop
 ) -> None:
-    loop.fail("/sessions/reply", 500)
+    loop.fail("/sessions/reply", 500)  # the handler failed before typing anything
     r, _ = _answer_rig(tmp_path, loop)
+    loop.clock = r.clock
     r.drain()
+    assert len(loop.replies) == 1 and r.queue.depth() == 0
+    methods = [(q.method, q.path) for q in loop.requests]
+    assert methods == [
+        ("POST", forms.REPLY_PATH),
+        ("GET", "/api/v1/events"),
+        ("POST", forms.REPLY_PATH),
+    ]
+
+
+def test_a_reply_by_someone_else_in_the_log_is_not_taken_for_this_one(
+    tmp_path: Path, loop: FakeLoop
+) -> None:
+    loop.fail("/sessions/reply", 502)
+    r, _ = _answer_rig(tmp_path, loop)
+    loop.clock = r.clock
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S.999Z", time.gmtime(r.clock.now + 1))
+    other = {"event": "session.reply_sent", "work_item": ITEM, "actor": "slack:U0BOB0001"}
+    loop.events.append({**other, "ts": stamp})
+    r.drain()
+    assert [reply["actor"] for reply in loop.replies] == ["slack:U0ALICE01"]
+
+
+def test_an_answer_that_may_have_landed_is_parked_only_when_the_log_cannot_be_read(
+    tmp_path: Path, loop: FakeLoop
+) -> None:
+    loop.fail("/sessions/reply", kind="land_then_drop")
+    loop.fail("/api/v1/events", 503, times=1)
+    r, key = _answer_rig(tmp_path, loop)
+    r.drain()
+    assert len(loop.replies) == 1
     (item,) = r.queue.list()
-    assert item.state == "parked" and "answered 500" in item.last_error
-    assert [q.path for q in loop.requests] == [forms.REPLY_PATH]
+    assert item.state == "parked" and f"!theloop queue retry {key}" in item.last_error
+    assert f"!theloop queue drop {key}" in item.last_error and "answered 503" in item.last_error
+    assert "may have reached the-loop" in r.room.replies()[0] and key in r.room.replies()[0]
+    assert r.room.reactions() == ["eyes", "warning"] and r.given_up == []  # not reopened
 
 
 def test_an_answer_that_never_left_is_retried_until_it_lands(tmp_path: Path) -> None:
@@ -431,3 +461,84 @@ def test_a_secondary_rate_limit_waits_instead_of_parking(
     assert item.state == "pending" and item.due == pytest.approx(r.clock.now + 60)
     r.drain()
     assert len(github.posted()) == 1 and r.given_up == []
+
+
+@pytest.mark.parametrize(
+    ("kind", "next_step"),
+    [("start", "starts its session"), ("pause", "`resume` wakes it"), ("do", "ad-hoc loop")],
+)
+def test_a_landed_control_verb_says_what_happens_next(kind: str, next_step: str) -> None:
+    decision = Decision(kind, "github:acme/api#7", "U0ALICE01", "C1:1.1", "2026-11-30T10:00:00Z")
+    text = texts.landed_text(decision, "")
+    assert text.startswith("✅ recorded") and next_step in text and "<@U0ALICE01>" in text
+
+
+def test_a_renamed_keyword_reaches_the_comment_the_sink_posts() -> None:
+    from looproom.relay.keywords import parse
+
+    renamed = parse({"start": "loop go"}, "relay.keywords")
+    sinks = Sinks(LedgerSink(Path("unused")), keywords=renamed)
+    decision = Decision("start", "github:acme/api#7", "U0ALICE01", "C1:1.1", "2026-11-30T10:00:00Z")
+    target = kinds.target(decision, sinks.available({}))
+    assert target["body"].startswith("loop go\n\n")
+
+
+# -- records of the conversation: the mirror, then the session -------------------------------
+
+
+def _reply_rig(tmp_path: Path, github: FakeGitHub, loop: FakeLoop) -> Rig:
+    r = rig(tmp_path, github=github, loop=loop)
+    loop.clock = r.clock
+    r.relay.record(decision(kinds.REPLY, words="prefer the smaller migration"), REPOS)
+    return r
+
+
+def test_a_reply_is_mirrored_on_the_ticket_before_it_reaches_the_session(
+    tmp_path: Path, github: FakeGitHub, loop: FakeLoop
+) -> None:
+    loop.fail("/sessions/reply", 503, times=1)  # the session's side fails once
+    r = _reply_rig(tmp_path, github, loop)
+    r.relay.step()
+    (mirror,) = github.posted()
+    assert "> prefer the smaller migration" in mirror and loop.replies == []
+    r.drain()
+    assert github.posted() == [mirror]  # the retry found the mirror: not posted twice
+    assert [reply["comment"] for reply in loop.replies] == [False]
+    assert r.room.reactions() == ["eyes", "white_check_mark"]
+
+
+def test_a_reply_whose_mirror_fails_does_not_reach_the_session_until_it_lands(
+    tmp_path: Path, github: FakeGitHub, loop: FakeLoop
+) -> None:
+    github.fail("/comments", 502, times=2)
+    r = _reply_rig(tmp_path, github, loop)
+    r.relay.step()
+    assert loop.replies == [] and github.posted() == []
+    r.drain()
+    assert len(github.posted()) == 1 and len(loop.replies) == 1
+
+
+def test_a_reply_for_a_session_that_is_gone_keeps_its_mirror_and_says_so(
+    tmp_path: Path, github: FakeGitHub
+) -> None:
+    with FakeLoop({}) as no_sessions:
+        r = _reply_rig(tmp_path, github, no_sessions)
+        r.drain()
+    assert len(github.posted()) == 1
+    (said,) = r.room.replies()
+    assert "is recorded on the work item" in said and "did not get it" in said
+    assert "no session registered" in said and r.room.reactions() == ["eyes", "warning"]
+
+
+def test_replies_to_one_session_go_one_at_a_time_in_the_order_said(
+    tmp_path: Path, github: FakeGitHub, loop: FakeLoop
+) -> None:
+    loop.fail("/sessions/reply", kind="land_then_drop")
+    r = _reply_rig(tmp_path, github, loop)
+    second = decision(kinds.REPLY, words="and keep the index", origin="C1:202.0", ts="202.0")
+    r.relay.record(second, REPOS)
+    r.drain()
+    assert [reply["text"] for reply in loop.replies] == [
+        "prefer the smaller migration",
+        "and keep the index",
+    ]

@@ -77,7 +77,7 @@ def test_verbosity_levels_are_strict_supersets(path: Path, interactive: bool) ->
 def test_quiet_is_the_lead_and_the_link() -> None:
     event = corpus_event(MESSAGES / "06-phase-approval-pending-requirements.json")
     drawn = render(event, settings("quiet"))
-    assert sections(drawn.blocks) == ["📋 *Approval needed* · `requirements-approval`"]
+    assert sections(drawn.blocks) == ["📋 *The requirements are ready for your review*"]
     assert drawn.blocks[-1]["elements"][0]["url"] == event.url
 
 
@@ -231,16 +231,17 @@ def test_a_parent_for_other_refs_uses_the_events_link_or_none() -> None:
 @pytest.mark.parametrize(
     ("path", "state"),
     [
-        ("04-phase-started-requirements.json", "🔨 Working: requirements-definition"),
-        ("05-phase-progress-requirements-approval.json", "🔨 Working: requirements-definition"),
+        ("04-phase-started-requirements.json", "🔨 Working on the requirements"),
+        ("05-phase-progress-requirements-approval.json", "🔨 Working on the requirements"),
         (
             "06-phase-approval-pending-requirements.json",
-            "📋 Waiting for approval: requirements-approval",
+            "📋 Waiting for your review of the requirements",
         ),
-        ("10-pr-review-pending.json", "👀 Waiting for pull request review: human-approval"),
+        ("10-pr-review-pending.json", "👀 Waiting for your review of the PR"),
         ("13-work-item-complete.json", "🎉 Done"),
         ("15-session-awaiting-input-ask.json", "🤔 Waiting for your answer"),
-        ("02-phase-selection-recorded.json", "earlier state"),
+        ("02-phase-selection-recorded.json", "✅ Phases chosen"),
+        ("16-refusal-execute-without-unknown-number.json", "earlier state"),
     ],
 )
 def test_the_parents_state_follows_the_events(path: str, state: str) -> None:

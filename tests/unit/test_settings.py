@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
 import textwrap
 from pathlib import Path
 
 import pytest
 
+from looproom.decide import authorization
 from looproom.settings import ConfigError, Environment, Settings
 
 EXAMPLE = """
@@ -190,10 +192,39 @@ def test_a_section_copied_from_the_loops_config_loads_with_what_is_ignored_named
     ]
 
 
-def test_an_authorized_user_that_is_not_a_member_id_is_kept_with_a_warning() -> None:
-    settings = Settings.from_mapping({"slack": {"authorizedUsers": ["@localhost"]}})
-    assert settings.authorized_users == {"@localhost"}
+def test_an_authorized_user_that_is_neither_id_nor_handle_is_kept_with_a_warning() -> None:
+    settings = Settings.from_mapping({"slack": {"authorizedUsers": ["dana@example"]}})
+    assert settings.authorized_users == {"dana@example"}
     assert settings.warnings[0].startswith("slack.authorizedUsers[0]:")
+
+
+def test_members_may_be_named_by_handle_on_both_lists() -> None:
+    raw = {"slack": {"authorizedUsers": ["@dana", "U0123ABC"], "collaborators": ["@eve"]}}
+    settings = Settings.from_mapping(raw)
+    assert settings.authorized_users == {"@dana", "U0123ABC"}
+    assert settings.collaborators == {"@eve"}
+    assert settings.warnings == ()
+
+
+def test_without_publish_every_act_is_granted_as_before() -> None:
+    assert Settings.from_mapping({}).publish == set(authorization.GRANTABLE)
+
+
+def test_publish_narrows_the_grants_and_a_typo_only_narrows_them() -> None:
+    raw = {"slack": {"publish": ["work-item.reply", "gate.feedback", "control.comand"]}}
+    settings = Settings.from_mapping(raw)
+    assert settings.publish == {authorization.GATE_FEEDBACK}
+    assert [w.split(":")[0] for w in settings.warnings] == ["slack.publish[2]"]
+
+
+def test_publish_that_is_not_a_list_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match=r"slack\.publish: expected a list"):
+        Settings.from_mapping({"slack": {"publish": "gate.feedback"}})
+
+
+def test_collaborators_that_are_not_a_list_are_a_config_error() -> None:
+    with pytest.raises(ConfigError, match=r"slack\.collaborators: expected a list"):
+        Settings.from_mapping({"slack": {"collaborators": "@eve"}})
 
 
 def test_settings_cannot_be_changed_after_loading() -> None:
@@ -329,13 +360,23 @@ def test_describe_shows_urls_without_their_credentials() -> None:
             "THELOOP_LOOP_API": "http://bot:hunter2@loop.example:8080/base?token=tok-5#frag",
             "THELOOP_LOOP_STREAM": "https://[::1]:9000/api/v1/stream?access_token=tok-6",
             "THELOOP_GITHUB_API": "https://x-access-token:ghs-7@ghe.example/api/v3",
+            "THELOOP_SLACK_API_URL": "https://proxy:pw-8@slack-proxy.example/api/?k=tok-9",
         }
     )
     shown = env.describe()
     assert shown["THELOOP_LOOP_API"] == "http://loop.example:8080/base"
     assert shown["THELOOP_LOOP_STREAM"] == "https://[::1]:9000/api/v1/stream"
     assert shown["THELOOP_GITHUB_API"] == "https://ghe.example/api/v3"
-    assert not any(s in str(shown) for s in ("hunter2", "tok-5", "tok-6", "ghs-7"))
+    assert shown["THELOOP_SLACK_API_URL"].rstrip("/") == "https://slack-proxy.example/api"
+    secrets = ("hunter2", "tok-5", "tok-6", "ghs-7", "pw-8", "tok-9")
+    assert not any(s in str(shown) for s in secrets)
+
+
+def test_describe_shows_the_log_level_and_the_slack_api_url_the_bot_started_with() -> None:
+    shown = Environment.from_env({"THELOOP_LOG_LEVEL": "debug"}).describe()
+    assert (shown["THELOOP_LOG_LEVEL"], shown["THELOOP_SLACK_API_URL"]) == ("DEBUG", "")
+    fake = Environment.from_env({"THELOOP_SLACK_API_URL": "http://127.0.0.1:9000/api/"})
+    assert fake.describe()["THELOOP_SLACK_API_URL"].startswith("http://127.0.0.1:9000/api")
 
 
 # -- a file or an environment that could silently widen access is refused ----------------
@@ -413,3 +454,30 @@ def test_a_short_webhook_secret_is_refused_on_slack_and_warned_about_elsewhere()
     env = Environment.from_env({"THELOOP_BACKEND": "Text", "THELOOP_WEBHOOK_SECRET": short})
     assert env.warnings == (str(caught.value).split(" (in the environment)")[0],)
     assert Environment.from_env({"THELOOP_WEBHOOK_SECRET": "s" * 32}).warnings == ()
+
+
+def test_kickoff_for_the_default_room_and_a_rooms_entry() -> None:
+    raw = {
+        "slack": {"channel": "#the-loop", "kickoff": {"repo": "acme/api", "labels": ["x"]}},
+        "rooms": {"acme/*": {"room": "#acme-loop", "kickoff": {"repo": ["acme/a", "acme/b"]}}},
+    }
+    settings = Settings.from_mapping(raw)
+    assert settings.rooms == (("acme/*", "#acme-loop"),)
+    assert [(room, k.repos, k.labels) for room, k in settings.kickoffs] == [
+        ("#the-loop", ("acme/api",), ("x",)),
+        ("#acme-loop", ("acme/a", "acme/b"), ()),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("slack", "error"),
+    [
+        ({"kickoff": {"repo": "acme/api"}}, "slack.kickoff: needs slack.channel"),
+        ({"channel": "#x", "kickoff": {"repo": "not a repo"}}, "slack.kickoff.repo"),
+        ({"channel": "#x", "kickoff": {"repo": "a/b", "labels": "x"}}, "slack.kickoff.labels"),
+        ({"channel": "#x", "kickoff": {"repo": "a/b", "lables": []}}, "slack.kickoff.lables"),
+    ],
+)
+def test_a_bad_kickoff_is_a_config_error_naming_the_key(slack: dict, error: str) -> None:
+    with pytest.raises(ConfigError, match=re.escape(error)):
+        Settings.from_mapping({"slack": slack})

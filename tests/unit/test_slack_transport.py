@@ -8,6 +8,7 @@ from collections.abc import Iterator
 import pytest
 from slack_sdk import WebClient
 
+from looproom.metrics import Metrics
 from looproom.room import slack_transport as t
 from looproom.room.slack_transport import Pacer, SlackTransport
 from tests.fakes.slack_api import BOT_TOKEN, FakeSlack
@@ -80,6 +81,33 @@ def test_a_long_retry_after_goes_back_to_the_caller_and_holds_the_channel(
     assert len(slack.calls_to("chat.postMessage")) == 1  # no sleeping in the worker
     assert transport.post_wait(ROOM) >= 29
     assert transport.post_wait("C0ELSEWHERE") == 0
+
+
+def test_every_429_is_counted_in_the_metrics_also_those_retried_inline(
+    slack: FakeSlack, transport: SlackTransport
+) -> None:
+    metrics = Metrics()
+    transport.on_rate_limited = metrics.slack_rate_limited.inc
+
+    def counted() -> float:
+        text = metrics.render()[0].decode()
+        return next(
+            float(line.split()[-1])
+            for line in text.splitlines()
+            if line.startswith("theloop_slack_rate_limited_total ")
+        )
+
+    slack.fail("chat.postMessage", "429", retry_after=0)
+    assert transport.post_message(ROOM, text="retried inline").ok
+    assert counted() == 1
+    slack.fail("reactions.add", "429", retry_after=0, times=2)  # the inline retry meets one too
+    assert transport.add_reaction(ROOM, "1.0", "eyes").kind == t.RATE_LIMITED
+    assert counted() == 3
+    slack.fail("chat.update", "429", retry_after=30)  # too long to wait inline: the caller's
+    assert transport.update_message(ROOM, "1.0", text="x").kind == t.RATE_LIMITED
+    assert counted() == 4
+    statuses = [c.status for c in slack.calls]
+    assert statuses.count(429) == 4
 
 
 def test_a_5xx_on_a_post_is_not_repeated_inline_because_it_may_have_landed(

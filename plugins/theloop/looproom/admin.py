@@ -12,15 +12,17 @@ import json
 import re
 from dataclasses import dataclass
 
-from looproom import digest, workitem
+from looproom import digest, times, workitem
 from looproom.durable.queue import Failure, Item
 from looproom.room.routing import BindingError, RoomBook
 from looproom.room.slack_text import defang
+from looproom.room.told import Why
 from looproom.settings import MAX_CHARS, MIN_CHARS, Environment, Settings
 
 ABOUT = (
     "theloop posts the-loop's events into rooms and threads and carries decisions back. "
-    "Try `!theloop preview <markdown>` to see how a long message is drawn; admins: "
+    "Try `!theloop preview <markdown>` to see how a long message is drawn, "
+    "`!theloop why <work item>` to see what the room did with its last events; admins: "
     "`!theloop status`, `!theloop queue`, `!theloop doctor` (why the room may be silent)."
 )
 QUEUE_USAGE = "usage: !theloop queue [list | retry KEY | drop KEY]"
@@ -123,11 +125,34 @@ def _settings_lines(settings: Settings) -> list[str]:
         f"longMessages: {settings.long_messages} — {_LONG_MESSAGES[settings.long_messages]}",
         f"authorizedUsers: {len(settings.authorized_users)}"
         + ("" if settings.authorized_users else " (nobody may decide: fail closed)"),
-        # Validated so a the-loop file loads, but nothing reads it yet: not shown as in effect.
-        f"room style: {settings.room_style} (not used yet: every style posts the same way)",
+        f"room style: {settings.room_style} — {_ROOM_STYLES[settings.room_style]}",
         f"rooms: {len(settings.rooms)} · people: {len(settings.people)} · "
         f"relay repos: {len(settings.relay_repos)}",
     ]
+
+
+_ROOM_STYLES = {
+    "agentic": "repeats, collapsed lines and operator notes are left out (`!theloop why`)",
+    "classic": "every subscribed event is posted",
+}
+WHY_USAGE = "usage: !theloop why <work item> — e.g. `!theloop why acme/api#7`"
+
+
+def why_text(asked: str, known: list[str], entries: list[Why], now: float) -> str:
+    """The answer to ``!theloop why``: the last decisions for one work item, newest last."""
+    if not asked.strip():
+        return WHY_USAGE
+    if not entries:
+        near = ", ".join(f"`{defang(k)}`" for k in known[-5:]) or "none yet"
+        return f"No decisions kept for `{defang(asked.strip())}`. Recent work items: {near}."
+    lines = [f"What the room did with the last {len(entries)} events of `{defang(asked.strip())}`:"]
+    for entry in entries:
+        what = f"{entry.event_type}" + (f" · {entry.node}" if entry.node else "")
+        lines.append(
+            f"{times.clock(entry.at)} ({_ago(now - entry.at)} ago) — `{defang(what)}`: "
+            f"*{entry.action}* ({entry.rule})"
+        )
+    return "\n".join(lines)
 
 
 def queue_text(items: list[Item], depth: int, now: float) -> str:

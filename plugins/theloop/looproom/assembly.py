@@ -20,30 +20,41 @@ from pathlib import Path
 from typing import Any
 
 from looproom import admin
-from looproom.decide import presses
-from looproom.decide.authorization import Policy
+from looproom.decide import presses, slash, talk
+from looproom.decide.authorization import Policy, holders
+from looproom.decide.catchup import MOST_THREADS, CatchUp
+from looproom.decide.cursors import Cursors
 from looproom.decide.desk import Desk, room_facts
-from looproom.decide.judging import Said
+from looproom.decide.judging import Said, Where
+from looproom.decide.members import Directory, Grants, UnknownHandle, resolve_grants
+from looproom.decide.slash_desk import SlashDesk
+from looproom.decide.talk_desk import TalkDesk
 from looproom.doctor import findings
 from looproom.doctor.examine import SlackSide, examine
 from looproom.durable.queue import DurableQueue
 from looproom.durable.worker import Worker
-from looproom.inbound import local_secret
+from looproom.inbound import local_secret, slack_events
 from looproom.inbound import webhook as ingress
 from looproom.inbound.events import Event
 from looproom.inbound.recent import Recent
 from looproom.inbound.stream import StreamFollower
+from looproom.kickoff.github import IssueMaker
+from looproom.kickoff.opener import Opener
 from looproom.metrics import Metrics
-from looproom.relay import forms, texts
+from looproom.relay import forms, keywords, texts
 from looproom.relay.relay import RELAY, Relay
 from looproom.relay.sinks import GitHubSink, LedgerSink, LoopSink, Sinks
 from looproom.room.memory import Memory
 from looproom.room.outlets import Outlet, PlainOutlet, SlackOutlet, event_delivery
+from looproom.room.pulls import PullReader
 from looproom.room.queued_room import QueuedRoom
-from looproom.room.routing import RoomBook
+from looproom.room.render import work_item_label
+from looproom.room.routing import RoomBook, Thread
 from looproom.room.slack_transport import SlackTransport, is_channel_id
+from looproom.room.told import ToldBook
+from looproom.server.app import Mount, WsgiApp
 from looproom.server.runner import Listening
-from looproom.settings import Environment, Settings
+from looproom.settings import ConfigError, Environment, Kickoff, Settings
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +66,45 @@ LEDGER_FILE = "relay-ledger.jsonl"
 Say = Callable[[str, str], None]
 
 _GLYPHS = {"eyes": "👀", "white_check_mark": "✅", "warning": "⚠️"}
+
+
+def _grants(
+    settings: Settings, slack: SlackTransport | None, store: MutableMapping[str, Any]
+) -> Grants:
+    """Who decides and who collaborates, by member id: ``@handles`` resolved through Slack
+    (a handle naming nobody refuses the activation, as any other bad setting does)."""
+    directory = Directory(slack.users_page if slack is not None else None, store)
+    try:
+        return resolve_grants(settings.authorized_users, settings.collaborators, directory)
+    except UnknownHandle as exc:
+        raise ConfigError([str(exc)], settings.source) from None
+
+
+def _keywords(env: Environment, settings: Settings) -> keywords.Keywords:
+    """the-loop's control keywords, from its own config when named (a bad one refuses the
+    activation: relaying in words it does not read would be silently ignored)."""
+    try:
+        return keywords.resolve(env.loop_config, settings.relay_keywords)
+    except keywords.KeywordError as exc:
+        raise ConfigError(exc.errors, env.loop_config or settings.source) from None
+
+
+class SlackPoster:
+    """The kickoff's voice on Slack: posts whose ts it needs, edits, ephemerals."""
+
+    def __init__(self, transport: SlackTransport) -> None:
+        self._slack = transport
+
+    def post(self, channel: str, text: str, blocks: list[dict[str, Any]], thread_ts: str) -> str:
+        return self._slack.post_message(
+            channel, text=text, blocks=blocks, thread_ts=thread_ts or None
+        ).ts
+
+    def update(self, channel: str, ts: str, text: str, blocks: list[dict[str, Any]]) -> None:
+        self._slack.update_message(channel, ts, text=text, blocks=blocks or None)
+
+    def tell(self, channel: str, member: str, text: str, thread_ts: str = "") -> None:
+        self._slack.post_ephemeral(channel, member, text=text, thread_ts=thread_ts or None)
 
 
 class SlackRoom:
@@ -112,18 +162,30 @@ class Decisions:
         say: Say,
         bot_member: Callable[[], str],
         metrics: Metrics | None = None,
+        grants: Grants | None = None,
+        store: MutableMapping[str, Any] | None = None,
+        cursors: Cursors | None = None,
     ) -> None:
-        """``bot_member`` is asked at each decision: the backend learns who it is on connecting."""
-        self._settings, self._book = settings, book
+        """``bot_member`` is asked at each decision: the backend learns who it is on connecting.
+        ``grants`` are the members by id (``@handles`` resolved); else the settings' as written.
+        ``store`` is the plugin's storage (the kickoff's claims); ``cursors`` (in it too) say
+        which thread messages were read already."""
+        self._settings, self._book, self._slack = settings, book, slack
+        self.grants = grants or Grants(settings.authorized_users, settings.collaborators)
         self._signing_secret = env.slack_signing_secret
+        self.keywords = _keywords(env, settings)
         self._destinations = forms.Destinations(
-            github=bool(env.github_token), loop=bool(env.loop_api), repos=settings.relay_repos
+            github=bool(env.github_token),
+            loop=bool(env.loop_api),
+            repos=settings.relay_repos,
+            keywords=self.keywords,
         )
         self._bot_member = bot_member
         sinks = Sinks(
             ledger=LedgerSink(ledger),
             github=GitHubSink(env.github_api, env.github_token) if env.github_token else None,
             loop=LoopSink(env.loop_api) if env.loop_api else None,
+            keywords=self.keywords,
         )
         # On Slack, said off the caller's thread: a press is answered within Slack's
         # 3 s, and the desk's lock is never held across a Slack call.
@@ -137,10 +199,43 @@ class Decisions:
             on_given_up=lambda decision: self.desk.given_up(decision),
             observe=metrics.relay_settled if metrics is not None else lambda _i, _o: None,
         )
-        self.desk = Desk(memory, self.relay, room, self._policy)
+        self.cursors = cursors if cursors is not None else Cursors({})
+        self.desk = Desk(
+            memory,
+            self.relay,
+            room,
+            self._policy,
+            cursors=self.cursors,
+            thread_lines=self._thread_lines if slack is not None else lambda _c, _t: None,
+        )
+        self.talk = TalkDesk(self.desk, self._open_view, self._policy)
+        self.desk.ask_why = self.talk.ask_why
+        #: What was typed while the bot was away, read after each (re)connection on Slack.
+        self.catch_up = (
+            CatchUp(
+                lambda: [
+                    (thread.channel, thread.ts) for thread in book.recent_threads(MOST_THREADS)
+                ],
+                lambda channel, thread, oldest: read_thread(slack, channel, thread, oldest),
+                self._missed,
+                self.cursors,
+            )
+            if slack is not None
+            else None
+        )
+        self.opener = self._opener(env, slack, memory, store)
+        self.slash = SlashDesk(
+            self.desk,
+            book,
+            self._policy,
+            self._room_facts,
+            loop_api=env.loop_api,
+            kickoff=self.opener,
+        )
 
     def start(self) -> None:
         self.relay.start()
+        self.reconnected()  # at start, too: the bot was away until now
 
     def close(self) -> None:
         self.relay.stop()
@@ -156,6 +251,14 @@ class Decisions:
         channel = str(event.get("channel") or "") or elsewhere
         ts = str(event.get("ts") or "") or f"plain-{time.time_ns()}"
         thread_ts = str(event.get("thread_ts") or "")
+        if self._kickoff(member, event, channel, thread_ts):
+            return
+        # Slack's own text keeps a mention as ``<@U…>``; the backend's has made it a name.
+        raw = str(event.get("text") or "")
+        if raw and not addressed:
+            text = raw
+        own = self._bot_member()
+        named = talk.named_work_item(text) if talk.is_direct(channel) else ""
         said = Said(
             member,
             text.strip(),
@@ -165,28 +268,150 @@ class Decisions:
             is_bot=bool(event.get("bot_id")) or event.get("subtype") == "bot_message",
             addressed=addressed,
             subtype=str(event.get("subtype") or ""),
+            to_bot=talk.mentions(raw or text, own) or bool(named),
+            files=talk.files_text(event.get("files") or []),
         )
-        self.desk.said(said, self.desk.where(channel, thread_ts, *self._room_facts(channel)))
+        where = self.desk.where(channel, thread_ts, *self._room_facts(channel))
+        if named and not where.work_item:
+            where = Where(named, where.repository)
+        if where.thread_bound and not self.cursors.claim(channel, thread_ts, ts):
+            return  # read already, live or by the catch-up
+        self.desk.said(said, where)
+
+    def _missed(self, message: Mapping[str, Any]) -> None:
+        """A message the catch-up found: through the same pipeline as a live one."""
+        member = str(message.get("user") or message.get("bot_id") or "")
+        self.said(member, str(message.get("text") or ""), message, elsewhere="", addressed=False)
+
+    def reconnected(self) -> None:
+        """Slack's connection is (re)established: read what was said while it was not."""
+        if self.catch_up is not None:
+            self.catch_up.soon()
+
+    def _thread_lines(self, channel: str, thread: str) -> list[talk.Line] | None:
+        """The thread's messages by people, oldest first; ``None`` when Slack cannot say."""
+        assert self._slack is not None
+        messages = read_thread(self._slack, channel, thread)
+        if messages is None:
+            return None
+        own = self._bot_member()
+        return [
+            talk.Line(str(m.get("ts")), str(m.get("user") or ""), str(m.get("text") or ""))
+            for m in messages
+            if not m.get("bot_id") and m.get("user") and m.get("user") != own
+        ]
+
+    def _kickoff(self, member: str, event: Mapping[str, Any], channel: str, thread_ts: str) -> bool:
+        """Whether a message was a kickoff (then the opener took it, not the desk)."""
+        if self.opener is None or event.get("bot_id") or event.get("subtype"):
+            return False
+        raw = str(event.get("text") or "")  # Slack's own, mentions as <@U…>
+        return self.opener.message(member, raw, channel, str(event.get("ts") or ""), thread_ts)
 
     def pressed(self, payload: Mapping[str, Any]) -> None:
-        """A button or checkbox press that arrived over Socket Mode (already verified)."""
-        self.desk.pressed(payload)
+        """A press, a shortcut or a submitted form that arrived over Socket Mode (already
+        verified)."""
+        if self.opener is not None and self.opener.picked(payload):
+            return
+        if not self.talk.interactive(payload):
+            self.desk.pressed(payload)
+
+    def _open_view(self, trigger_id: str, view: Mapping[str, Any]) -> bool:
+        """Open a form now (a trigger is good for three seconds): not through the queue."""
+        if self._slack is None:
+            return False
+        reply = self._slack.open_view(trigger_id, view)
+        if not reply.ok:
+            log.warning("views.open failed: %s", reply.error)
+        return reply.ok
+
+    def _opener(
+        self,
+        env: Environment,
+        slack: SlackTransport | None,
+        memory: Memory,
+        store: MutableMapping[str, Any] | None,
+    ) -> Opener | None:
+        """The kickoff, where a room has one and GitHub can be written; else None."""
+        if slack is None or store is None or not env.github_token or not self._settings.kickoffs:
+            return None
+
+        def bind(work_item: str, channel: str, posted: tuple[str, ...]) -> None:
+            if not posted:
+                return  # the thread's message could not be posted: nothing to bind
+            for ts in posted:
+                memory.index(channel, ts, work_item)
+            self._book.remember(Thread(work_item, channel, posted[0]))
+
+        maker = IssueMaker(env.github_api, env.github_token)
+        return Opener(store, self._kickoff_for, maker, SlackPoster(slack), self._policy, bind)
+
+    def _kickoff_for(self, channel: str) -> Kickoff | None:
+        """The kickoff of the room ``channel`` is (``""``: the default room's)."""
+        for room, kickoff in self._settings.kickoffs:
+            if not channel and room == self._settings.channel:
+                return kickoff
+            if channel and self._channel_id(room) == channel:
+                return kickoff
+        return None
+
+    def _channel_id(self, room: str) -> str:
+        """A room's id: as written, as learnt, else asked of Slack once and learnt."""
+        if is_channel_id(room):
+            return room
+        known = self._book.channel_id(room)
+        if known or self._slack is None:
+            return known
+        found, _reply = self._slack.find_channel(room)
+        if found:
+            self._book.learn_channel_id(room, found)
+        return found
+
+    def command_over_http(self, headers: Mapping[str, str], body: bytes) -> ingress.Answer:
+        """A slash command posted to our HTTP endpoint: answered only if Slack signed it."""
+        checked = slash.verify(headers, body, self._signing_secret, time.time())
+        if checked.status != 200 or checked.payload is None:
+            log.warning("slash command refused: %s", checked.error)
+            return ingress.Answer(checked.status, {"error": checked.error})
+        answer = self.slash.answer(checked.payload)
+        if answer is None:
+            return ingress.Answer(400, {"error": f"not a {slash.COMMAND} command"})
+        return ingress.Answer(200, answer)
 
     def press_over_http(self, headers: Mapping[str, str], body: bytes) -> presses.Checked:
         """A press posted to our HTTP endpoint: taken only if Slack's signature holds."""
         checked = presses.verify(headers, body, self._signing_secret, time.time())
         if checked.status == 200 and checked.payload is not None:
-            self.desk.pressed(checked.payload)
+            self.pressed(checked.payload)
         return checked
 
     def queue_lines(self, now: float) -> list[str]:
         """``!theloop queue``'s lines for the decisions not relayed yet."""
         return texts.queue_lines(self.relay.queue.list(), now)
 
+    def grant_lines(self) -> list[str]:
+        """``!theloop status``'s grants: each act, and who holds it."""
+        return [*holders(self._policy()), *(f"warning: {w}" for w in self.grants.warnings)]
+
+    def keyword_line(self) -> str:
+        """``!theloop status``'s control keywords and where they were read from."""
+        said = self.keywords
+        if not said.enabled:
+            return f"control keywords: switched off ({said.source})"
+        words = ", ".join(
+            f"{c} → `{said.of(c)}`" if said.of(c) else f"{c} → off" for c in keywords.COMMANDS
+        )
+        return f"control keywords ({said.source}): {words}"
+
     def _policy(self) -> Policy:
         settings = self._settings
         return Policy(
-            self._bot_member(), settings.authorized_users, settings.people, self._destinations
+            self._bot_member(),
+            self.grants.deciders,
+            settings.people,
+            self._destinations,
+            collaborators=self.grants.collaborators,
+            granted=settings.publish,
         )
 
     def _room_facts(self, channel: str) -> tuple[str, str]:
@@ -196,6 +421,36 @@ class Decisions:
             return room if is_channel_id(room) else book.channel_id(room) or room
 
         return room_facts(channel, book.room_bindings(), self._settings.rooms, id_of)
+
+
+#: A thread read for context or catch-up stops after this many pages of 200 messages.
+THREAD_PAGES = 10
+
+
+def read_thread(
+    slack: SlackTransport, channel: str, thread: str, oldest: str = ""
+) -> list[Mapping[str, Any]] | None:
+    """Every reply in ``thread`` (after ``oldest``), oldest first, the parent left out;
+    ``None`` when Slack did not answer."""
+    found: list[Mapping[str, Any]] = []
+    cursor = ""
+    for _ in range(THREAD_PAGES):
+        reply = slack.replies(channel, thread, cursor=cursor, oldest=oldest)
+        if not reply.ok:
+            return None
+        messages = [m for m in reply.data.get("messages") or [] if isinstance(m, Mapping)]
+        found.extend(m for m in messages if _after(str(m.get("ts") or ""), oldest or thread))
+        cursor = str((reply.data.get("response_metadata") or {}).get("next_cursor") or "")
+        if not cursor:
+            break
+    return found
+
+
+def _after(ts: str, than: str) -> bool:
+    try:
+        return float(ts) > float(than)
+    except ValueError:
+        return False
 
 
 class LoopRoom:
@@ -230,18 +485,22 @@ class LoopRoom:
         self._answered = Recent()  # the webhook's last answers, for the doctor
         self.book = RoomBook(store)
         self.memory = Memory(store)
+        self.told = ToldBook(store)
         self.inbox = DurableQueue(data_dir / QUEUES_FILE, INBOX)
         self.decisions = Decisions(
             env,
             settings,
             book=self.book,
             memory=self.memory,
+            cursors=Cursors(store),
             relay_queue=DurableQueue(data_dir / QUEUES_FILE, RELAY),
             ledger=data_dir / LEDGER_FILE,
             slack=slack,
             say=say,
             bot_member=bot_member,
             metrics=self.metrics,
+            grants=_grants(settings, slack, store),
+            store=store,
         )
         self.worker = Worker(
             self.inbox, event_delivery(self._outlet(slack)), settled=self.metrics.delivery_settled
@@ -286,6 +545,10 @@ class LoopRoom:
         self._answered.note(answer.status)
         return answer
 
+    def command(self, headers: Mapping[str, str], body: bytes) -> ingress.Answer:
+        """``POST /theloop/slack/commands``: ``/the-loop``, answered only if Slack signed it."""
+        return self.decisions.command_over_http(headers, body)
+
     def press(self, headers: Mapping[str, str], body: bytes) -> ingress.Answer:
         """``POST /theloop/slack/interactive``: a press, taken only if Slack signed it."""
         checked = self.decisions.press_over_http(headers, body)
@@ -293,6 +556,14 @@ class LoopRoom:
             log.warning("interactive request refused: %s", checked.error)
             return ingress.Answer(checked.status, {"error": checked.error})
         return ingress.Answer(200, {})
+
+    def events_api(self, app: WsgiApp) -> Mount:
+        """``POST /slack/events`` in HTTP mode, answered by ``app`` (the chat backend's own
+        view of Slack's Events API), which is handed only what Slack signed, as strict JSON."""
+        secret = self.env.slack_signing_secret
+        return Mount(
+            app, lambda headers, body: slack_events.admit(headers, body, secret, time.time())
+        )
 
     def health(self) -> ingress.Answer:
         """``GET /theloop/health``: 200 when storage takes writes and both workers run."""
@@ -349,7 +620,9 @@ class LoopRoom:
         text += "\n" + stream
         if self._secret != self.env.webhook_secret:
             text += "\nwebhook secret: the console's own, in the data directory (env unset)"
-        return text
+        text += "\n" + self.decisions.keyword_line()
+        grants = "\n".join(f"- {line}" for line in self.decisions.grant_lines())
+        return f"{text}\n\n**grants** (act: who may)\n{grants}"
 
     def queue(self, args: str, now: float) -> str:
         """``!theloop queue``: list what is not delivered or relayed; retry or drop one."""
@@ -366,6 +639,13 @@ class LoopRoom:
         if act(command.key):
             return f"{command.action}: done for `{command.key}`."
         return f"No undelivered item `{command.key}` (see `!theloop queue`)."
+
+    def why(self, args: str, now: float) -> str:
+        """``!theloop why <work item>``: the room's last decisions for it, with their rules."""
+        asked = args.strip()
+        known = self.told.items()
+        match = next((k for k in known if asked in (k, work_item_label(k))), asked)
+        return admin.why_text(asked, known, self.told.why(match) if asked else [], now)
 
     def bind(self, args: str) -> str:
         """``!theloop bind``."""
@@ -390,6 +670,8 @@ class LoopRoom:
                 self.settings,
                 observer=self.memory,
                 interactive=self.interactive,
+                told=self.told,
+                pulls=PullReader(self.env.github_api, self.env.github_token),
             )
         return PlainOutlet(self._post, self.book, self.settings, observer=self.memory)
 

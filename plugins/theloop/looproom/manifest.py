@@ -27,7 +27,7 @@ DEFAULT_NAME = "theloop"
 #: Slack refuses a longer app name.
 MAX_NAME = 35
 #: Where Slack posts each kind of request in HTTP mode. Events go to Errbot's SlackV3 backend,
-#: which serves them itself on the Webserver; presses and shortcuts to the plugin.
+#: whose view the bot's own server serves at that path; presses and shortcuts to the plugin.
 EVENTS_PATH = "/slack/events"
 INTERACTIVE_PATH = "/theloop/slack/interactive"
 COMMANDS_PATH = "/theloop/slack/commands"
@@ -58,6 +58,12 @@ METHOD_SCOPES: Mapping[str, frozenset[str]] = {
     "team.info": frozenset({"team:read"}),
     "users.conversations": _PUBLIC_PRIVATE_READ,
     "users.info": frozenset({"users:read"}),
+    "users.list": frozenset({"users:read"}),
+    "views.open": frozenset(),  # a form opened from a shortcut or a button: no scope
+}
+#: Scopes no method call shows: what Slack puts in the events the bot reads.
+CONTENT_SCOPES: Mapping[str, str] = {
+    "files:read": "a file attached to a reply reaches the agent as its name and link",
 }
 #: What Errbot's SlackV3 backend calls on the bot's behalf while it runs: at start-up (the
 #: token, the bot's own user and workspace) and for each message it hands the plugin.

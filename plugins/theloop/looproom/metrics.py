@@ -85,7 +85,9 @@ class Metrics:
             "theloop_relays", "Relay attempts by outcome", ["outcome"], registry=reg
         )
         self.slack_rate_limited = Counter(
-            "theloop_slack_rate_limited", "Slack calls answered 429", registry=reg
+            "theloop_slack_rate_limited",
+            "Slack answers of 429 (rate limited), those retried inline included",
+            registry=reg,
         )
         self._queues = _Queues(clock)
         reg.register(self._queues)

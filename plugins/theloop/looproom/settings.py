@@ -22,8 +22,10 @@ from urllib.parse import urlsplit
 
 import yaml
 
+from looproom.decide.authorization import GRANTABLE, REPLY
 from looproom.digest import DEFAULT_DIGEST_MODE, DIGEST_MODES
 from looproom.inbound.events import ASK, KNOWN_EVENTS
+from looproom.relay import keywords
 
 DEFAULT_SUBSCRIBE = (ASK,)
 VERBOSITIES = ("quiet", "normal", "verbose")
@@ -42,6 +44,9 @@ _SLACK_KEYS = (
     "maxChars",
     "longMessages",
     "authorizedUsers",
+    "collaborators",
+    "publish",
+    "kickoff",
     "room",
 )
 #: Keys of the-loop's ``channels.slack`` that mean nothing here: a section copied from
@@ -50,14 +55,14 @@ _THE_LOOP_ONLY_KEYS = (
     "enabled",
     "botTokenEnv",
     "appTokenEnv",
-    "publish",
     "read",
-    "kickoff",
     "reactions",
     "events",
 )
 _CHANNEL = re.compile(r"#?[A-Za-z0-9._-]{1,80}")
 _MEMBER_ID = re.compile(r"[UW][A-Z0-9]{2,}")
+#: A Slack handle as people type it; resolved to a member id at activation.
+_HANDLE = re.compile(r"@[a-z0-9][a-z0-9._-]{0,79}")
 _GITHUB_LOGIN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?")
 _REPO = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
 #: ``owner/repo``, either side a name or a glob (``acme/*``, ``*/docs``): a work item's
@@ -105,6 +110,15 @@ class ConfigError(ValueError):
         self.source = source
 
 
+@dataclass(frozen=True)
+class Kickoff:
+    """Where a message addressed to the bot in a room opens a new work item: the
+    repositories it may be opened in (several: the member picks) and the issue's labels."""
+
+    repos: tuple[str, ...]
+    labels: tuple[str, ...] = ()
+
+
 def _frozen(mapping: Mapping[str, str] | None = None) -> Mapping[str, str]:
     return MappingProxyType(dict(mapping or {}))
 
@@ -119,10 +133,19 @@ class Settings:
     max_chars: int = DEFAULT_MAX_CHARS
     long_messages: str = DEFAULT_DIGEST_MODE
     authorized_users: frozenset[str] = frozenset()
+    #: Members who may reply and add context but not decide (ids or ``@handles``).
+    collaborators: frozenset[str] = frozenset()
+    #: The acts the room grants beyond replying; every act unless ``slack.publish`` is set.
+    publish: frozenset[str] = frozenset(GRANTABLE)
     room_style: str = "agentic"
     rooms: tuple[tuple[str, str], ...] = ()
+    #: Room → where a message there opens a new work item (``slack.kickoff`` is the
+    #: default room's, under ``slack.channel``; a ``rooms`` entry may carry its own).
+    kickoffs: tuple[tuple[str, Kickoff], ...] = ()
     people: Mapping[str, str] = field(default_factory=_frozen, hash=False)
     relay_repos: Mapping[str, str] = field(default_factory=_frozen, hash=False)
+    #: the-loop's control keywords when this deployment renamed them (``relay.keywords``).
+    relay_keywords: Mapping[str, str] = field(default_factory=_frozen, hash=False)
     warnings: tuple[str, ...] = ()
     #: The file these came from; "" when built from a mapping or when no file exists.
     source: str = ""
@@ -188,7 +211,7 @@ class _Parser:
         room = self._mapping(slack.get("room"), "slack.room")
         self._unknown(room, ("style",), "slack.room.")
         relay = self._mapping(raw.get("relay"), "relay")
-        self._unknown(relay, ("repos",), "relay.")
+        self._unknown(relay, ("repos", "keywords"), "relay.")
         return {
             "channel": self._channel(slack.get("channel"), "slack.channel"),
             "subscribe": self._subscribe(slack.get("subscribe")),
@@ -199,11 +222,15 @@ class _Parser:
             "long_messages": self._lenient(
                 slack.get("longMessages"), "slack.longMessages", DIGEST_MODES, DEFAULT_DIGEST_MODE
             ),
-            "authorized_users": self._members(slack.get("authorizedUsers")),
+            "authorized_users": self._members(slack.get("authorizedUsers"), "authorizedUsers"),
+            "collaborators": self._members(slack.get("collaborators"), "collaborators"),
+            "publish": self._publish(slack.get("publish")),
             "room_style": self._choice(room.get("style"), "slack.room.style", ROOM_STYLES),
             "rooms": self._rooms(raw.get("rooms")),
+            "kickoffs": self._kickoffs(slack, raw.get("rooms")),
             "people": _frozen(self._people(raw.get("people"))),
             "relay_repos": _frozen(self._relay_repos(relay.get("repos"))),
+            "relay_keywords": _frozen(self._relay_keywords(relay.get("keywords"))),
         }
 
     def _unknown(self, raw: Mapping[str, Any], known: Iterable[str], prefix: str) -> None:
@@ -285,28 +312,51 @@ class _Parser:
             return DEFAULT_MAX_CHARS
         return value
 
-    def _members(self, value: Any) -> frozenset[str]:
-        """Slack member ids; an empty list authorizes nobody (fail closed: no list, no one)."""
+    def _members(self, value: Any, name: str) -> frozenset[str]:
+        """Slack member ids or ``@handles``; an empty list grants nobody (fail closed)."""
         if value is None:
             return frozenset()
         if not isinstance(value, list):
             self.errors.append(
-                f"slack.authorizedUsers: expected a list of Slack member ids, got {_shown(value)}"
+                f"slack.{name}: expected a list of Slack member ids or @handles, "
+                f"got {_shown(value)}"
             )
             return frozenset()
         members = set()
         for index, item in enumerate(value):
-            key = f"slack.authorizedUsers[{index}]"
+            key = f"slack.{name}[{index}]"
             if not isinstance(item, str) or not item.strip() or len(item.split()) != 1:
-                self.errors.append(f"{key}: expected a Slack member id (U…), got {_shown(item)}")
-                continue
-            if not _MEMBER_ID.fullmatch(item.strip()):
-                self.warnings.append(
-                    f"{key}: {item.strip()!r} is not a Slack member id (U…/W…); "
-                    "it can only match on a non-Slack backend"
+                self.errors.append(
+                    f"{key}: expected a Slack member id (U…) or @handle, got {_shown(item)}"
                 )
-            members.add(item.strip())
+                continue
+            member = item.strip()
+            if not (_MEMBER_ID.fullmatch(member) or _HANDLE.fullmatch(member)):
+                self.warnings.append(
+                    f"{key}: {member!r} is neither a Slack member id (U…/W…) nor an "
+                    "@handle; it can only match on a non-Slack backend"
+                )
+            members.add(member)
         return frozenset(members)
+
+    def _publish(self, value: Any) -> frozenset[str]:
+        """The acts granted beyond replying. Like the-loop, a name that is not an act is
+        ignored with a warning: a typo may narrow the grants, never widen them."""
+        if value is None:
+            return frozenset(GRANTABLE)
+        if not isinstance(value, list):
+            self.errors.append(f"slack.publish: expected a list of acts, got {_shown(value)}")
+            return frozenset()
+        granted = set()
+        for index, item in enumerate(value):
+            if item in GRANTABLE:
+                granted.add(item)
+            elif item != REPLY:
+                self.warnings.append(
+                    f"slack.publish[{index}]: {_shown(item)} is not an act the bot grants "
+                    f"({', '.join(GRANTABLE)}) — ignored"
+                )
+        return frozenset(granted)
 
     def _rooms(self, value: Any) -> tuple[tuple[str, str], ...]:
         rooms = []
@@ -315,12 +365,53 @@ class _Parser:
             if not isinstance(pattern, str) or not _REPO_PATTERN.fullmatch(pattern):
                 self.errors.append(f"{key}: expected a repository pattern like acme/api or acme/*")
                 continue
+            if isinstance(room, Mapping):  # {room: "#x", kickoff: {…}}
+                self._unknown(room, ("room", "kickoff"), f"{key}.")
+                room = room.get("room")
             channel = self._channel(room, key)
             if channel:
                 rooms.append((pattern, channel))
             elif room in (None, ""):
                 self.errors.append(f"{key}: expected a room name or id, got nothing")
         return tuple(rooms)
+
+    def _kickoffs(self, slack: Mapping[str, Any], rooms: Any) -> tuple[tuple[str, Kickoff], ...]:
+        found = []
+        default = self._kickoff(slack.get("kickoff"), "slack.kickoff")
+        if default is not None:
+            channel = self._channel(slack.get("channel"), "slack.channel")
+            if not channel:
+                self.errors.append("slack.kickoff: needs slack.channel, the room it listens in")
+            else:
+                found.append((channel, default))
+        entries = rooms.items() if isinstance(rooms, Mapping) else ()
+        for pattern, room in entries:
+            if isinstance(room, Mapping) and isinstance(room.get("room"), str):
+                kickoff = self._kickoff(room.get("kickoff"), f"rooms[{pattern!r}].kickoff")
+                if kickoff is not None:
+                    found.append((room["room"].strip(), kickoff))
+        return tuple(found)
+
+    def _kickoff(self, value: Any, key: str) -> Kickoff | None:
+        """``{repo: owner/repo | [owner/repo, …], labels: [...]}``; ``None`` when unset."""
+        if value is None:
+            return None
+        raw = self._mapping(value, key)
+        self._unknown(raw, ("repo", "labels"), f"{key}.")
+        repos = raw.get("repo")
+        repos = [repos] if isinstance(repos, str) else repos
+        if not isinstance(repos, list) or not repos:
+            self.errors.append(f"{key}.repo: expected a repository like acme/api, or a list")
+            return None
+        bad = [r for r in repos if not isinstance(r, str) or not _REPO.fullmatch(r)]
+        if bad:
+            self.errors.append(f"{key}.repo: {_shown(bad[0])} is not a repository like acme/api")
+            return None
+        labels = raw.get("labels") or []
+        if not isinstance(labels, list) or not all(isinstance(x, str) and x for x in labels):
+            self.errors.append(f"{key}.labels: expected a list of label names")
+            return None
+        return Kickoff(tuple(dict.fromkeys(repos)), tuple(labels))
 
     def _people(self, value: Any) -> dict[str, str]:
         people = {}
@@ -333,6 +424,19 @@ class _Parser:
             else:
                 people[member] = login
         return people
+
+    def _relay_keywords(self, value: Any) -> dict[str, str]:
+        """the-loop's control keywords as this deployment renamed them (``""``: off)."""
+        found = {}
+        for command, keyword in self._mapping(value, "relay.keywords").items():
+            key = f"relay.keywords[{command!r}]"
+            if command not in keywords.COMMANDS:
+                self.errors.append(f"{key}: not a command (known: {', '.join(keywords.COMMANDS)})")
+            elif not isinstance(keyword, str) or "\n" in keyword or "`" in keyword:
+                self.errors.append(f"{key}: expected one line of words, got {_shown(keyword)}")
+            else:
+                found[command] = keyword
+        return found
 
     def _relay_repos(self, value: Any) -> dict[str, str]:
         repos = {}
@@ -378,8 +482,8 @@ _SECRETS = {
     "slack_signing_secret": "THELOOP_SLACK_SIGNING_SECRET",
     "github_token": "THELOOP_GITHUB_TOKEN",
 }
-#: Shown by :meth:`Environment.describe` as they are. ``log_level`` and ``slack_api_url``
-#: are not: only ``config.py`` acts on them, at start.
+#: Shown by :meth:`Environment.describe` as they are. ``config.py`` acts on the log level
+#: and the Slack API URL at start, from the same environment the plugin reads.
 _PLAIN = {
     "backend": "THELOOP_BACKEND",
     "data_dir": "THELOOP_DATA_DIR",
@@ -390,9 +494,12 @@ _PLAIN = {
     "github_api": "THELOOP_GITHUB_API",
     "loop_api": "THELOOP_LOOP_API",
     "loop_stream": "THELOOP_LOOP_STREAM",
+    "loop_config": "THELOOP_LOOP_CONFIG",
+    "log_level": "THELOOP_LOG_LEVEL",
+    "slack_api_url": "THELOOP_SLACK_API_URL",
 }
 #: Shown redacted: a URL may carry ``user:pass@`` or ``?token=``.
-_URLS = ("THELOOP_GITHUB_API", "THELOOP_LOOP_API", "THELOOP_LOOP_STREAM")
+_URLS = ("THELOOP_GITHUB_API", "THELOOP_LOOP_API", "THELOOP_LOOP_STREAM", "THELOOP_SLACK_API_URL")
 
 
 @dataclass(frozen=True)
@@ -410,6 +517,8 @@ class Environment:
     github_api: str = "https://api.github.com"
     loop_api: str = ""
     loop_stream: str = ""
+    #: the-loop's own CLI config (a mounted copy): its control keywords are read from it.
+    loop_config: str = ""
     data_dir: str = "./data"
     http_host: str = "127.0.0.1"
     http_port: int = 3141
@@ -479,6 +588,7 @@ class Environment:
             admins=admins,
             log_level=log_level,
             config_given=bool(get("THELOOP_CONFIG")),
+            loop_config=get("THELOOP_LOOP_CONFIG"),
             warnings=warnings,
             **urls,
         )

@@ -1,10 +1,20 @@
-"""Who may decide: a listed Slack member id, and no one when the list is empty.
+"""Who may do what: acts granted to the room, and members granted acts — fail closed.
 
-The allow-list is ``slack.authorizedUsers`` — Slack member ids, never names: names are
-attacker-chosen — and an empty list denies everyone (fail closed). It is asked on every
-path, typed or pressed, before anything a member said is validated, recorded or relayed
-(see ``looproom.decide.judging`` for the order); an unauthorized member gets a refusal
-naming the remedy.
+Two lists say it, both checked on every path (typed, pressed, shortcut, modal, slash) by
+the one question :func:`may`, before anything a member said is validated, recorded or
+relayed (see ``looproom.decide.judging`` for the order):
+
+- the room's grants, ``slack.publish``: the acts members may do here beyond replying
+  (a reply is always granted). An act the room was not granted is nobody's.
+- the members: deciders (``slack.authorizedUsers``) may do every granted act;
+  collaborators (``slack.collaborators``) may reply and add context — input — but not
+  decide, steer or create, as the-loop's own collaborators may not.
+
+Members are Slack member ids, never names: names are attacker-chosen. An ``@handle`` in
+the file is resolved to its id once, at activation (``looproom.decide.members``), so
+the lists here hold ids only. An empty decider list denies every decision. A refusal
+names the act that is not the member's and the remedy; a stranger is told no more than
+before the grants existed.
 """
 
 from __future__ import annotations
@@ -14,16 +24,89 @@ from dataclasses import dataclass, field
 
 from looproom.relay.forms import Destinations
 
+#: The acts a member may be granted, named as the-loop names the records they leave. Every
+#: path that acts for a member asks ``may`` about one of these, so a grant means the same
+#: thing wherever it is used.
+REPLY = "work-item.reply"
+GATE_FEEDBACK = "gate.feedback"
+CONTROL = "control.command"
+CONTEXT = "context.added"
+DECISION_RECORD = "decision.recorded"
+CREATE = "work-item.create"
+ACTS = (REPLY, GATE_FEEDBACK, CONTROL, CONTEXT, DECISION_RECORD, CREATE)
+#: The acts ``slack.publish`` may grant: everything beyond a reply, which is always granted.
+GRANTABLE = tuple(act for act in ACTS if act != REPLY)
+#: What a collaborator may do: give input. Deciding, steering and creating bind the work
+#: item and are a decider's alone — the-loop draws the same line for its collaborators.
+INPUT_ACTS = frozenset({REPLY, CONTEXT})
+
+#: What each act is called in a refusal, so a member knows what they tried to do.
+ACT_WORDS = {
+    REPLY: "replying to the-loop",
+    GATE_FEEDBACK: "answering a gate (approve, changes)",
+    CONTROL: "steering a run (execute, start, stop, skip …)",
+    CONTEXT: "adding context to a work item",
+    DECISION_RECORD: "recording a decision on a work item",
+    CREATE: "opening a new work item",
+}
+
 
 @dataclass(frozen=True)
 class Policy:
-    """The rules in force: the bot's own id, the allow-list, people → GitHub logins,
-    and which relay destinations are configured."""
+    """The rules in force: the bot's own id, the deciders, people → GitHub logins, which
+    relay destinations are configured, the collaborators, and the acts the room grants
+    beyond replying (every act unless ``slack.publish`` narrows it)."""
 
     own_id: str
     authorized: frozenset[str]
     people: Mapping[str, str] = field(default_factory=dict)
     destinations: Destinations = field(default_factory=Destinations)
+    collaborators: frozenset[str] = frozenset()
+    granted: frozenset[str] = frozenset(GRANTABLE)
+
+    def role(self, member: str) -> str:
+        """``decider``, ``collaborator`` or ``""`` for a stranger."""
+        if member and member in self.authorized:
+            return "decider"
+        if member and member in self.collaborators:
+            return "collaborator"
+        return ""
+
+
+def room_grants(act: str, policy: Policy) -> bool:
+    """Whether the room may do ``act`` at all: a reply always, the rest when published."""
+    return act == REPLY or (act in GRANTABLE and act in policy.granted)
+
+
+def may(member: str, act: str, policy: Policy) -> bool:
+    """Whether ``member`` may do ``act`` (one of ``ACTS``); fails closed on an unknown act,
+    an act the room was not granted, and anyone on neither list."""
+    if act not in ACTS or not room_grants(act, policy):
+        return False
+    role = policy.role(member)
+    return role == "decider" or (role == "collaborator" and act in INPUT_ACTS)
+
+
+def refusal_text(member: str, act: str, policy: Policy) -> str:
+    """What a member who may not do ``act`` is told: which act is not theirs, and the remedy.
+
+    A stranger hears what strangers always heard — the allow-list and its remedy — and
+    nothing about the grants or who holds them.
+    """
+    role = policy.role(member)
+    if not role:
+        return unauthorized_text(member, policy.authorized)
+    what = ACT_WORDS.get(act, f"`{act}`")
+    if not room_grants(act, policy):
+        return (
+            f"This room is not granted `{act}` — {what} — so nothing was relayed: "
+            "`slack.publish` in theloop.yaml does not list it. Ask an operator to add it."
+        )
+    return (
+        f"As a collaborator you may reply and add context, but `{act}` — {what} — is for "
+        "members in `slack.authorizedUsers`, so nothing was relayed. Ask one of them, or "
+        "an operator to list you there."
+    )
 
 
 def may_decide(member: str, authorized: frozenset[str]) -> bool:
@@ -32,10 +115,24 @@ def may_decide(member: str, authorized: frozenset[str]) -> bool:
 
 
 def unauthorized_text(member: str, authorized: frozenset[str]) -> str:
-    """The refusal an unauthorized member sees, naming the remedy."""
+    """The refusal a stranger sees, naming the remedy."""
     nobody = " (the list is empty, so nobody may)" if not authorized else ""
     return (
         f"Only members listed in `slack.authorizedUsers` may decide for the-loop{nobody}, "
         f"and your member id `{member or 'unknown'}` is not there — nothing was relayed. "
         "Ask an operator to add it to `slack.authorizedUsers` in theloop.yaml."
     )
+
+
+def holders(policy: Policy) -> list[str]:
+    """Each act and who holds it, for ``!theloop status``."""
+    lines = []
+    for act in ACTS:
+        if not room_grants(act, policy):
+            lines.append(f"{act}: not granted to the room (`slack.publish`)")
+            continue
+        who = sorted(policy.authorized) + (
+            sorted(policy.collaborators - policy.authorized) if act in INPUT_ACTS else []
+        )
+        lines.append(f"{act}: " + (", ".join(f"`{m}`" for m in who) or "nobody"))
+    return lines

@@ -40,6 +40,12 @@ class Decision:
     ts: str = ""
     thread: str = ""
     login: str = ""
+    #: A record's facts beside its words: how many messages a context holds, the Slack
+    #: link of the thread, a decision's kind (product, design, tech) and its rationale.
+    count: int = 0
+    link: str = ""
+    topic: str = ""
+    why: str = ""
 
     @property
     def key(self) -> str:

@@ -14,18 +14,24 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from looproom import times, workitem
-from looproom.decide import judging, kinds, presses
+from looproom.decide import grammar, judging, kinds, presses, talk
 from looproom.decide.authorization import Policy
-from looproom.decide.decision import ADMITTED, REFUSED, Decision, Verdict
+from looproom.decide.cursors import Cursors
+from looproom.decide.decision import ADMITTED, REFUSED, Decision, Verdict, refuse
 from looproom.decide.judging import Said, Where
 from looproom.relay.relay import Relay
 from looproom.room.memory import Memory
 from looproom.room.queued_room import Voice, quietly
 
 log = logging.getLogger(__name__)
+
+#: ``(channel, thread_ts)`` → the thread's messages by people, oldest first; ``None`` when
+#: it cannot be read now (Slack is down) or this backend has no threads.
+ThreadLines = Callable[[str, str], "list[talk.Line] | None"]
 
 
 def room_facts(
@@ -53,11 +59,20 @@ class Desk:
         room: Voice,
         policy: Callable[[], Policy],
         *,
+        cursors: Cursors | None = None,
+        thread_lines: ThreadLines = lambda _c, _t: None,
         clock: Callable[[], float] = time.time,
     ) -> None:
+        """``cursors`` remembers what each thread gave as context; ``thread_lines`` reads a
+        thread for ``record-context``."""
         self.memory, self.relay, self.room = memory, relay, room
         self._policy, self._clock = policy, clock
+        self.cursors = cursors if cursors is not None else Cursors({})
+        self._thread_lines = thread_lines
         self._lock = threading.Lock()
+        #: A change request pressed without its reason: may a form ask for it? (True when
+        #: one was opened; set by the talk desk on Slack.)
+        self.ask_why: Callable[[presses.Press, Mapping[str, Any]], bool] = lambda _p, _q: False
 
     def where(
         self, channel: str, thread_ts: str, room_item: str = "", repository: str = ""
@@ -66,14 +81,59 @@ class Desk:
         threaded = self.memory.locate(channel, thread_ts) if thread_ts else ""
         return Where(threaded or room_item, repository, thread_bound=bool(threaded))
 
-    def said(self, said: Said, where: Where) -> Verdict:
-        """A typed message (a thread reply, a plain message, or a ``!`` command)."""
+    def said(self, said: Said, where: Where, *, answer: bool = True) -> Verdict:
+        """A typed message (a thread reply, a plain message, a ``!`` command or a slash
+        command); ``answer=False`` when the caller answers the member itself."""
         policy, now = self._policy(), self._clock()
         with self._lock:
             verdict = judging.judge_typed(said, where, self.memory.get, policy, times.iso(now))
-            verdict = self._record(verdict, policy, now)
-        self._answer(verdict, said.channel, said.member, said.ts, said.thread_ts or said.ts)
+            if not _wants_thread(verdict):
+                verdict = self._record(verdict, policy, now)
+        if _wants_thread(verdict):
+            verdict = self._context(verdict, policy, now)
+        if answer:
+            self._answer(verdict, said.channel, said.member, said.ts, said.thread_ts or said.ts)
         return verdict
+
+    def _context(self, verdict: Verdict, policy: Policy, now: float) -> Verdict:
+        """``record-context``: the thread since its last recorded context, read off the
+        lock (a Slack call), then recorded — and the cursor moved — under it."""
+        decision = verdict.decision
+        assert decision is not None
+        channel, thread = decision.channel, decision.thread or decision.ts
+        if not thread:  # a slash command has no message, hence no thread
+            return refuse(
+                "no-thread",
+                "`record-context` records the thread it is said in — type it in the work "
+                "item's thread, or use the message shortcut there. Nothing was recorded.",
+            )
+        lines = self._thread_lines(channel, thread)
+        if lines is None:
+            return refuse(
+                "thread-unreadable",
+                "This thread cannot be read now, so nothing was recorded — try again shortly.",
+            )
+        since = self.cursors.context(channel, thread)
+        fresh = [
+            line
+            for line in lines
+            if line.ts != decision.ts
+            and (not since or float(line.ts) > float(since))
+            and not _a_record_command(line.text)
+        ]
+        if not fresh:
+            return refuse(
+                "no-new-context",
+                "Nothing was said in this thread since its last recorded context, so nothing "
+                "was recorded.",
+            )
+        text, count = talk.snapshot(fresh)
+        link = talk.thread_link(channel, thread)
+        full = replace(decision, words=text, count=count, link=link, thread=thread)
+        with self._lock:
+            if not self.cursors.contextualized(channel, thread, fresh[-1].ts):
+                return refuse("duplicate", "This thread was just recorded; nothing more went.")
+            return self._record(replace(verdict, decision=full), policy, now)
 
     def pressed(self, payload: Mapping[str, Any]) -> Verdict | None:
         """A ``block_actions`` payload from Socket Mode or the HTTP endpoint."""
@@ -90,6 +150,8 @@ class Desk:
             line = presses.pressed_line(press, verdict.decision, now)
             blocks = presses.after_press(press, line)
             quietly(self.room.update, press.channel, press.ts, f"{press.text}\n{line}", blocks)
+        if verdict.reason == "changes-without-reason" and self.ask_why(press, payload):
+            return verdict  # the form asks the reason; its submission is the decision
         self._answer(verdict, press.channel, press.member, press.ts, press.thread_ts or press.ts)
         return verdict
 
@@ -127,3 +189,18 @@ class Desk:
         settles = kinds.settles(decision.kind)
         if settles:
             self.memory.reopen(decision.work_item, settles)
+
+
+def _wants_thread(verdict: Verdict) -> bool:
+    """An admitted context record, whose words are the thread: read before recording."""
+    decision = verdict.decision
+    return verdict.status == ADMITTED and decision is not None and decision.kind == kinds.CONTEXT
+
+
+def _a_record_command(text: str) -> bool:
+    """A ``record-context`` or ``record-decision`` typed in the thread: an act, not context."""
+    parsed = kinds.read(text)
+    verb = getattr(parsed, "verb", "")
+    return verb in (talk.RECORD_CONTEXT, talk.RECORD_DECISION) or (
+        isinstance(parsed, grammar.Refusal) and parsed.reason in ("context-words", "decision-words")
+    )

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from looproom import workitem
 
@@ -26,8 +26,9 @@ _WRAPPERS = "`'\"“”.:!?()[]{}*_~"
 _SIGNATURE = re.compile(
     r"\s*[*_~]*sent[ \t]+using[*_~]*[ \t]+(?:<@[^>\n]*>|@?[^\s*_~]+)[*_~]*\s*$", re.IGNORECASE
 )
-#: A leading "the-loop" — the ticket's keyword, typed by habit — or a mention of us.
-_ADDRESS = re.compile(r"^(?:the-loop\s+|<@[UW][A-Z0-9]+(?:\|[^>]*)?>\s*)", re.IGNORECASE)
+#: A leading "the-loop" — the ticket's keyword, typed by habit — or a mention (of us, if it
+#: is to address us).
+_ADDRESS = re.compile(r"^(?:the-loop\s+|<@([UW][A-Z0-9]+)(?:\|[^>]*)?>\s*)", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,7 @@ class Command:
     items: tuple[str, ...] = ()
     words: str = ""
     without: bool = False
+    addressed: bool = False  # opened with a mention of the bot or ``the-loop``
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,9 @@ class Refusal:
     reason: str
     text: str
     ref: str = ""
+    verb: str = ""  # the verb it was read as, so the refusal is only for who may use it
+    prose: bool = False  # unless addressed to the bot, these are ordinary words
+    addressed: bool = False
 
 
 Parsed = Command | Text | Refusal
@@ -63,9 +68,17 @@ Parsed = Command | Text | Refusal
 Reader = Callable[[str, str, str], Parsed]
 
 
-def parse(text: str, readers: Mapping[str, Reader]) -> Parsed:
-    """Read one typed message; ``readers`` holds each verb (or two-word phrase) and its reader."""
-    body = _ADDRESS.sub("", (text or "").strip(), count=1)
+def parse(text: str, readers: Mapping[str, Reader], own_id: str = "") -> Parsed:
+    """Read one typed message; ``readers`` holds each verb (or two-word phrase) and its reader.
+
+    A message that opens by mentioning someone other than the bot (``own_id``, where it is
+    known) is said to that person: "@alice approve it" asks Alice, it does not approve.
+    """
+    if to_another(text, own_id):
+        return Text(text or "")
+    said = (text or "").strip()
+    address = _ADDRESS.match(said)
+    body, addressed = (said[address.end() :], True) if address else (said, False)
     head, _, rest = body.partition("\n")
     parts = head.split(None, 2)
     first = parts[0].lower().rstrip(".!:") if parts else ""
@@ -78,7 +91,16 @@ def parse(text: str, readers: Mapping[str, Reader]) -> Parsed:
         return Text(text or "")
     ref, tail = _leading_ref(tail)
     words = "\n".join(part for part in (tail, rest.strip()) if part).strip()
-    return readers[verb](ref, tail, words)
+    parsed = readers[verb](ref, tail, words)
+    if isinstance(parsed, Refusal):
+        return replace(parsed, verb=verb, addressed=bool(addressed))
+    return replace(parsed, addressed=bool(addressed)) if isinstance(parsed, Command) else parsed
+
+
+def to_another(text: str, own_id: str) -> bool:
+    """Whether a message opens by mentioning a member other than the bot (``own_id``)."""
+    address = _ADDRESS.match((text or "").strip())
+    return bool(own_id and address and address.group(1) and address.group(1) != own_id)
 
 
 def _leading_ref(tail: str) -> tuple[str, str]:

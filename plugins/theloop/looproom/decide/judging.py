@@ -13,8 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from looproom import workitem
-from looproom.decide import grammar, kinds
-from looproom.decide.authorization import Policy, may_decide, unauthorized_text
+from looproom.decide import grammar, kinds, talk
+from looproom.decide.authorization import Policy, may, refusal_text
 from looproom.decide.decision import IGNORED, REFUSED, Decision, Verdict, refuse
 from looproom.decide.presses import Press
 from looproom.room.memory import Asked, ItemState
@@ -30,6 +30,8 @@ class Said:
     ``addressed`` marks an explicit command (``!execute …``): it is always answered, even
     where it maps to no work item. ``ts`` is the message's own id in its channel.
     ``subtype`` is Slack's message subtype (``message_changed`` for an edit).
+    ``to_bot`` marks words addressed to the bot (a mention, or a direct message naming
+    a work item): a reply to the session. ``files`` names what was attached, with links.
     """
 
     member: str
@@ -40,6 +42,12 @@ class Said:
     is_bot: bool = False
     addressed: bool = False
     subtype: str = ""
+    to_bot: bool = False
+    files: str = ""
+    #: Where it was said when there is no message (a slash command's trigger): the key.
+    origin: str = ""
+    #: Already read (a submitted form says what it is): not parsed from ``text`` again.
+    parsed: grammar.Parsed | None = None
 
 
 @dataclass(frozen=True)
@@ -79,11 +87,14 @@ def draft(
     )
 
 
-def _authorize(member: str, policy: Policy) -> Verdict | None:
-    """The refusal for a member who may not decide — ``None`` for one who may."""
-    if may_decide(member, policy.authorized):
+def _authorize(member: str, act: str, policy: Policy) -> Verdict | None:
+    """The refusal for a member who may not do ``act`` — ``None`` for one who may. A
+    stranger's refusal is ``unauthorized`` (⚠️ and a warning); a member on a list who
+    lacks this act is told which act is not theirs."""
+    if may(member, act, policy):
         return None
-    return refuse("unauthorized", unauthorized_text(member, policy.authorized))
+    reason = "unauthorized" if not policy.role(member) else "act-not-granted"
+    return refuse(reason, refusal_text(member, act, policy))
 
 
 # -- typed ----------------------------------------------------------------------------------
@@ -97,7 +108,9 @@ def judge_typed(
         # An edit re-sends the whole message under a new ts: read as new, a decision would
         # be taken twice, or a word changed after the fact would decide anew.
         return Verdict(IGNORED, "edited")
-    parsed = kinds.read(said.text)
+    parsed = said.parsed
+    if parsed is None:
+        parsed = _spoken(kinds.read(said.text, policy.own_id), said)
     work_item, problem = _map(parsed, where)
     if not work_item:
         if said.addressed and not (said.member == policy.own_id or said.is_bot):
@@ -106,9 +119,13 @@ def judge_typed(
     if said.is_bot or (policy.own_id and said.member == policy.own_id):
         return Verdict(IGNORED, "self-authored")
     state = state_of(work_item)
-    if isinstance(parsed, grammar.Text) and not _awaited(said, where, state):
+    answers = _answers(said, where, state.ask)
+    replies = isinstance(parsed, grammar.Text) and not answers and said.to_bot
+    if isinstance(parsed, grammar.Text) and grammar.to_another(said.text, policy.own_id):
+        return Verdict(IGNORED, "conversation")  # "@bob what do you think?" asks Bob
+    if isinstance(parsed, grammar.Text) and not (replies or _awaited(said, where, state)):
         return Verdict(IGNORED, "conversation")
-    unauthorized = _authorize(said.member, policy)
+    unauthorized = _authorize(said.member, kinds.act_of(parsed), policy)
     if unauthorized is not None:
         return unauthorized
     if isinstance(parsed, grammar.Refusal):
@@ -118,12 +135,18 @@ def judge_typed(
         said.member,
         policy,
         now,
-        origin=f"{said.channel}:{said.ts}",
+        origin=said.origin or f"{said.channel}:{said.ts}",
         channel=said.channel,
         ts=said.ts,
+        thread=said.thread_ts,  # a reply's ts is no thread: answers go to its thread
     )
+    if replies:
+        words = talk.without_mentions_of(said.text, policy.own_id)
+        words = "\n\n".join(part for part in (words, said.files) if part)
+        reply = grammar.Command(kinds.REPLY, words=words)
+        return kinds.reply(reply, state, base, policy.destinations)
     if isinstance(parsed, grammar.Text):
-        if not _answers(said, where, state.ask):
+        if not answers:
             # A plain reply at a gate is not an answer to it: the-loop reads "not
             # approved yet" as an approval, so only the explicit verbs answer a gate.
             return refuse(
@@ -131,12 +154,28 @@ def judge_typed(
                 "At this gate say `approve [words]` or `changes <why>` — a plain reply is "
                 "not taken as an answer, so nothing was relayed.",
             )
-        parsed = grammar.Command(kinds.ANSWER, words=parsed.text)
+        words = "\n\n".join(part for part in (parsed.text, said.files) if part)
+        parsed = grammar.Command(kinds.ANSWER, words=words)
         kind = kinds.BY_NAME[kinds.ANSWER]
     else:
         kind = kinds.BY_VERB[parsed.verb]
+    refusal = kinds.unwritable(kind, work_item, policy.destinations)
+    if refusal:
+        return refuse("unwritable", refusal)
     assert kind.typed is not None  # every kind with a verb, and the answer, is typed
     return kind.typed(parsed, state, base, policy.destinations)
+
+
+def _spoken(parsed: grammar.Parsed, said: Said) -> grammar.Parsed:
+    """Ordinary words stay words: a verb that opens sentences too (``do``), or a bare verb
+    followed by words (``stop that``), is a command only when addressed to the bot."""
+    if isinstance(parsed, grammar.Text) or said.addressed or parsed.addressed:
+        return parsed
+    if isinstance(parsed, grammar.Refusal) and parsed.prose:
+        return grammar.Text(said.text)
+    if isinstance(parsed, grammar.Command) and kinds.BY_WORD[parsed.verb].addressed_only:
+        return grammar.Text(said.text)
+    return parsed
 
 
 def _map(parsed: grammar.Parsed, where: Where) -> tuple[str, str]:
@@ -206,9 +245,12 @@ def judge_press(
         return refuse("unmapped", "This message is not one of the-loop's questions any more.")
     if press.member == policy.own_id:
         return Verdict(IGNORED, "self-authored")
-    unauthorized = _authorize(press.member, policy)
+    unauthorized = _authorize(press.member, kind.act, policy)
     if unauthorized is not None:
         return unauthorized
+    refusal = kinds.unwritable(kind, work_item, policy.destinations)
+    if refusal:
+        return refuse("unwritable", refusal)
     base = draft(
         work_item,
         press.member,

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from looproom.decide import grammar
+from looproom.decide import authorization, grammar, talk
 from looproom.decide.decision import (
     ADMITTED,
     Decision,
@@ -23,12 +23,21 @@ from looproom.decide.decision import (
     unanswered,
 )
 from looproom.decide.presses import Press, ticked
-from looproom.relay import forms
+from looproom.relay import forms, keywords, records
 from looproom.room import buttons
 from looproom.room import checklist as checklists
 from looproom.room.memory import Asked, ItemState
 
 EXECUTE, SKIP, APPROVE, CHANGES, ANSWER = "execute", "skip", "approve", "changes", "answer"
+START, STOP, PAUSE, RESUME = keywords.START, keywords.STOP, keywords.PAUSE, keywords.RESUME
+CONTRIBUTE, CLEANUP, DO, REVIEW = (
+    keywords.CONTRIBUTE,
+    keywords.CLEANUP,
+    keywords.DO,
+    keywords.REVIEW,
+)
+#: What a member says to the agent, on the record: a reply, the thread as context, a decision.
+REPLY, CONTEXT, DECISION = "reply", "context", "decision"
 #: The open questions a decision settles (see ``looproom.room.memory.Memory.settle``).
 SELECTION, GATE, ASK = "selection", "gate", "ask"
 
@@ -45,7 +54,8 @@ class DecisionKind:
 
     name: str  # stored with the decision; its idempotency key includes it
     label: str  # what the room's replies call it: "the approval of @alice"
-    form: forms.Form  # the form the-loop accepts it in
+    form: forms.Form | records.Talk  # the form the-loop accepts it in
+    act: str  # the act a member must be granted to make it (looproom.decide.authorization)
     settles: str = ""  # the open question it answers ("" when it answers none)
     verb: str = ""  # the typed verb ("" when it is not typed as a command)
     phrases: tuple[str, ...] = ()  # other typed forms of the verb ("request changes")
@@ -53,6 +63,10 @@ class DecisionKind:
     typed: TypedCheck | None = None
     button: str = ""  # the action id of its button ("" when it has none)
     pressed: PressCheck | None = None
+    after: str = ""  # what happens next once it landed, said with the ✅
+    #: Typed only as an explicit command (``!do …``, a mention, ``the-loop do …``): its
+    #: verb opens ordinary sentences too ("do we need this?"), which must stay words.
+    addressed_only: bool = False
 
 
 def admit(kind: str, base: Decision, **fields: Any) -> Verdict:
@@ -103,11 +117,52 @@ def _read_changes(ref: str, tail: str, words: str) -> grammar.Parsed:
     return grammar.Command(CHANGES, ref, words=words)
 
 
+def _read_bare(verb: str) -> grammar.Reader:
+    """A control verb that takes no words: words after it make the message conversation
+    (a refusal only when it was addressed to the bot)."""
+
+    def read(ref: str, tail: str, words: str) -> grammar.Parsed:
+        if words:
+            return grammar.Refusal(
+                f"{verb}-words",
+                f"`{verb}` takes nothing after the work item — say `{verb}` or "
+                f"`{verb} github:owner/repo#7`; nothing was recorded.",
+                ref,
+                prose=True,
+            )
+        return grammar.Command(verb, ref)
+
+    return read
+
+
+def _read_said(verb: str, what: str) -> grammar.Reader:
+    """A control verb whose words are part of it: ``do <task>``, ``review <brief>``."""
+
+    def read(ref: str, tail: str, words: str) -> grammar.Parsed:
+        if not words:
+            return grammar.Refusal(
+                f"{verb}-without-words",
+                f"`{verb}` needs the {what} — say `{verb} <{what}>`; nothing was recorded.",
+                ref,
+            )
+        return grammar.Command(verb, ref, words=words)
+
+    return read
+
+
 # -- the checks of a typed decision ---------------------------------------------------------
 
 
+def _typed_control(
+    cmd: grammar.Command, state: ItemState, base: Decision, destinations: forms.Destinations
+) -> Verdict:
+    """A session command: the-loop judges it against the work item (the judging checked
+    that the work item takes comments and the keyword is not switched off)."""
+    return admit(cmd.verb, base, words=cmd.words)
+
+
 def _typed_execute(
-    cmd: grammar.Command, state: ItemState, base: Decision, _destinations: forms.Destinations
+    cmd: grammar.Command, state: ItemState, base: Decision, destinations: forms.Destinations
 ) -> Verdict:
     if state.selection_done:
         return refuse(
@@ -172,6 +227,29 @@ def _typed_answer(
     return admit(ANSWER, base, words=cmd.words, thread=_where(state.ask))
 
 
+def _typed_reply(
+    cmd: grammar.Command, state: ItemState, base: Decision, _destinations: forms.Destinations
+) -> Verdict:
+    """Words addressed to the bot: a reply to the session, open question or not."""
+    if not cmd.words.strip():
+        return refuse("empty-reply", "There is nothing to send the agent besides the mention.")
+    return admit(REPLY, base, words=cmd.words, thread=base.thread or base.ts)
+
+
+def _typed_context(
+    cmd: grammar.Command, state: ItemState, base: Decision, _destinations: forms.Destinations
+) -> Verdict:
+    """The thread as context: the desk reads the thread, since the last record, after this."""
+    return admit(CONTEXT, base, thread=base.thread or base.ts)
+
+
+def _typed_decision(
+    cmd: grammar.Command, state: ItemState, base: Decision, _destinations: forms.Destinations
+) -> Verdict:
+    topic, why = cmd.items
+    return admit(DECISION, base, words=cmd.words, topic=topic, why=why, thread=base.thread)
+
+
 # -- the checks of a press ------------------------------------------------------------------
 
 
@@ -204,6 +282,11 @@ def _pressed_default(press: Press, state: ItemState, base: Decision) -> Verdict:
     return admit(ANSWER, base, words=default)
 
 
+def _pressed_control(press: Press, state: ItemState, base: Decision) -> Verdict:
+    """A control verb's button: the-loop judges it against the work item."""
+    return admit(press.action_id.removeprefix(buttons.PREFIX), base)
+
+
 def _pressed_execute(press: Press, state: ItemState, base: Decision) -> Verdict:
     stale = refuse("stale", "This phase selection is no longer open, so nothing was relayed.")
     closed = unanswered(state.selection, "This phase selection", missing=stale, shown=press.ts)
@@ -229,6 +312,7 @@ KINDS: tuple[DecisionKind, ...] = (
         EXECUTE,
         label="phase selection",
         form=forms.CONTROL_COMMAND,
+        act=authorization.CONTROL,
         settles=SELECTION,
         verb="execute",
         read=_read_execute,
@@ -240,6 +324,7 @@ KINDS: tuple[DecisionKind, ...] = (
         SKIP,
         label="skip",
         form=forms.SKIP,
+        act=authorization.CONTROL,
         verb="skip",
         read=_read_skip,
         typed=_typed_skip,
@@ -248,6 +333,7 @@ KINDS: tuple[DecisionKind, ...] = (
         APPROVE,
         label="approval",
         form=forms.APPROVAL,
+        act=authorization.GATE_FEEDBACK,
         settles=GATE,
         verb="approve",
         read=_read_approve,
@@ -259,6 +345,7 @@ KINDS: tuple[DecisionKind, ...] = (
         CHANGES,
         label="change request",
         form=forms.CHANGE_REQUEST,
+        act=authorization.GATE_FEEDBACK,
         settles=GATE,
         verb="changes",
         phrases=("request changes",),
@@ -267,21 +354,109 @@ KINDS: tuple[DecisionKind, ...] = (
         button=buttons.CHANGES,
         pressed=_pressed_gate(CHANGES),
     ),
+    *(
+        DecisionKind(
+            verb,
+            label=label,
+            form=forms.control(verb),
+            act=authorization.CONTROL,
+            verb=verb,
+            read=reader,
+            typed=_typed_control,
+            after=after,
+            addressed_only=verb in (DO, REVIEW),
+            # A new work item's thread opens with a Start button.
+            button=buttons.START if verb == START else "",
+            pressed=_pressed_control if verb == START else None,
+        )
+        for verb, label, reader, after in (
+            (
+                START,
+                "start request",
+                _read_bare(START),
+                "the-loop arms this work item and starts its session",
+            ),
+            (
+                STOP,
+                "stop request",
+                _read_bare(STOP),
+                "the-loop stops the session; nothing starts it again until someone says `start`",
+            ),
+            (
+                PAUSE,
+                "pause request",
+                _read_bare(PAUSE),
+                "the-loop pauses the session; `resume` wakes it",
+            ),
+            (RESUME, "resume request", _read_bare(RESUME), "the-loop wakes the paused session"),
+            (
+                CONTRIBUTE,
+                "contribute request",
+                _read_bare(CONTRIBUTE),
+                "the-loop joins this work item as a contributor, in its contribution loop",
+            ),
+            (
+                DO,
+                "ad-hoc task",
+                _read_said(DO, "task"),
+                "the-loop works the task in its ad-hoc loop until you say it is done",
+            ),
+            (
+                REVIEW,
+                "review request",
+                _read_said(REVIEW, "brief"),
+                "the-loop reviews the pull request against the brief and changes no code",
+            ),
+            (
+                CLEANUP,
+                "cleanup request",
+                _read_bare(CLEANUP),
+                "the-loop reclaims this work item's local sessions and checkout",
+            ),
+        )
+    ),
     # An answer has no verb: it is the words said in an open ask's thread, or the
     # "Defaults are fine" press.
     DecisionKind(
         ANSWER,
         label="answer",
         form=forms.REPLY,
+        act=authorization.REPLY,
         settles=ASK,
         typed=_typed_answer,
         button=buttons.DEFAULT,
         pressed=_pressed_default,
     ),
+    # A reply has no verb either: it is words addressed to the bot (``looproom.decide.talk``).
+    DecisionKind(
+        REPLY, label="reply", form=records.REPLY_FORM, act=authorization.REPLY, typed=_typed_reply
+    ),
+    DecisionKind(
+        CONTEXT,
+        label="context",
+        form=records.CONTEXT_FORM,
+        act=authorization.CONTEXT,
+        verb=talk.RECORD_CONTEXT,
+        read=talk.read_record_context,
+        typed=_typed_context,
+    ),
+    DecisionKind(
+        DECISION,
+        label="decision",
+        form=records.DECISION_FORM,
+        act=authorization.DECISION_RECORD,
+        verb=talk.RECORD_DECISION,
+        read=talk.read_record_decision,
+        typed=_typed_decision,
+    ),
 )
 
 BY_NAME: Mapping[str, DecisionKind] = {kind.name: kind for kind in KINDS}
 BY_VERB: Mapping[str, DecisionKind] = {kind.verb: kind for kind in KINDS if kind.verb}
+#: Every typed verb and phrase → its kind.
+BY_WORD: Mapping[str, DecisionKind] = {
+    word: kind for kind in KINDS if kind.verb for word in (kind.verb, *kind.phrases)
+}
 BY_BUTTON: Mapping[str, DecisionKind] = {kind.button: kind for kind in KINDS if kind.button}
 #: The typed verbs, for the adapter's commands (``!execute``…).
 VERBS: tuple[str, ...] = tuple(BY_VERB)
@@ -294,9 +469,16 @@ READERS: Mapping[str, grammar.Reader] = {
 }
 
 
-def read(text: str) -> grammar.Parsed:
-    """One typed message read with every kind's verb."""
-    return grammar.parse(text, READERS)
+def read(text: str, own_id: str = "") -> grammar.Parsed:
+    """One typed message read with every kind's verb; ``own_id`` is the bot's member id."""
+    return grammar.parse(text, READERS, own_id)
+
+
+def act_of(parsed: grammar.Parsed) -> str:
+    """The act what was typed would be: its verb's kind's act; plain words are a reply."""
+    verb = parsed.verb if isinstance(parsed, grammar.Command | grammar.Refusal) else ""
+    kind = BY_WORD.get(verb) or BY_NAME[ANSWER]
+    return kind.act
 
 
 def target(decision: Decision, destinations: forms.Destinations) -> dict[str, Any]:
@@ -304,9 +486,36 @@ def target(decision: Decision, destinations: forms.Destinations) -> dict[str, An
     return BY_NAME[decision.kind].form.target(decision, destinations)
 
 
+#: A reply's check, for the judging: words addressed to the bot are a reply without a verb.
+reply: TypedCheck = _typed_reply
+
+
+def act(kind: str) -> str:
+    """What a member must be granted to make a decision of ``kind``."""
+    return BY_NAME[kind].act
+
+
 def label(kind: str) -> str:
     """What the room's replies call a decision of ``kind``."""
     return BY_NAME[kind].label
+
+
+def after(kind: str) -> str:
+    """What happens next once a decision of ``kind`` landed, ``""`` when nothing to say."""
+    known = BY_NAME.get(kind)
+    return known.after if known is not None else ""
+
+
+def unwritable(kind: DecisionKind, work_item: str, destinations: forms.Destinations) -> str:
+    """Why ``kind`` cannot reach ``work_item`` — a form the-loop reads from the ticket's
+    comments on a work item we cannot comment on, or a control command this deployment
+    switched off — ``""`` when it can."""
+    if not isinstance(kind.form, forms.Comment):
+        return ""
+    refusal = forms.tracker_refusal(work_item)
+    if not refusal and kind.form.command:
+        refusal = destinations.keywords.refusal(kind.form.command)
+    return refusal
 
 
 def settles(kind: str) -> str:

@@ -17,7 +17,7 @@ from typing import Any
 
 from looproom import strict_json, times
 from looproom.decide.decision import Decision
-from looproom.http_rules import MAX_BODY_BYTES
+from looproom.inbound.slack_signed import Checked, signed_body
 from looproom.room import buttons
 from looproom.room import checklist as checklists
 
@@ -38,42 +38,12 @@ class Press:
     text: str = ""
 
 
-@dataclass(frozen=True)
-class Checked:
-    """A verified HTTP request: ``status`` 200 with the payload, or the error status."""
-
-    status: int
-    payload: Mapping[str, Any] | None = None
-    error: str = ""
-
-
-class _Clock:
-    def __init__(self, now: float) -> None:
-        self._now = now
-
-    def now(self) -> float:
-        return self._now
-
-
 def verify(headers: Mapping[str, str], body: bytes, secret: str, now: float) -> Checked:
     """Slack's signature on an interactive request, then its ``payload=`` form field."""
-    from slack_sdk.signature import SignatureVerifier  # slack_sdk is a runtime dependency
-
-    if not secret:
-        return Checked(503, error="no signing secret configured (THELOOP_SLACK_SIGNING_SECRET)")
-    if len(body) > MAX_BODY_BYTES:
-        return Checked(413, error="body too large")
-    try:
-        text = body.decode("utf-8")  # slack_sdk's verifier decodes it too, and would raise
-    except UnicodeDecodeError as exc:
-        return Checked(400, error=f"body is not UTF-8 (byte {exc.start})")
-    lowered = {key.lower(): value for key, value in headers.items()}
-    stamp = lowered.get("x-slack-request-timestamp", "")
-    if not stamp.isascii() or not stamp.isdigit():
-        return Checked(401, error="missing or malformed X-Slack-Request-Timestamp")
-    verifier = SignatureVerifier(secret, clock=_Clock(now))
-    if not verifier.is_valid(body, stamp, lowered.get("x-slack-signature")):
-        return Checked(401, error="bad signature or stale timestamp")
+    checked = signed_body(headers, body, secret, now)
+    if checked.status != 200:
+        return checked
+    text = body.decode("utf-8")
     try:
         raw = urllib.parse.parse_qs(text, strict_parsing=True)["payload"][0]
     except (ValueError, KeyError):
@@ -148,6 +118,10 @@ def ticked(values: Mapping[str, Any], rows: checklists.Checklist) -> dict[str, b
             continue
         for row in rows.phases[start : start + buttons.CHECKBOX_LIMIT]:
             ticks[row.token] = row.token in chosen
+    outer = f"{buttons.SELECTION}:{rows.fingerprint}:outer"
+    chosen = _selected(values, outer, buttons.OUTER_LOOP)
+    if chosen is not None and any(r.token == buttons.OUTER_LOOP_ROW for r in rows.settings):
+        ticks[buttons.OUTER_LOOP_ROW] = buttons.OUTER_LOOP_ROW in chosen
     return ticks
 
 

@@ -50,6 +50,7 @@ CREATE TABLE IF NOT EXISTS items (
     updated    REAL    NOT NULL,
     last_error TEXT    NOT NULL DEFAULT '',
     grp        TEXT    NOT NULL DEFAULT '',
+    first_try  REAL    NOT NULL DEFAULT 0,
     UNIQUE (queue, key)
 );
 CREATE INDEX IF NOT EXISTS items_due ON items (queue, state, due, seq);
@@ -64,7 +65,7 @@ _FIRST_IN_GROUP = (
     " AND earlier.state IN ('pending', 'inflight')))"
 )
 _OPEN_STATES = ("pending", "inflight", "parked")
-_COLUMNS = "key, payload, state, attempts, maybe_delivered, due, created, last_error"
+_COLUMNS = "key, payload, state, attempts, maybe_delivered, due, created, last_error, first_try"
 
 
 @dataclass(frozen=True)
@@ -80,6 +81,9 @@ class Item:
     due: float
     created: float
     last_error: str
+    #: When it was first handed out (0.0: never): where a look-up of what may have
+    #: landed starts.
+    first_try: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -108,17 +112,20 @@ class DurableQueue:
         try:
             self._db = sqlite.connect(path)
             self._db.executescript(_SCHEMA)
-            self._add_group_column()
+            self._add_columns()
             self._recover()
             self.prune()
         except (sqlite3.Error, OSError) as exc:  # at start: say which file
             raise sqlite.StorageError(path, exc) from exc
 
-    def _add_group_column(self) -> None:
-        """Files written before groups existed gain the column (every old item ungrouped)."""
+    def _add_columns(self) -> None:
+        """Files written before groups and first tries existed gain the columns (every old
+        item ungrouped, never tried as far as it knows)."""
         columns = {row[1] for row in self._db.execute("PRAGMA table_info(items)")}
         if "grp" not in columns:
             self._db.execute("ALTER TABLE items ADD COLUMN grp TEXT NOT NULL DEFAULT ''")
+        if "first_try" not in columns:
+            self._db.execute("ALTER TABLE items ADD COLUMN first_try REAL NOT NULL DEFAULT 0")
         self._db.execute(_GROUP_INDEX)
 
     def _recover(self) -> None:
@@ -165,12 +172,14 @@ class DurableQueue:
             if row is None:
                 return None
             db.execute(
-                "UPDATE items SET state='inflight', attempts=attempts+1, updated=? "
+                "UPDATE items SET state='inflight', attempts=attempts+1, updated=?, "
+                "first_try=CASE WHEN first_try=0 THEN ? ELSE first_try END "
                 "WHERE queue=? AND key=?",
-                (now, self.name, row[0]),
+                (now, now, self.name, row[0]),
             )
         item = _item(row)
-        return replace(item, state="inflight", attempts=item.attempts + 1)
+        first = item.first_try or now
+        return replace(item, state="inflight", attempts=item.attempts + 1, first_try=first)
 
     def done(self, key: str) -> None:
         """Delivered: forget the payload, remember the key for deduplication."""
@@ -342,7 +351,7 @@ def _storage(path: Path) -> Iterator[None]:
 
 
 def _item(row: tuple[object, ...]) -> Item:
-    key, payload, state, attempts, maybe, due, created, error = row
+    key, payload, state, attempts, maybe, due, created, error, first = row
     return Item(
         key=str(key),
         payload=str(payload),
@@ -352,4 +361,5 @@ def _item(row: tuple[object, ...]) -> Item:
         due=float(due),  # type: ignore[arg-type]
         created=float(created),  # type: ignore[arg-type]
         last_error=str(error),
+        first_try=float(first),  # type: ignore[arg-type]
     )

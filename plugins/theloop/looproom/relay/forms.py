@@ -19,10 +19,10 @@ from typing import Any
 
 from looproom import workitem
 from looproom.decide.decision import Decision
+from looproom.relay.keywords import Keywords
 
 GITHUB, LOOP, LEDGER = "github", "loop", "ledger"
 
-EXECUTE_KEYWORD = "the-loop execute"
 #: The words the-loop's gate classifier reads; a button's value in the-loop's own Slack.
 APPROVED, CHANGES_REQUESTED = "approved", "changes requested"
 #: Phrases the-loop's gate classifier reads as a change request wherever they appear
@@ -40,12 +40,15 @@ _HIDDEN = re.compile(r"<!--.*?(?:-->|$)", re.DOTALL)
 
 @dataclass(frozen=True)
 class Destinations:
-    """Which relay sinks are configured: GitHub, the-loop's control plane, and the-loop's
-    checkout path per repository (``relay.repos``) that a skip needs."""
+    """Which relay sinks are configured: GitHub, the-loop's control plane, the-loop's
+    checkout path per repository (``relay.repos``) that a skip needs, and the control
+    keywords a control command opens with."""
 
     github: bool = False
     loop: bool = False
     repos: Mapping[str, str] = field(default_factory=dict)
+    #: the-loop's control keywords as this deployment configured them.
+    keywords: Keywords = field(default_factory=Keywords)
 
 
 def actor(member: str, login: str = "") -> dict[str, str]:
@@ -112,9 +115,28 @@ def skip_refusal(work_item: str, destinations: Destinations) -> str:
     )
 
 
-def execute_opening(decision: Decision) -> str:
-    """``the-loop execute``, then the checklist's rows when some were changed."""
-    return EXECUTE_KEYWORD + ("\n\n" + "\n".join(decision.rows) if decision.rows else "")
+def tracker_refusal(work_item: str) -> str:
+    """Why a decision the-loop reads from the ticket's comments cannot reach this work
+    item — ``""`` when it can. Only GitHub issues are written here; recording a Jira
+    key's decision in the local ledger alone would show ✅ while the-loop never sees it."""
+    if github_target(work_item) is not None:
+        return ""
+    return (
+        f"{work_item} is not a GitHub issue, and the-loop reads this decision from the "
+        "work item's own comments, which only a GitHub issue can be given from here — so "
+        "nothing was recorded. Say it on the work item itself."
+    )
+
+
+def execute_tail(decision: Decision) -> str:
+    """After ``execute``'s keyword: the checklist's rows when some were changed."""
+    return "\n\n" + "\n".join(decision.rows) if decision.rows else ""
+
+
+def words_tail(decision: Decision) -> str:
+    """After a keyword: the member's words on its line (``do``'s task, ``review``'s brief)."""
+    said = clean_words(decision.words)
+    return f" {said}" if said else ""
 
 
 def approval_opening(decision: Decision) -> str:
@@ -129,24 +151,33 @@ def change_request_opening(decision: Decision) -> str:
 @dataclass(frozen=True)
 class Comment:
     """A decision relayed as an issue comment: ``opening`` words, then who, then the
-    envelope of type ``event`` (``what`` is how the attribution line names it)."""
+    envelope of type ``event`` (``what`` is how the attribution line names it). A control
+    ``command`` opens with its configured keyword, and ``opening`` is what follows it."""
 
     event: str
     what: str
     opening: Callable[[Decision], str]
+    command: str = ""
 
-    def body(self, decision: Decision) -> str:
+    def said(self, decision: Decision, keywords: Keywords | None = None) -> str:
+        """The words the comment opens with: the keyword of a control command, then what
+        follows it; else the decision's own opening."""
+        keyword = (keywords or Keywords()).of(self.command) if self.command else ""
+        return (keyword + self.opening(decision)).strip()
+
+    def body(self, decision: Decision, keywords: Keywords | None = None) -> str:
         """The comment, in the-loop's ``relay_body`` form."""
+        said = self.said(decision, keywords)
         attribution = (
             f"🗣️ _the-loop — {self.what} from {who(decision.member, decision.login)} on the "
             "**slack** channel, recorded here so the loop reads it from the work item._"
         )
         stamp = envelope(self.event, decision.member, decision.login, decision.at)
-        return f"{self.opening(decision).strip()}\n\n{attribution}\n\n{stamp}\n"
+        return f"{said}\n\n{attribution}\n\n{stamp}\n"
 
     def target(self, decision: Decision, destinations: Destinations) -> dict[str, Any]:
         """On the work item's issue when GitHub is configured, else in the ledger."""
-        body = self.body(decision)
+        body = self.body(decision, destinations.keywords)
         issue = github_target(decision.work_item)
         if destinations.github and issue:
             return {"sink": GITHUB, **issue, "body": body}
@@ -191,7 +222,14 @@ class LoopCall:
 
 
 #: The forms the-loop accepts, one per way it reads a decision.
-CONTROL_COMMAND = Comment("control.command", "control command", execute_opening)
+CONTROL_COMMAND = Comment("control.command", "control command", execute_tail, "execute")
+
+
+def control(command: str) -> Comment:
+    """The form of one of the-loop's control commands: its keyword, then its words."""
+    return Comment("control.command", "control command", words_tail, command)
+
+
 APPROVAL = Comment("gate.feedback", "answer to the open gate", approval_opening)
 CHANGE_REQUEST = Comment("gate.feedback", "answer to the open gate", change_request_opening)
 REPLY = LoopCall(REPLY_PATH, reply_request)

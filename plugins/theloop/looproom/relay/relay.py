@@ -14,14 +14,15 @@ import json
 import logging
 import time
 from collections.abc import Callable, Mapping
+from typing import Any
 
 from looproom.decide import kinds
 from looproom.decide.decision import Decision
 from looproom.durable.outcome import Delivered, Failed, Outcome, RetryLater
 from looproom.durable.queue import DurableQueue, Item
 from looproom.durable.worker import Worker
-from looproom.relay import forms, texts
-from looproom.relay.sinks import Sinks, Unsure
+from looproom.relay import forms, records, texts
+from looproom.relay.sinks import Sinks, Undeliverable, Unsure
 from looproom.room.queued_room import Voice, quietly
 
 log = logging.getLogger(__name__)
@@ -54,7 +55,9 @@ class Relay:
     def record(self, decision: Decision, repos: Mapping[str, str]) -> bool:
         """Store ``decision`` durably, then 👀; False when it was stored before (a duplicate)."""
         target = kinds.target(decision, self.sinks.available(repos))
-        stored = self.queue.put(decision.key, forms.payload(decision, target))
+        stored = self.queue.put(
+            decision.key, forms.payload(decision, target), group=_group(decision, target)
+        )
         if stored:
             quietly(self.acks.react, decision.channel, decision.ts, "eyes")
             log.info(
@@ -85,7 +88,9 @@ class Relay:
         # Any attempt after the first may have landed (a timeout after GitHub wrote it).
         unsure = item.maybe_delivered or item.attempts > 1
         try:
-            return self.sinks.send(stored, unsure)
+            return self.sinks.send(
+                stored, unsure, ambiguous=item.maybe_delivered, first_try=item.first_try
+            )
         except Exception as exc:  # a sink bug must not lose the decision
             log.exception("relay sink raised on %s", item.key)
             return RetryLater(f"{type(exc).__name__}")
@@ -122,11 +127,19 @@ class Relay:
             return
         quietly(self.acks.react, decision.channel, decision.ts, "warning")
         unsure = isinstance(outcome, Unsure)
-        text = (
-            texts.unsure_text(decision, item.key)
-            if unsure
-            else texts.failed_text(decision, outcome.reason, item.key)
-        )
+        if isinstance(outcome, Undeliverable):
+            text = texts.undeliverable_text(decision, outcome.reason, outcome.record)
+        elif unsure:
+            text = texts.unsure_text(decision, item.key)
+        else:
+            text = texts.failed_text(decision, outcome.reason, item.key)
         quietly(self.acks.reply, decision.channel, decision.thread or decision.ts, text)
         if not unsure:  # reopening would invite a second answer while the first may stand
             self._on_given_up(decision)
+
+
+def _group(decision: Decision, target: Mapping[str, Any]) -> str:
+    """What goes to one work item's session is sent one at a time, in the order said, so
+    the look-up of a reply that may have landed meets no other reply of ours."""
+    to_session = target.get("sink") == records.TALK or target.get("path") == forms.REPLY_PATH
+    return f"session:{decision.work_item}" if to_session else ""

@@ -3,10 +3,16 @@
 Exactly once, against sinks that are not idempotent themselves: a GitHub comment is
 looked for before it is posted again after any attempt that may have landed; the ledger
 is searched for the key. the-loop's ``sessions/reply`` ignores the ``Idempotency-Key`` we
-send and offers nothing to look a reply up by, so a reply that may have landed (a timeout
-or a dropped connection after sending, a 5xx) is parked as :class:`Unsure` for an admin to
-check, never re-sent on its own; ``graph/skip`` is idempotent there (a declared skip is
-kept as first declared) and is retried as usual.
+send, but records each reply it types into a session as a ``session.reply_sent`` event
+with its actor: after an attempt that may have landed (no answer after sending, a 5xx),
+that event log is read from the first attempt on, and the reply is sent again only when
+it is not there. A reply is parked as :class:`Unsure` — for an admin to check — only when
+the log cannot be read. ``graph/skip`` is idempotent there (a declared skip is kept as
+first declared) and is retried as usual.
+
+A record of the conversation (:class:`looproom.relay.records.Talk`) is two steps in one
+item: the mirror on the ticket, then the delivery to the session. A retry after the
+mirror landed finds the mirror (it is looked for, like any comment) and goes on.
 """
 
 from __future__ import annotations
@@ -18,19 +24,26 @@ import threading
 import time
 import urllib.parse
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from looproom import times
 from looproom.durable.outcome import Delivered, Failed, Outcome, RetryLater
-from looproom.relay import forms
+from looproom.relay import forms, records
 from looproom.relay.http_client import USER_AGENT, HttpResult, http, outcome_of
+from looproom.relay.keywords import Keywords
 
 log = logging.getLogger(__name__)
 
 #: How many pages of 100 comments the duplicate check reads before it gives up looking.
 FIND_PAGES = 10
+#: How far before our first attempt the-loop's event log is read: room for its clock and
+#: ours to disagree. Replies to one work item are sent one at a time, so a wider window
+#: could only meet this reply's own earlier attempt, or a reply sent just before it.
+CLOCK_SKEW = 2.0
+REPLY_SENT = "session.reply_sent"
+EVENTS_PATH = "/api/v1/events"
 
 
 @dataclass(frozen=True)
@@ -119,18 +132,54 @@ class LoopSink:
     def __init__(self, api: str, *, timeout: float = 15.0) -> None:
         self._api, self._timeout = api.rstrip("/"), timeout
 
-    def send(self, target: Mapping[str, Any], *, key: str) -> Outcome:
+    def send(
+        self, target: Mapping[str, Any], *, key: str, unsure: bool = False, first_try: float = 0.0
+    ) -> Outcome:
+        """Make the call; a reply that may have landed before is looked up first."""
         headers = {"User-Agent": USER_AGENT, "Idempotency-Key": key}
         url = f"{self._api}{target['path']}"
+        is_reply = target["path"] == forms.REPLY_PATH
+        if is_reply and unsure:
+            found = self._reply_sent(target["json"], first_try, key)
+            if found is not None:
+                return found
         answer = http("POST", url, headers, target["json"], self._timeout)
-        if target["path"] == forms.REPLY_PATH and _maybe_applied(answer):
-            return Unsure(_unsure_reason(answer, key))
+        if is_reply and _maybe_applied(answer):
+            what = f"answered {answer.status}" if answer.status else f"no answer ({answer.error})"
+            return RetryLater(f"the-loop may have delivered the reply ({what})", uncertain=True)
         failed = outcome_of(answer, "the-loop", time.time())
         if failed is not None:
             return failed
         if target["path"] == forms.SKIP_PATH:
             return _skip_outcome(answer.json())
         return _reply_outcome(answer.json())
+
+    def _reply_sent(self, request: Mapping[str, Any], first_try: float, key: str) -> Outcome | None:
+        """``Delivered`` when the-loop's event log shows this reply typed into the session
+        since our first attempt; ``None`` when it does not; :class:`Unsure` when the log
+        cannot be read (then only an admin can tell)."""
+        since = loop_time(max(0.0, first_try - CLOCK_SKEW)) if first_try else ""
+        query = {"type": REPLY_SENT, "workItem": str(request.get("ref", "")), "limit": 200}
+        if since:
+            query["since"] = since
+        url = f"{self._api}{EVENTS_PATH}?{urllib.parse.urlencode(query)}"
+        answer = http("GET", url, {"User-Agent": USER_AGENT}, None, self._timeout)
+        records_ = answer.json() if answer.status == 200 else None
+        if not isinstance(records_, list):
+            shown = f"answered {answer.status}" if answer.status else f"no answer ({answer.error})"
+            return Unsure(_unsure_reason(shown, key))
+        actor = str(request.get("actor", ""))
+        for record in records_:
+            if isinstance(record, dict) and record.get("actor") == actor:
+                return Delivered("found in the-loop's event log")
+        return None
+
+
+def loop_time(at: float) -> str:
+    """A time as the-loop's event log writes it (milliseconds, ``Z``), so its ``since``
+    filter — a comparison of the two strings — compares like with like."""
+    whole = times.iso(at).removesuffix("Z")
+    return f"{whole}.{int((at % 1) * 1000):03d}Z"
 
 
 def _reply_outcome(data: Any) -> Outcome:
@@ -147,12 +196,11 @@ def _maybe_applied(answer: HttpResult) -> bool:
     return (answer.status == 0 and answer.sent) or answer.status >= 500
 
 
-def _unsure_reason(answer: HttpResult, key: str) -> str:
-    what = f"answered {answer.status}" if answer.status else f"no answer ({answer.error})"
+def _unsure_reason(what: str, key: str) -> str:
     return (
-        f"the-loop may have delivered it ({what}) and does not deduplicate replies, so it is "
-        "not sent again on its own — look in the agent's session or on the work item for "
-        f"the answer, then `!theloop queue retry {key}` to send it, or "
+        f"the-loop may have delivered it, and its event log could not be read to tell ({what}), "
+        "so it is not sent again on its own — look in the agent's session or on the work item "
+        f"for the reply, then `!theloop queue retry {key}` to send it, or "
         f"`!theloop queue drop {key}` if it arrived"
     )
 
@@ -215,22 +263,75 @@ class Sinks:
     ledger: LedgerSink
     github: GitHubSink | None = None
     loop: LoopSink | None = None
+    #: the-loop's control keywords: the words a control command's comment opens with.
+    keywords: Keywords = field(default_factory=Keywords)
 
     def available(self, repos: Mapping[str, str]) -> forms.Destinations:
         """The destinations these sinks reach (``repos``: the-loop's checkouts for skips)."""
         return forms.Destinations(
-            github=self.github is not None, loop=self.loop is not None, repos=repos
+            github=self.github is not None,
+            loop=self.loop is not None,
+            repos=repos,
+            keywords=self.keywords,
         )
 
-    def send(self, item: Mapping[str, Any], unsure: bool) -> Outcome:
-        """Hand one stored item to the sink its target names."""
+    def send(
+        self,
+        item: Mapping[str, Any],
+        unsure: bool,
+        *,
+        ambiguous: bool = False,
+        first_try: float = 0.0,
+    ) -> Outcome:
+        """Hand one stored item to the sink its target names. ``unsure``: an earlier attempt
+        was made; ``ambiguous``: one may have landed without an answer saying so."""
         target = item["target"]
+        if target["sink"] == records.TALK:
+            return self._talk(item, unsure, ambiguous, first_try)
+        return self._one(item, target, unsure, ambiguous, first_try)
+
+    def _one(
+        self,
+        item: Mapping[str, Any],
+        target: Mapping[str, Any],
+        unsure: bool,
+        ambiguous: bool,
+        first_try: float,
+    ) -> Outcome:
         sink = target["sink"]
         if sink == forms.GITHUB and self.github is not None:
             return self.github.send(target, unsure=unsure, since=item["decision"]["at"])
         if sink == forms.LOOP and self.loop is not None:
-            return self.loop.send(target, key=str(item["key"]))
+            key = str(item["key"])
+            return self.loop.send(target, key=key, unsure=ambiguous, first_try=first_try)
         if sink == forms.LEDGER:
-            return self.ledger.send(item)
+            return self.ledger.send({**item, "target": target})
         # Stored while that sink was configured; it is not now. Kept, not lost.
         return RetryLater(f"the {sink} sink is not configured now")
+
+    def _talk(
+        self, item: Mapping[str, Any], unsure: bool, ambiguous: bool, first_try: float
+    ) -> Outcome:
+        """Mirror on the ticket, then deliver to the session; the ledger keeps each step
+        under a key of its own."""
+        target = item["target"]
+        key = str(item["key"])
+        mirror = {**item, "key": f"{key}:mirror"}
+        mirrored = self._one(mirror, target["mirror"], unsure, False, first_try)
+        if not isinstance(mirrored, Delivered):
+            return mirrored
+        deliver = {**item, "key": f"{key}:deliver"}
+        delivered = self._one(deliver, target["deliver"], unsure, ambiguous, first_try)
+        if isinstance(delivered, Delivered):
+            return Delivered(mirrored.detail or delivered.detail)
+        if isinstance(delivered, Failed) and not isinstance(delivered, Unsure):
+            return Undeliverable(delivered.reason, mirrored.detail)
+        return delivered
+
+
+@dataclass(frozen=True)
+class Undeliverable(Failed):
+    """Mirrored on the ticket, but the session cannot take it (none, or paused): the
+    record stands, and the room is told the session did not get it."""
+
+    record: str = ""

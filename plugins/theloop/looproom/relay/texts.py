@@ -22,10 +22,24 @@ def _peer(text: str) -> str:
 
 
 def landed_text(decision: Decision, detail: str) -> str:
-    """The threaded reply once a decision landed."""
+    """The threaded reply once a decision landed; a context record's is the 📎 receipt
+    naming how many messages went."""
+    who = f"<@{decision.member}>"
+    if decision.kind == kinds.CONTEXT:
+        return (
+            f"📎 {decision.count} message(s) of this thread went to the work item and the "
+            f"agent as context, recorded by {who}."
+        )
+    if decision.kind == kinds.DECISION:
+        return f"📌 The decision of {who} is on the work item, and the agent has it."
+    if decision.kind == kinds.REPLY:
+        return f"✅ The reply of {who} is on the work item, and the agent has it."
     note = f" ({_peer(detail)})" if detail.startswith("rejected") else ""
+    after = kinds.after(decision.kind)
+    then = f" — {after}" if after else ""
     return (
-        f"✅ recorded — moving on: the {kinds.label(decision.kind)} of <@{decision.member}>{note}."
+        f"✅ recorded — moving on: the {kinds.label(decision.kind)} of "
+        f"<@{decision.member}>{note}{then}."
     )
 
 
@@ -36,10 +50,21 @@ def failed_text(decision: Decision, reason: str, key: str) -> str:
     )
 
 
+def undeliverable_text(decision: Decision, reason: str, record: str) -> str:
+    """A record mirrored on the ticket whose session could not take it."""
+    where = f" ({_peer(record)})" if record.startswith("http") else ""
+    return (
+        f"⚠️ The {kinds.label(decision.kind)} of <@{decision.member}> is recorded on the work "
+        f"item{where}, but the agent's session did not get it: {_peer(reason)}. A session "
+        "started later reads it from the work item."
+    )
+
+
 def unsure_text(decision: Decision, key: str) -> str:
     return (
         f"⚠️ The {kinds.label(decision.kind)} of <@{decision.member}> may have reached the-loop, "
-        f"but it did not confirm; it is not sent again on its own, so it cannot arrive twice. "
+        f"which did not confirm it and whose event log could not be read to tell; it is not "
+        f"sent again on its own, so it cannot arrive twice. "
         f"It is kept as `{key}` — an admin checks, then `!theloop queue retry {key}` or "
         f"`drop {key}`."
     )

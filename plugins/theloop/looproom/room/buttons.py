@@ -21,10 +21,15 @@ APPROVE = f"{PREFIX}approve"
 CHANGES = f"{PREFIX}changes"
 EXECUTE = f"{PREFIX}execute"
 DEFAULT = f"{PREFIX}default"
+#: On a new work item's first thread reply: relays `start`.
+START = f"{PREFIX}start"
 OPEN = f"{PREFIX}open"
 #: The parent message's link to the work item (a link: a press on it decides nothing).
 OPEN_ITEM = f"{PREFIX}open-item"
 PHASES = f"{PREFIX}phases"
+#: The outer-loop question: its own box in the selection message.
+OUTER_LOOP = f"{PREFIX}outer-loop"
+OUTER_LOOP_ROW = "outer-loop-on-pull-request"
 SELECTION = f"{PREFIX}selection"
 #: What each button says — on the button, and in the line that replaces the controls
 #: after a press.
@@ -33,6 +38,7 @@ NAMES = {
     CHANGES: "Request changes",
     EXECUTE: "Execute",
     DEFAULT: "Defaults are fine",
+    START: "Start",
 }
 
 CHECKBOX_LIMIT = 10  # Slack's ceiling on one checkboxes element's options
@@ -108,9 +114,8 @@ def selection_blocks(rows: checklists.Checklist) -> list[dict[str, Any]]:
     """The checklist as checkboxes (pre-ticked as drawn) and an Execute button."""
     tag = f"{SELECTION}:{rows.fingerprint}"
     lead = (
-        "🤔 *Which phases does this work item need?* Untick what it does not need, tick "
-        "anything optional it does want, then press *Execute* — or type `execute`, "
-        "`execute without 2, 5`, `skip <phase>`."
+        "Untick what it does not need, tick anything optional it does want, then press "
+        "*Execute* — or type `execute`, `execute without 2, 5`, `skip <phase>`."
     )
     blocks: list[dict[str, Any]] = [
         {"type": "section", "block_id": f"{tag}:lead", "text": _mrkdwn(lead)}
@@ -130,10 +135,32 @@ def selection_blocks(rows: checklists.Checklist) -> list[dict[str, Any]]:
         blocks.append(
             {"type": "actions", "block_id": f"{tag}:phases:{group}", "elements": [element]}
         )
+    blocks.extend(_outer_loop(rows, tag))
     blocks.append({**_selection_note(rows), "block_id": f"{tag}:note"})
     execute = _button(EXECUTE, NAMES[EXECUTE], rows.fingerprint, "primary")
     blocks.append({"type": "actions", "block_id": f"{tag}:execute", "elements": [execute]})
     return blocks
+
+
+def _outer_loop(rows: checklists.Checklist, tag: str) -> list[dict[str, Any]]:
+    """Where the outer loop happens: a question of its own, answered in the same press."""
+    row = next((r for r in rows.settings if r.token == OUTER_LOOP_ROW), None)
+    if row is None:
+        return []
+    option = {
+        "text": _mrkdwn("On a pull request"),
+        "value": OUTER_LOOP_ROW,
+        "description": _plain("Untick to iterate the spec on the work item instead"),
+    }
+    element: dict[str, Any] = {"type": "checkboxes", "action_id": OUTER_LOOP, "options": [option]}
+    if row.ticked:
+        element["initial_options"] = [option]
+    question = {
+        "type": "section",
+        "block_id": f"{tag}:outer-lead",
+        "text": _mrkdwn("📍 *Where should the outer loop happen?*"),
+    }
+    return [question, {"type": "actions", "block_id": f"{tag}:outer", "elements": [element]}]
 
 
 def _option(number: int, row: checklists.Row) -> dict[str, Any]:
@@ -151,9 +178,9 @@ def _selection_note(rows: checklists.Checklist) -> dict[str, Any]:
     notes = []
     if rows.always:
         notes.append("Always run: " + ", ".join(f"`{name}`" for name in rows.always) + ".")
-    if rows.settings:
+    if [row for row in rows.settings if row.token != OUTER_LOOP_ROW]:
         notes.append(
-            "The settings (outer loop, sessions, harness, model…) stay as the checklist on "
-            "GitHub shows them."
+            "The other settings (sessions, harness, model…) stay as the checklist on the "
+            "ticket shows them — Open it to change them."
         )
     return {"type": "context", "elements": [_mrkdwn(" ".join(notes) or "Ticked phases run.")]}

@@ -147,6 +147,22 @@ class Memory:
             self._store[_INDEX] = index
             return state
 
+    def index(self, channel: str, ts: str, work_item: str) -> None:
+        """Map a message the bot posted (or a thread it opened) to ``work_item``, so a reply
+        in its thread or a press on it finds the work item."""
+        with self._lock:
+            index = dict(self._store.get(_INDEX) or {})
+            index.pop(f"{channel}:{ts}", None)
+            index[f"{channel}:{ts}"] = work_item
+            while len(index) > INDEX_CAP:
+                del index[next(iter(index))]
+            self._store[_INDEX] = index
+
+    def items(self) -> list[tuple[str, ItemState]]:
+        """Every work item the room has state for, with that state."""
+        refs = [str(key)[5:] for key in list(self._store.keys()) if str(key).startswith("item:")]
+        return [(ref, self.get(ref)) for ref in sorted(refs)]
+
     def locate(self, channel: str, ts: str) -> str:
         """The work item a posted message belongs to — ``""`` when it is not ours."""
         return str((self._store.get(_INDEX) or {}).get(f"{channel}:{ts}") or "")

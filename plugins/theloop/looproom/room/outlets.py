@@ -10,6 +10,12 @@ logged and retried once as plain text; what still fails is :class:`Failed` (park
 to admins). A 429, an outage or pacing is :class:`RetryLater` — the queue waits, no sleep.
 The event message carries the decision controls when the room can receive presses.
 
+Before any of that, the delivery policy (:mod:`looproom.room.policy`, over its memory in
+:mod:`looproom.room.told`) decides whether the event is posted, edited over a message
+already in the thread, or not posted at all; the outlet carries the decision out and
+records it before the delivery is settled. ``slack.room.style: classic``, or a memory that
+cannot be read, posts every event.
+
 Both outlets tell an optional :class:`Observer` (the room's memory) every event
 they consumed, and for a Slack post where its message is — the moment it lands, or where
 reconciliation found it — so a decision is checked against what the room was shown.
@@ -20,6 +26,7 @@ non-Slack backend (Text, Test), threaded by work item where the backend can.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -30,6 +37,8 @@ from looproom.durable.outcome import Delivered, Failed, Outcome, RetryLater
 from looproom.durable.queue import Item
 from looproom.durable.worker import Delivery
 from looproom.inbound.events import Event, SchemaError
+from looproom.room import policy
+from looproom.room.pulls import PullRequest
 from looproom.room.render import (
     Rendering,
     RenderSettings,
@@ -51,6 +60,8 @@ from looproom.room.slack_transport import (
     is_channel_id,
     next_cursor,
 )
+from looproom.room.told import ToldBook, Why
+from looproom.room.told import now as told_now
 
 log = logging.getLogger(__name__)
 
@@ -103,6 +114,13 @@ class OutletSettings(RenderSettings, Protocol):
     channel: str
     subscribe: tuple[str, ...]
     rooms: tuple[tuple[str, str], ...]
+    room_style: str
+
+
+class Pulls(Protocol):
+    """What GitHub says of a PR gate's pull request (``looproom.room.pulls.PullReader``)."""
+
+    def read(self, event: Event) -> PullRequest | None: ...
 
 
 def metadata(kind: str, key: str, work_item: str) -> dict[str, Any]:
@@ -126,20 +144,62 @@ class SlackOutlet:
         *,
         observer: Observer | None = None,
         interactive: bool = False,
+        told: ToldBook | None = None,
+        pulls: Pulls | None = None,
     ) -> None:
-        """``interactive``: the room's presses reach the bot, so messages get buttons."""
+        """``interactive``: the room's presses reach the bot, so messages get buttons.
+        ``told``: the delivery policy's memory (without it, every event is posted).
+        ``pulls``: reads a PR gate's title and size from GitHub."""
         self._slack, self._book, self._settings = transport, rooms, settings
         self._observer = observer if observer is not None else _Nobody()
         self._interactive = interactive
+        self._told, self._pulls = told, pulls
 
     def deliver(self, event: Event, *, maybe_delivered: bool) -> Outcome:
         """Post ``event``; ``maybe_delivered``: look for it in Slack before posting again."""
         if event.event_type not in self._settings.subscribe:
             self._observer.observe(event)  # the bot saw it, though the room did not
             return Delivered("not subscribed")
-        return self._deliver(event, maybe_delivered)
+        told, decision = self._decide(event)
+        if isinstance(decision, policy.Drop):
+            log.debug(
+                "room policy: %s dropped %s (%s)", decision.rule, event.event_type, event.work_item
+            )
+            if decision.rule != "dedupe":  # a repeat must not move the memory off the original
+                self._observer.observe(event)
+            self._record(event, told, decision, "")
+            return Delivered(f"not posted: {decision.rule}")
+        return self._deliver(event, maybe_delivered, told, decision)
 
-    def _deliver(self, event: Event, maybe_delivered: bool) -> Outcome:
+    def _decide(self, event: Event) -> tuple[policy.Told | None, policy.Decision]:
+        """The policy's decision; classic style, or a memory that cannot be read, posts."""
+        if self._settings.room_style == "classic" or self._told is None:
+            return None, policy.Post("classic")
+        told = self._told.get(event.work_item)
+        if told is None:
+            return None, policy.Post("no-memory")
+        return told, policy.decide(event, told)
+
+    def _record(
+        self, event: Event, told: policy.Told | None, decision: policy.Decision, ts: str
+    ) -> None:
+        """Remember what was done (durably, before the delivery is settled) and why."""
+        if self._told is None:
+            return
+        if told is not None:
+            self._told.put(event.work_item, policy.remember(told, event, decision, ts))
+        action = type(decision).__name__.lower()
+        why = Why(told_now(), event.event_type, policy.node_of(event), action, decision.rule)
+        self._told.note(event.work_item, why)
+
+    def _deliver(
+        self,
+        event: Event,
+        maybe_delivered: bool,
+        told: policy.Told | None = None,
+        decision: policy.Decision | None = None,
+    ) -> Outcome:
+        decision = decision or policy.Post("classic")
         room = self._book.room_for(event.work_item, self._settings.channel, self._settings.rooms)
         if not room:
             return Failed(f"no room for {event.work_item}: set slack.channel or a rooms entry")
@@ -150,14 +210,22 @@ class SlackOutlet:
         try:
             thread = self._book.thread(event.work_item, channel) if channel else None
             if maybe_delivered or self._book.is_uncertain(event.delivery_key):
-                thread = self._reconcile(event, channel, thread) if channel else thread
+                found = functools.partial(self._record, event, told, decision)
+                thread = self._reconcile(event, channel, thread, found) if channel else thread
             if thread is None:
                 thread = self._open(event, room, channel)
-            self._post(event, thread)
+            if isinstance(decision, policy.Edit):
+                ts = self._edit(event, thread, decision.ts)
+                log.debug(
+                    "room policy: %s edited %s for %s", decision.rule, decision.ts, event.event_type
+                )
+            else:
+                ts = self._post(event, thread)
         except _StopDelivery as stop:
             return stop.outcome
+        self._record(event, told, decision, ts)
         self._redraw(event, thread)
-        return Delivered(f"posted in {thread.channel} under {thread.ts}")
+        return Delivered(f"{type(decision).__name__.lower()} in {thread.channel} under {thread.ts}")
 
     # -- the room -----------------------------------------------------------------------
 
@@ -178,8 +246,15 @@ class SlackOutlet:
 
     # -- reconciliation -------------------------------------------------------------------
 
-    def _reconcile(self, event: Event, channel: str, thread: Thread | None) -> Thread | None:
-        """Find what a lost attempt may have posted: the parent, and this event under it."""
+    def _reconcile(
+        self,
+        event: Event,
+        channel: str,
+        thread: Thread | None,
+        found_at: Callable[[str], None],
+    ) -> Thread | None:
+        """Find what a lost attempt may have posted: the parent, and this event under it
+        (``found_at`` is told where, so the policy remembers it as if just posted)."""
         key = event.delivery_key
         if thread is None:
             thread = self._find_parent(event.work_item, channel)
@@ -188,6 +263,7 @@ class SlackOutlet:
             self._book.settle(key)
             # The memory learns where it is, so a press on it is taken after a restart.
             self._observer.observe(event, thread.channel, str(found.get("ts") or ""), thread.ts)
+            found_at(str(found.get("ts") or ""))
             self._redraw(event, thread)
             raise _StopDelivery(Delivered(f"already in {thread.channel} under {thread.ts}"))
         self._book.settle(key)  # looked: not there, so posting it now posts it once
@@ -247,12 +323,39 @@ class SlackOutlet:
         self._book.remember(thread)
         return thread
 
-    def _post(self, event: Event, thread: Thread) -> None:
+    def _post(self, event: Event, thread: Thread) -> str:
+        """Post ``event`` in the work item's thread; its ts. (A policy's reply "under" a
+        message in the thread is this too: Slack has no thread within a thread.)"""
         meta = metadata("event", event.delivery_key, event.work_item)
-        drawing = render(event, self._settings, interactive=self._interactive)
-        reply = self._send(event, thread.channel, drawing, thread.ts, meta, what="event")
+        reply = self._send(
+            event, thread.channel, self._drawing(event), thread.ts, meta, what="event"
+        )
         # Told at once, not when the delivery returns: a press on it may come first.
         self._observer.observe(event, reply.channel or thread.channel, reply.ts, thread.ts)
+        return reply.ts
+
+    def _edit(self, event: Event, thread: Thread, ts: str) -> str:
+        """Draw ``event`` over the message at ``ts``; a message gone is posted afresh."""
+        meta = metadata("event", event.delivery_key, event.work_item)
+        drawing = self._drawing(event)
+        reply = self._slack.update_message(
+            thread.channel, ts, text=drawing.text, blocks=drawing.blocks, metadata=meta
+        )
+        if reply.kind == GONE or reply.kind == REJECTED:
+            log.info("could not edit %s (%s): posting %s afresh", ts, reply.error, event.event_type)
+            return self._post(event, thread)
+        if not reply.ok:
+            raise _StopDelivery(self._not_now(reply, "editing a message"))
+        self._observer.observe(event, thread.channel, ts, thread.ts)
+        return ts
+
+    def _drawing(self, event: Event) -> Rendering:
+        pull = (
+            self._pulls.read(event)
+            if self._pulls and event.event_type == "pr-review-pending"
+            else None
+        )
+        return render(event, self._settings, interactive=self._interactive, pull=pull)
 
     def _send(
         self,

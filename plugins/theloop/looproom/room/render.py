@@ -1,7 +1,9 @@
 """How an event looks in the room: Block Kit for Slack, plain text elsewhere.
 
-A threaded event message is a lead line (one emoji, what happened, the node), the text
-through the digest, the agent's summary, verbose context lines, and the controls (an
+A threaded event message is a lead line (the voice's emoji and first-person line, from
+:mod:`looproom.room.voice`), the text through the digest (not the runtime's template, which
+the lead restates, and never a question the digest cut without saying so), the agent's
+summary, verbose context lines, and the controls (an
 "Open" link button, and the decision controls of :mod:`looproom.room.buttons` where the room
 can receive presses). Verbosity levels are strict supersets as in the-loop's
 ``render``: quiet is the lead, the summary and the controls; normal adds the text (and the
@@ -30,7 +32,8 @@ from slack_sdk.models.blocks import (
 
 from looproom import digest, workitem
 from looproom.inbound.events import Event
-from looproom.room import budget, buttons
+from looproom.room import budget, buttons, pulls, voice
+from looproom.room.pulls import PullRequest
 from looproom.room.slack_text import button_url, escape, neutralise
 
 SECTION_LIMIT = 3000
@@ -40,41 +43,18 @@ CONTEXT_LIMIT = 2000
 LEAD_LIMIT = 300
 TEXT_LIMIT = 40_000  # Slack's ceiling on the notification text
 
-#: Event type → (emoji, what happened). Unknown types get a neutral speech mark.
-_LEADS: dict[str, tuple[str, str]] = {
-    "session.awaiting_input": ("🤔", "Question for you"),
-    "decision-pending": ("🤔", "Decision needed"),
-    "phase-approval-pending": ("📋", "Approval needed"),
-    "pr-review-pending": ("👀", "Pull request ready for review"),
-    "security-sign-off-pending": ("🔐", "Security sign-off needed"),
-    "conflict-escalated": ("⚠️", "Escalated"),
-    "work-item-complete": ("🎉", "Done"),
-    "phase.started": ("🔨", "Phase started"),
-    "phase.completed": ("✅", "Phase completed"),
-    "phase.progress": ("🔨", "Progress"),
-    "work-item.closed": ("🎉", "Closed"),
-    "standing.started": ("🚀", "Standing session up"),
-    "comment.agent": ("💬", "The agent commented"),
-    "comment.human": ("💬", "New comment"),
-}
-_DEFAULT_LEAD = ("💬", "Update")
-
-#: Event type → the state the parent shows afterwards ("{where}" = the node or phase).
-#: Types absent here (comments, unknown) leave the parent's state as it was.
-_STATES: dict[str, str] = {
-    "session.awaiting_input": "🤔 Waiting for your answer",
-    "decision-pending": "🤔 Waiting for a decision{where}",
-    "phase-approval-pending": "📋 Waiting for approval{where}",
-    "pr-review-pending": "👀 Waiting for pull request review{where}",
-    "security-sign-off-pending": "🔐 Waiting for security sign-off{where}",
-    "conflict-escalated": "⚠️ Escalated{where}",
-    "work-item-complete": "🎉 Done",
-    "work-item.closed": "🎉 Closed",
-    "phase.started": "🔨 Working{where}",
-    "phase.progress": "🔨 Working{where}",
-    "phase.completed": "✅ Finished{where}",
-    "standing.started": "🚀 Standing session up",
-}
+#: The runtime's own template texts ("the-loop: issue-9 is at *x* (y)"): the voice's line
+#: says the same in a person's words, so the template is not shown beside it.
+_TEMPLATE = re.compile(r"^\s*the-loop: ")
+#: A question in the source: a sentence ending in "?" (not a URL's query).
+_QUESTION = re.compile(r"[^.!?\n]*\?(?![0-9A-Za-z=/%#])")
+_CODE_FENCE = re.compile(r"^```.*?^```", re.MULTILINE | re.DOTALL)
+_NOT_WORDS = re.compile(r"[^0-9A-Za-z]+")
+QUESTION_LIMIT = 150
+#: The opening the lead restates: the confirmation's header, the PR gate's first sentence.
+_SAID_BY_LEAD = re.compile(
+    r"^\s*(?:🤖 _the-loop_ — \*\*phase selection recorded\*\*|👀 PR #\d+ is ready for review\.)"
+)
 _NEW_STATE = "🆕 Started"
 
 _SLACK_LINK = re.compile(r"<(https?://[^|>\s]+)\|([^>]+)>")
@@ -122,36 +102,22 @@ def work_item_url(work_item: str, fallback: str = "") -> str:
     return button_url(fallback.split("#", 1)[0]) if fallback else ""
 
 
-def _where(event: Event) -> str:
-    """The node a gate waits at; for lifecycle events, the phase they belong to."""
-    first, second = (
-        ("phase", "node") if event.event_type.startswith("phase.") else ("node", "phase")
-    )
-    return str(event.detail.get(first) or event.detail.get(second) or "").strip()[:80]
-
-
 def state_after(event: Event, previous: str) -> str:
     """The state line the parent shows once ``event`` is posted (``previous`` if unchanged)."""
-    template = _STATES.get(event.event_type)
-    if template is None:
-        return previous or _NEW_STATE
-    where = _where(event)
-    return template.format(where=f": {where}" if where else "")
+    return voice.state(event) or previous or _NEW_STATE
 
 
 # -- the event message --------------------------------------------------------------------------
 
 
-def lead(event: Event) -> str:
-    """The first line, mrkdwn: emoji, what happened, the node; producer text escaped."""
-    emoji, title = _LEADS.get(event.event_type, _DEFAULT_LEAD)
-    if event.event_type not in _LEADS:
-        title = f"{title} ({event.event_type})"
-    where = _where(event)
-    line = f"{emoji} *{escape(neutralise(title))}*"
-    if where:
-        line += f" · `{escape(neutralise(where))}`"
-    return line[:LEAD_LIMIT]
+def lead(event: Event, pull: PullRequest | None = None) -> str:
+    """The first line, mrkdwn: one emoji and what happened, in the room's voice; a pull
+    request's gate names the PR, its title and its size when GitHub told us them."""
+    said = voice.line(event)
+    if event.event_type == "pr-review-pending":
+        said = pulls.line(event, pull)
+    emoji, _, words = said.partition(" ")
+    return f"{emoji} *{escape(neutralise(words))}*"[:LEAD_LIMIT]
 
 
 def controls(event: Event, *, interactive: bool = False) -> list[Block]:
@@ -214,30 +180,87 @@ def _detail_lines(event: Event) -> str:
     return joined if len(joined) <= CONTEXT_LIMIT else joined[: CONTEXT_LIMIT - 1] + "…"
 
 
-def render(event: Event, settings: RenderSettings, *, interactive: bool = False) -> Rendering:
+def render(
+    event: Event,
+    settings: RenderSettings,
+    *,
+    interactive: bool = False,
+    pull: PullRequest | None = None,
+) -> Rendering:
     """The threaded message for ``event`` at ``settings.verbosity`` (quiet ⊂ normal ⊂ verbose),
-    with its controls (``interactive``: the room can receive presses, so draw the buttons)."""
-    blocks, fallback = _content(event, settings)
+    with its controls (``interactive``: the room can receive presses, so draw the buttons;
+    ``pull``: what GitHub says of the pull request a PR gate is about)."""
+    blocks, fallback = _content(event, settings, interactive=interactive, pull=pull)
     blocks.extend(controls(event, interactive=interactive))
     return Rendering([block.to_dict() for block in blocks], fallback)
 
 
-def _content(event: Event, settings: RenderSettings) -> tuple[list[Block], str]:
+def _content(
+    event: Event,
+    settings: RenderSettings,
+    *,
+    interactive: bool = False,
+    pull: PullRequest | None = None,
+) -> tuple[list[Block], str]:
     """The message's blocks but its controls, and the notification text."""
     quiet = settings.verbosity == "quiet"
-    head = lead(event)
-    body = _fit(event.text, settings, event.url) if event.text.strip() and not quiet else ""
+    head = lead(event, pull)
+    shown = _body_text(event, interactive=interactive)
+    body = _fit(shown, settings, event.url) if shown.strip() and not quiet else ""
     summary = sanitise_summary(event.summary, settings, event.url)
     excerpt = str(event.detail.get("excerpt") or "").strip()
     # The agent's summary says what the artifact is about: it stands in for the excerpt.
     second = summary or (_fit(excerpt, settings, event.url) if excerpt and not quiet else "")
     blocks: list[Block] = [_section(text) for text in (head, body, second) if text]
+    cut = cut_questions(shown, body, event.url) if body else ""
+    if cut:
+        blocks.append(_section(cut))
     detail = _detail_lines(event) if settings.verbosity == "verbose" else ""
     if detail:
         blocks.append(ContextBlock(elements=[MarkdownTextObject(text=detail)]))
     # A notification shows what the message shows: the same digested strings.
     fallback = "\n\n".join(text for text in (head, body, summary) if text)
     return blocks, fallback[:TEXT_LIMIT]
+
+
+def _body_text(event: Event, *, interactive: bool) -> str:
+    """The text worth drawing under the lead: not the runtime's template (the lead says
+    it), and not a checklist the room answers with its own boxes (GitHub's instructions
+    for it would only mislead in Slack)."""
+    if _TEMPLATE.match(event.text):
+        return ""
+    if interactive and buttons.is_selection(event):
+        return ""
+    # The lead already says these; the rest of the text is what is new.
+    return _SAID_BY_LEAD.sub("", event.text, count=1).strip()
+
+
+def questions(source: str) -> list[str]:
+    """Every question a text asks, outside code, in order."""
+    prose = _CODE_FENCE.sub("", source)
+    found = (m.group(0).strip(" >*_-#\t") for m in _QUESTION.finditer(prose))
+    return [q for q in found if len(_words(q)) > 3]
+
+
+def cut_questions(source: str, shown: str, url: str) -> str:
+    """What to add so no question is lost: the ones the digest cut, or a plain line that
+    they were cut and where to read them; ``""`` when every question is shown."""
+    visible = _words(html.unescape(shown))
+    missing = [q for q in questions(source) if _words(q) not in visible]
+    if not missing:
+        return ""
+    link = f"<{button_url(url)}|read them all>" if button_url(url) else "see the ticket"
+    lines = [f"✂️ *{len(missing)} more question(s) were cut to fit* — {link}:"]
+    for question in missing:
+        line = escape(neutralise(question[:QUESTION_LIMIT]))
+        if sum(len(x) + 1 for x in lines) + len(line) + 3 > SECTION_LIMIT:
+            break
+        lines.append(f"• {line}")
+    return "\n".join(lines)
+
+
+def _words(text: str) -> str:
+    return _NOT_WORDS.sub(" ", text).strip().lower()
 
 
 def render_parent(work_item: str, state: str, url: str = "") -> Rendering:
@@ -256,10 +279,7 @@ def render_parent(work_item: str, state: str, url: str = "") -> Rendering:
 
 def render_plain(event: Event, settings: RenderSettings) -> str:
     """The event as plain text for a non-Slack backend (same supersets as :func:`render`)."""
-    emoji, title = _LEADS.get(event.event_type, (_DEFAULT_LEAD[0], event.event_type))
-    where = _where(event)
-    head = f"{emoji} {title}" + (f" · {where}" if where else "")
-    head += f" — {work_item_label(event.work_item)}"
+    head = f"{voice.line(event)} — {work_item_label(event.work_item)}"
     url = button_url(event.url)
     content = [block.to_dict() for block in _content(event, settings)[0]]
     sections = _section_texts(content)[1:]  # the lead is `head`

@@ -157,6 +157,18 @@ class RoomBook:
             if threads.pop(_thread_key(work_item, channel), None) is not None:
                 self._store[_THREADS] = threads
 
+    def threads(self) -> list[Thread]:
+        """Every thread binding kept, oldest first (``/the-loop status`` lists them)."""
+        return [_thread_of(record) for record in self._get(_THREADS).values()]
+
+    def recent_threads(self, most: int = THREAD_CAP) -> list[Thread]:
+        """The ``most`` most recently used thread bindings, newest first."""
+        with self._lock:
+            records = sorted(
+                self._get(_THREADS).values(), key=lambda r: r.get("seq", 0), reverse=True
+            )
+        return [_thread_of(record) for record in records[:most]]
+
     def thread_count(self) -> int:
         """How many thread bindings are kept."""
         return len(self._get(_THREADS))

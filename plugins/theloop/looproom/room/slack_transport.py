@@ -191,11 +191,13 @@ def _method_of(request: HttpRequest) -> str:
 
 
 class _ShortRateLimitRetry(RateLimitErrorRetryHandler):
-    """Honour a short ``Retry-After`` inline; a long one goes back to the queue."""
+    """Honour a short ``Retry-After`` inline; a long one goes back to the queue. Each 429
+    waited out here is told to ``on_retry``, since the caller only sees the final answer."""
 
-    def __init__(self, max_retry_count: int, max_wait: float) -> None:
+    def __init__(self, max_retry_count: int, max_wait: float, on_retry: Callable[[], None]) -> None:
         super().__init__(max_retry_count=max_retry_count)
         self._max_wait = max_wait
+        self._on_retry = on_retry
 
     def _can_retry(
         self,
@@ -208,6 +210,19 @@ class _ShortRateLimitRetry(RateLimitErrorRetryHandler):
         if response is None or response.status_code != 429:
             return False
         return _retry_after(response.headers) <= self._max_wait
+
+    def prepare_for_next_attempt(
+        self,
+        *,
+        state: RetryState,
+        request: HttpRequest,
+        response: HttpResponse | None = None,
+        error: Exception | None = None,
+    ) -> None:
+        self._on_retry()
+        super().prepare_for_next_attempt(
+            state=state, request=request, response=response, error=error
+        )
 
 
 class _RepeatableServerErrorRetry(ServerErrorRetryHandler):
@@ -237,12 +252,16 @@ def _retry_after(headers: Mapping[str, Any]) -> float:
     return 1.0 if after is None else after
 
 
-def retry_handlers(max_inline_wait: float = DEFAULT_MAX_INLINE_WAIT) -> list[Any]:
-    """The inline retry policy: one short retry each, sharing slack_sdk's attempt count."""
+def retry_handlers(
+    max_inline_wait: float = DEFAULT_MAX_INLINE_WAIT,
+    on_rate_limited: Callable[[], None] = lambda: None,
+) -> list[Any]:
+    """The inline retry policy: one short retry each, sharing slack_sdk's attempt count.
+    ``on_rate_limited`` hears of each 429 that is retried inline."""
     # One quick second try (~0.25-0.5 s); a longer outage is the queue's to wait out.
     quick = BackoffRetryIntervalCalculator(backoff_factor=0.25)
     return [
-        _ShortRateLimitRetry(max_retry_count=1, max_wait=max_inline_wait),
+        _ShortRateLimitRetry(1, max_inline_wait, on_rate_limited),
         _RepeatableServerErrorRetry(max_retry_count=1, interval_calculator=quick),
         _RepeatableConnectionErrorRetry(max_retry_count=1, interval_calculator=quick),
     ]
@@ -254,7 +273,7 @@ class SlackTransport:
     def __init__(self, client: WebClient, *, pacer: Pacer | None = None) -> None:
         self._client = client
         self.pacer = pacer or Pacer()
-        #: Told of every call Slack answered 429 after the inline retry (the metrics).
+        #: Told of every 429 Slack answers, retried inline or not (the metrics).
         self.on_rate_limited: Callable[[], None] = lambda: None
 
     @classmethod
@@ -272,15 +291,19 @@ class SlackTransport:
         backend's client is left as the backend configured it, so its own calls keep
         their behaviour and never sleep on our account.
         """
+        # A 429 retried inline never reaches the transport's answer: the handler tells the
+        # transport's on_rate_limited, looked up at each 429 so a later assignment counts.
+        handlers = retry_handlers(max_inline_wait, lambda: transport.on_rate_limited())
         sibling = WebClient(
             token=client.token,
             base_url=client.base_url,
             timeout=timeout,
             ssl=client.ssl,
             proxy=client.proxy,
-            retry_handlers=retry_handlers(max_inline_wait),
+            retry_handlers=handlers,
         )
-        return cls(sibling, pacer=pacer)
+        transport = cls(sibling, pacer=pacer)
+        return transport
 
     # -- posting -------------------------------------------------------------------
 
@@ -328,6 +351,10 @@ class SlackTransport:
         args.update(_optional(thread_ts=thread_ts))
         return self._call("chat.postEphemeral", args)
 
+    def open_view(self, trigger_id: str, view: Mapping[str, Any]) -> Reply:
+        """``views.open``: a form, within the few seconds a trigger is good for."""
+        return self._call("views.open", {"trigger_id": trigger_id, "view": dict(view)})
+
     def add_reaction(self, channel: str, ts: str, name: str) -> Reply:
         """``reactions.add``; a reaction already there counts as done."""
         reply = self._call("reactions.add", {"channel": channel, "timestamp": ts, "name": name})
@@ -343,11 +370,25 @@ class SlackTransport:
         args.update(_optional(cursor=cursor or None))
         return self._call("conversations.history", args)
 
-    def replies(self, channel: str, ts: str, *, limit: int = 200, cursor: str = "") -> Reply:
-        """One page of ``conversations.replies`` (parent first), metadata included."""
+    def replies(
+        self, channel: str, ts: str, *, limit: int = 200, cursor: str = "", oldest: str = ""
+    ) -> Reply:
+        """One page of ``conversations.replies`` (parent first), metadata included;
+        ``oldest``: only messages after it (Slack keeps the parent in the first page)."""
         args = {"channel": channel, "ts": ts, "limit": limit, "include_all_metadata": True}
-        args.update(_optional(cursor=cursor or None))
+        args.update(_optional(cursor=cursor or None, oldest=oldest or None))
         return self._call("conversations.replies", args)
+
+    def users_page(self, cursor: str = "") -> tuple[bool, str, list[Mapping[str, Any]], str]:
+        """One page of ``users.list``: ``(ok, error, members, next cursor)`` — what
+        ``looproom.decide.members`` resolves handles with."""
+        args: dict[str, Any] = {"limit": 200}
+        args.update(_optional(cursor=cursor or None))
+        reply = self._call("users.list", args)
+        if not reply.ok:
+            return False, reply.error or f"status {reply.status}", [], ""
+        members = reply.data.get("members")
+        return True, "", list(members) if isinstance(members, list) else [], next_cursor(reply)
 
     def find_channel(self, name: str, *, max_pages: int = 10) -> tuple[str, Reply]:
         """The id of the room called ``name`` (``#`` optional), or ``""``; and the last reply.

@@ -1,16 +1,24 @@
 """The WSGI application: theloop's own routes and nothing else, every answer JSON.
 
 ``POST /theloop/events`` (the-loop's signed events), ``POST /theloop/slack/interactive``
-(Slack's signed presses), ``GET /theloop/health`` and ``GET /theloop/metrics``. Any other
+(Slack's signed presses), ``POST /theloop/slack/commands`` (the signed ``/the-loop``
+slash command), ``GET /theloop/health`` and ``GET /theloop/metrics``. Any other
 path is a JSON 404, any other method a JSON 405 naming the allowed one. A bug in a handler
 is a JSON 500 without a traceback; bad input never reaches one (the handlers answer 4xx).
+
+Another WSGI application can be served at one exact path as a :class:`Mount` — Errbot's
+Flask app for Slack's Events API, in HTTP mode. It gets only what its ``admit`` lets through,
+read within the same body limit, and whatever it answers reaches the client as JSON.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from functools import partial
 from typing import Any, Protocol
 
 from looproom.http_rules import MAX_BODY_BYTES
@@ -20,6 +28,7 @@ log = logging.getLogger(__name__)
 
 EVENTS = "/theloop/events"
 INTERACTIVE = "/theloop/slack/interactive"
+COMMANDS = "/theloop/slack/commands"
 HEALTH = "/theloop/health"
 METRICS = "/theloop/metrics"
 
@@ -31,25 +40,45 @@ class Service(Protocol):
 
     def press(self, headers: Mapping[str, str], body: bytes) -> Answer: ...
 
+    def command(self, headers: Mapping[str, str], body: bytes) -> Answer: ...
+
     def health(self) -> Answer: ...
 
     def metrics_text(self) -> tuple[bytes, str]: ...
 
 
 StartResponse = Callable[..., Any]
+#: A WSGI application (PEP 3333).
+WsgiApp = Callable[[dict[str, Any], StartResponse], Iterable[bytes]]
+#: ``admit(headers, body)``: ``None`` to pass a request on, else the refusal to answer.
+Admit = Callable[[Mapping[str, str], bytes], Answer | None]
+
+
+@dataclass(frozen=True)
+class Mount:
+    """Another WSGI application served at one exact path, behind this server's rules."""
+
+    app: WsgiApp
+    admit: Admit
+    methods: tuple[str, ...] = ("POST",)
 
 
 class App:
-    """The WSGI callable over one :class:`Service`."""
+    """The WSGI callable over one :class:`Service`, and any :class:`Mount` by its path."""
 
-    def __init__(self, service: Service) -> None:
+    def __init__(self, service: Service, mounts: Mapping[str, Mount] | None = None) -> None:
         self._service = service
         self._routes: dict[str, tuple[tuple[str, ...], Callable[[dict[str, Any]], Reply]]] = {
             EVENTS: (("POST",), self._events),
             INTERACTIVE: (("POST",), self._interactive),
+            COMMANDS: (("POST",), self._commands),
             HEALTH: (("GET", "HEAD"), self._health),
             METRICS: (("GET", "HEAD"), self._metrics),
         }
+        for path, mount in (mounts or {}).items():
+            if path in self._routes or path != path.rstrip("/") or not path.startswith("/"):
+                raise ValueError(f"cannot mount an app at {path!r}")
+            self._routes[path] = (mount.methods, partial(self._mounted, path, mount))
 
     def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
         path = environ.get("PATH_INFO") or "/"
@@ -85,12 +114,33 @@ class App:
         body = _body(environ, _length(environ))
         return _json(self._service.press(_headers(environ), body))
 
+    def _commands(self, environ: dict[str, Any]) -> Reply:
+        body = _body(environ, _length(environ))
+        return _json(self._service.command(_headers(environ), body))
+
     def _health(self, _environ: dict[str, Any]) -> Reply:
         return _json(self._service.health())
 
     def _metrics(self, _environ: dict[str, Any]) -> Reply:
         body, content_type = self._service.metrics_text()
         return Reply("200 OK", [("Content-Type", content_type)], body)
+
+    def _mounted(self, path: str, mount: Mount, environ: dict[str, Any]) -> Reply:
+        body = _body(environ, _length(environ))
+        if len(body) > MAX_BODY_BYTES:
+            return _json(Answer(413, {"error": f"body too large (at most {MAX_BODY_BYTES} bytes)"}))
+        refused = mount.admit(_headers(environ), body)
+        if refused is not None:
+            log.warning("%s refused: %s", path, refused.body.get("error", refused.status))
+            return _json(refused)
+        # The mounted app reads the body we already read, whole, at the path it registered.
+        inner = {
+            **environ,
+            "PATH_INFO": path,
+            "wsgi.input": io.BytesIO(body),
+            "CONTENT_LENGTH": str(len(body)),
+        }
+        return _as_json(*_called(mount.app, inner))
 
 
 class Reply:
@@ -105,6 +155,7 @@ _REASONS = {
     202: "Accepted",
     400: "Bad Request",
     401: "Unauthorized",
+    403: "Forbidden",
     404: "Not Found",
     405: "Method Not Allowed",
     413: "Content Too Large",
@@ -118,6 +169,42 @@ def _json(answer: Answer) -> Reply:
     headers = [("Content-Type", "application/json"), *answer.headers.items()]
     status = f"{answer.status} {_REASONS.get(answer.status, 'Status')}"
     return Reply(status, headers, answer.json().encode())
+
+
+def _called(app: WsgiApp, environ: dict[str, Any]) -> tuple[int, str, bytes]:
+    """Run a WSGI app to its end: its status code, its Content-Type and its whole body."""
+    started: list[Any] = []
+
+    def start_response(status: str, headers: list[tuple[str, str]], _exc: Any = None) -> Any:
+        started[:] = [status, headers]
+        return lambda _data: None  # the legacy write(): not used by the apps mounted here
+
+    result = app(environ, start_response)
+    try:
+        body = b"".join(result)
+    finally:
+        close = getattr(result, "close", None)
+        if close is not None:
+            close()
+    status, headers = started or ["500", []]
+    code = int(str(status).split(" ", 1)[0])
+    content_type = next((v for k, v in headers if k.lower() == "content-type"), "")
+    return code, content_type, body
+
+
+def _as_json(status: int, content_type: str, body: bytes) -> Reply:
+    """A mounted app's answer as JSON: its own JSON as it is; otherwise its status, with an
+    empty object for a success and the reason for a failure (never an HTML page)."""
+    if content_type.split(";")[0].strip() == "application/json":
+        try:
+            answer = json.loads(body)
+        except ValueError:
+            answer = None
+        if isinstance(answer, dict):
+            return _json(Answer(status, answer))
+    if status < 400:
+        return _json(Answer(status, {}))
+    return _json(Answer(status, {"error": _REASONS.get(status, "refused").lower()}))
 
 
 def _length(environ: Mapping[str, Any]) -> int | None:

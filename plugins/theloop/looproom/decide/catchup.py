@@ -1,0 +1,88 @@
+"""Nothing typed is lost: after a reconnect, and at start, read what was missed.
+
+While the bot is away — restarting, or its Socket Mode connection dropped — Slack does not
+keep the messages it could not deliver. So each time the connection is (re)established,
+every work item thread the bot keeps is read with ``conversations.replies`` from its
+cursor on, and each message is fed through the very pipeline a live one takes. The cursor
+(:class:`looproom.decide.cursors.Cursors`) is shared with the live path: a message handled
+live is not handled again here, nor the other way round.
+
+A thread with no cursor yet is read back :data:`LOOKBACK` seconds at most, and never
+before the bot first kept cursors: a bot that was away for longer does not act on day-old
+words as if they were just said, and an upgrade does not act on words it passed over.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from looproom.decide.cursors import Cursors
+
+log = logging.getLogger(__name__)
+
+LOOKBACK = 24 * 3600.0
+#: The threads read on each catch-up: the most recently used ones.
+MOST_THREADS = 50
+
+#: ``(channel, thread, oldest)`` → the replies after ``oldest``, oldest first; None: unreadable.
+ReadThread = Callable[[str, str, str], "list[Mapping[str, Any]] | None"]
+#: One missed message, as Slack's message event (with its ``channel``), fed to the pipeline.
+Feed = Callable[[Mapping[str, Any]], None]
+
+
+class CatchUp:
+    """Reads every kept thread since its cursor and feeds what it finds; one run at a time."""
+
+    def __init__(
+        self,
+        threads: Callable[[], Sequence[tuple[str, str]]],
+        read: ReadThread,
+        feed: Feed,
+        cursors: Cursors,
+        *,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._threads, self._read, self._feed = threads, read, feed
+        self._cursors, self._clock = cursors, clock
+        self._running = threading.Lock()
+
+    def run(self) -> int:
+        """Catch up now; how many messages were fed (0 when a run is already going)."""
+        if not self._running.acquire(blocking=False):
+            return 0
+        try:
+            # Asked even with no thread yet: from the first run on, nothing is passed over.
+            since = self._cursors.since(self._clock())
+            return sum(self._thread(channel, thread, since) for channel, thread in self._threads())
+        finally:
+            self._running.release()
+
+    def soon(self) -> None:
+        """Catch up off the caller's thread (a Socket Mode listener must return at once)."""
+        threading.Thread(target=self._logged, name="theloop-catchup", daemon=True).start()
+
+    def _logged(self) -> None:
+        try:
+            fed = self.run()
+        except Exception:  # a bug must not take the listener down; the next run retries
+            log.exception("theloop catch-up failed")
+            return
+        if fed:
+            log.info("theloop catch-up: %d missed message(s) read", fed)
+
+    def _thread(self, channel: str, thread: str, since: float) -> int:
+        floor = self._cursors.floor(channel, thread)
+        oldest = max(float(floor or 0), self._clock() - LOOKBACK, since, float(thread))
+        messages = self._read(channel, thread, f"{oldest:.6f}")
+        if messages is None:
+            log.warning("theloop catch-up: thread %s in %s could not be read", thread, channel)
+            return 0
+        for message in messages:
+            self._feed({**message, "channel": channel, "thread_ts": thread})
+        if messages:
+            self._cursors.caught_up(channel, thread, str(messages[-1].get("ts") or ""))
+        return len(messages)

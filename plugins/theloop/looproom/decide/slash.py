@@ -1,0 +1,94 @@
+"""``/the-loop``: what a slash command asks, read from Slack's payload, and its help.
+
+``/the-loop help | status [<work item>] | new <title> | <verb> <work item> [words]``.
+Slack sends a slash command over Socket Mode (a ``slash_commands`` envelope) or as a
+signed form ``POST /theloop/slack/commands`` — verified here with slack_sdk's
+``SignatureVerifier`` like a press: anything unverifiable is 401, no signing secret 503.
+Every answer is ephemeral: only the member who typed it sees it. The verbs are the
+typed ones (``looproom.decide.kinds``), judged on the same path, by the same grants.
+"""
+
+from __future__ import annotations
+
+import urllib.parse
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from looproom.decide import kinds
+from looproom.inbound.slack_signed import Checked, signed_body
+
+COMMAND = "/the-loop"
+HELP, STATUS, NEW = "help", "status", "new"
+#: The payload's fields read; Slack sends each as one string.
+_FIELDS = ("command", "text", "user_id", "channel_id", "trigger_id", "team_id")
+
+
+@dataclass(frozen=True)
+class Slash:
+    """One slash command: who typed what where. ``action`` is ``help``, ``status``,
+    ``new`` or a verb; ``rest`` what followed it."""
+
+    member: str
+    channel: str
+    action: str
+    rest: str = ""
+    trigger: str = ""
+
+
+def read(payload: Mapping[str, Any]) -> Slash | None:
+    """The command in a slash-command payload — ``None`` when it is not ours or has no
+    member or channel to answer."""
+    fields = {name: str(payload.get(name) or "") for name in _FIELDS}
+    if fields["command"] != COMMAND or not fields["user_id"] or not fields["channel_id"]:
+        return None
+    first, _, rest = fields["text"].strip().partition(" ")
+    action = first.lower() or HELP
+    return Slash(
+        fields["user_id"], fields["channel_id"], action, rest.strip(), fields["trigger_id"]
+    )
+
+
+def verify(headers: Mapping[str, str], body: bytes, secret: str, now: float) -> Checked:
+    """Slack's signature on a slash-command request, then its form fields."""
+    checked = signed_body(headers, body, secret, now)
+    if checked.status != 200:
+        return checked
+    try:
+        form = urllib.parse.parse_qs(body.decode("utf-8"), strict_parsing=True)
+    except ValueError:
+        return Checked(400, error="expected a form")
+    return Checked(200, {key: values[0] for key, values in form.items() if values})
+
+
+def is_verb(action: str) -> bool:
+    return action in kinds.BY_VERB
+
+
+def help_text() -> str:
+    """``/the-loop help``: the grammar, every verb, and where each can be used."""
+    verbs = ", ".join(f"`{verb}`" for verb in kinds.VERBS)
+    return "\n".join(
+        (
+            f"*{COMMAND}* — the-loop's room from anywhere in Slack:",
+            f"• `{COMMAND} status` — the work items the room follows: where each is, what it "
+            "waits on, who is asked; `status <work item>` for one",
+            f"• `{COMMAND} new <title>` — open a new work item (a GitHub issue the-loop can "
+            "start), with a thread for it",
+            f"• `{COMMAND} <verb> <work item> [words]` — {verbs}; e.g. "
+            f"`{COMMAND} start github:acme/api#7`, `{COMMAND} do acme/api#7 fix the flaky test`",
+            "In a work item's thread the verbs are typed as they are (`start`, `approve`).",
+        )
+    )
+
+
+def unknown_text(action: str) -> str:
+    return f"`{action}` is not something `{COMMAND}` does. " + help_text()
+
+
+def ephemeral(text: str, blocks: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """The answer Slack shows only to the member who typed the command."""
+    answer: dict[str, Any] = {"response_type": "ephemeral", "text": text}
+    if blocks:
+        answer["blocks"] = blocks
+    return answer

@@ -1,0 +1,133 @@
+"""The answers to ``/the-loop``: help, status, a verb on a work item, a new work item.
+
+Each is answered ephemerally within Slack's 3 s. A verb goes through the decision desk as
+an addressed typed command — the same judging, grants and relay as one typed in a thread
+— keyed by the command's trigger so a redelivery records it once; its 👀 is the answer,
+and its ✅ lands in the work item's thread in that room when the room has one.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
+
+from looproom import workitem
+from looproom.decide import grammar, kinds, slash
+from looproom.decide.authorization import Policy, may, refusal_text
+from looproom.decide.decision import ADMITTED, REFUSED
+from looproom.decide.desk import Desk
+from looproom.decide.judging import Said
+from looproom.relay import forms
+from looproom.room import followed
+from looproom.room.routing import RoomBook
+
+#: ``room_facts(channel)`` → (the one work item bound to it, its one repository).
+RoomFacts = Callable[[str], tuple[str, str]]
+
+
+class Kickoff(Protocol):
+    """What opens a new work item from ``/the-loop new <title>`` (``looproom.kickoff``)."""
+
+    def from_slash(self, command: slash.Slash) -> dict[str, Any]: ...
+
+
+class SlashDesk:
+    """``/the-loop``'s answers, over the desk and the room's memory."""
+
+    def __init__(
+        self,
+        desk: Desk,
+        book: RoomBook,
+        policy: Callable[[], Policy],
+        room_facts: RoomFacts,
+        *,
+        loop_api: str = "",
+        kickoff: Kickoff | None = None,
+    ) -> None:
+        self._desk, self._book, self._policy = desk, book, policy
+        self._room_facts, self._loop_api, self.kickoff = room_facts, loop_api, kickoff
+
+    def answer(self, payload: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The ephemeral answer to a slash-command payload; ``None`` when it is not ours."""
+        command = slash.read(payload)
+        if command is None:
+            return None
+        if command.action == slash.HELP:
+            return slash.ephemeral(slash.help_text())
+        if command.action == slash.STATUS:
+            return slash.ephemeral(self.status(command.rest.split(" ", 1)[0]))
+        if command.action == slash.NEW:
+            if self.kickoff is None:
+                return slash.ephemeral(
+                    "New work items are not opened from this room: no `slack.kickoff` is "
+                    "configured (and a GitHub token is needed). See docs/decisions.md."
+                )
+            return self.kickoff.from_slash(command)
+        if slash.is_verb(command.action):
+            return slash.ephemeral(self.verb(command))
+        return slash.ephemeral(slash.unknown_text(command.action))
+
+    def status(self, only: str) -> str:
+        """``status [<work item>]``: the room's memory, and the-loop's when configured."""
+        ref = ""
+        if only:
+            named = workitem.resolve_typed(only, "") or workitem.parse(only)
+            if named is None:
+                return f"`{only}` is not a work item ref like `github:owner/repo#7`."
+            ref = str(named)
+        threads = [(thread.work_item, thread.channel) for thread in self._book.threads()]
+        items = followed.gather(self._desk.memory.items(), threads)
+        records, problem = followed.loop_records(self._loop_api)
+        return followed.status_text(items, self._policy(), records, problem, only=ref)
+
+    def verb(self, command: slash.Slash) -> str:
+        """``<verb> <work item> [words]``: judged and recorded as a typed command."""
+        other = _other_tracker(command.rest)
+        if other:
+            # The typed grammar names GitHub work items only; another tracker's ref would be
+            # read as the verb's words. Say why it cannot be — to who may use the verb.
+            policy, act = self._policy(), kinds.BY_VERB[command.action].act
+            if not may(command.member, act, policy):
+                return refusal_text(command.member, act, policy)
+            return forms.tracker_refusal(other)
+        text = f"{command.action} {command.rest}".strip()
+        room_item, repository = self._room_facts(command.channel)
+        work_item = _named(text, repository) or room_item
+        thread = self._book.thread(work_item, command.channel) if work_item else None
+        said = Said(
+            command.member,
+            text,
+            command.channel,
+            "",  # no message of its own: nothing to react to
+            thread.ts if thread is not None else "",
+            addressed=True,
+            origin=f"slash:{command.channel}:{command.trigger or time.time_ns()}",
+        )
+        where = self._desk.where(command.channel, said.thread_ts, room_item, repository)
+        verdict = self._desk.said(said, where, answer=False)
+        if verdict.status == ADMITTED and verdict.decision is not None:
+            decision = verdict.decision
+            after = "in its thread here" if thread is not None else "here"
+            return (
+                f"👀 Recorded the {kinds.label(decision.kind)} for `{decision.work_item}`; "
+                f"it goes to the work item now, and ✅ follows {after} once it is there."
+            )
+        if verdict.status == REFUSED:
+            return verdict.text
+        return "Nothing was recorded."
+
+
+def _other_tracker(rest: str) -> str:
+    """Another tracker's work item named first (``jira:OPS-12``), else ``""``."""
+    first = rest.split(None, 1)[0] if rest.strip() else ""
+    ref = workitem.parse(first) if ":" in first else None
+    return str(ref) if ref is not None and not ref.is_github else ""
+
+
+def _named(text: str, repository: str) -> str:
+    """The work item a command names right after its verb, resolved; ``""`` for none."""
+    parsed = kinds.read(text)
+    ref = parsed.ref if isinstance(parsed, grammar.Command | grammar.Refusal) else ""
+    named = workitem.resolve_typed(ref, repository) if ref else None
+    return str(named) if named is not None else ""

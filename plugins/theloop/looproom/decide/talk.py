@@ -1,0 +1,145 @@
+"""Talking to the agent: which messages are meant for it, and what a record carries.
+
+A message is **addressed** to the bot when it mentions the bot, or when it is a direct
+message to the bot naming a work item (``github:o/r#7``, ``o/r#7``). Addressed, in a
+work item's thread or naming one, by a member who may reply, it is a reply to that work
+item's session — whether or not a question is open. Not addressed, it stays conversation
+between people, as in the-loop's own room: the bot reads every message of a thread it
+posted in, and answering all of them would make it a party to every side discussion.
+
+``record-context`` hands the thread to the session as context; ``record-decision`` records
+``[product|design|tech:] <what> — why: <rationale>``. Both are read here, and the thread's
+messages are made into one quoted snapshot here; the desk records them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from looproom import workitem
+from looproom.decide import grammar
+from looproom.relay.records import DECISION_KINDS
+
+RECORD_CONTEXT, RECORD_DECISION = "record-context", "record-decision"
+#: At most this many messages go into one context record: the newest, since the last one.
+CONTEXT_CAP = 50
+#: And at most this many characters of them (a GitHub comment holds 65,536).
+CONTEXT_CHARS = 20_000
+_MENTION = re.compile(r"<@([UW][A-Z0-9]+)(?:\|[^>]*)?>")
+#: ``— why:``, ``-- why:``, ``- why:`` or a bare ``why:`` between the decision and its reason.
+_WHY = re.compile(r"\s*(?:[—–]|--?)?\s*\bwhy\s*:\s*", re.IGNORECASE)
+_KIND = re.compile(rf"^({'|'.join(DECISION_KINDS)})\s*:\s*", re.IGNORECASE)
+
+
+def mentions(text: str, member: str) -> bool:
+    """Whether ``text`` mentions ``member`` the way Slack writes a mention."""
+    return bool(member) and any(found == member for found in _MENTION.findall(text or ""))
+
+
+def without_mentions_of(text: str, member: str) -> str:
+    """``text`` with every mention of ``member`` (the bot) taken out."""
+    if not member:
+        return (text or "").strip()
+    cleaned = _MENTION.sub(lambda m: "" if m.group(1) == member else m.group(0), text or "")
+    return re.sub(r"[ \t]{2,}", " ", cleaned).strip()
+
+
+def named_work_item(text: str) -> str:
+    """The first full work item a message names (``github:o/r#7`` or ``o/r#7``), else ``""``."""
+    for word in re.split(r"[\s,;()]+", text or ""):
+        word = word.strip("`*_.:!?")
+        if workitem.is_typed(word) and not word.startswith("#"):
+            named = workitem.resolve_typed(word)
+            if named is not None:
+                return str(named)
+    return ""
+
+
+def is_direct(channel: str) -> bool:
+    """A direct message with the bot (Slack's ``D…`` conversations)."""
+    return channel.startswith("D")
+
+
+def files_text(files: Iterable[Mapping[str, Any]]) -> str:
+    """The files attached to a message, as the session gets them: a name and a link each."""
+    lines = []
+    for attached in files:
+        name = str(attached.get("name") or attached.get("title") or "file")
+        link = str(attached.get("permalink") or attached.get("url_private") or "")
+        if link:
+            lines.append(f"📎 {name}: {link}")
+    return "\n".join(lines)
+
+
+# -- the typed records ---------------------------------------------------------------------
+
+
+def read_record_context(ref: str, tail: str, words: str) -> grammar.Parsed:
+    if words:
+        return grammar.Refusal(
+            "context-words",
+            "`record-context` takes no words: it records this thread since the last recorded "
+            "context. Nothing was recorded.",
+            ref,
+        )
+    return grammar.Command(RECORD_CONTEXT, ref)
+
+
+def read_record_decision(ref: str, tail: str, words: str) -> grammar.Parsed:
+    found = decision_words(words)
+    if found is None:
+        return grammar.Refusal(
+            "decision-words",
+            "Say `record-decision [product|design|tech:] <what was decided> — why: <the "
+            "reason>`; nothing was recorded.",
+            ref,
+        )
+    topic, what, why = found
+    return grammar.Command(RECORD_DECISION, ref, items=(topic, why), words=what)
+
+
+def decision_words(words: str) -> tuple[str, str, str] | None:
+    """(kind, what, why) of ``[kind:] <what> — why: <why>``; ``None`` when either half is
+    missing (a decision without its reason is not worth recording)."""
+    parts = _WHY.split(words.strip(), maxsplit=1)
+    if len(parts) != 2:
+        return None
+    what, why = parts[0].strip(), parts[1].strip()
+    kind = _KIND.match(what)
+    topic = kind.group(1).lower() if kind else ""
+    what = what[kind.end() :].strip() if kind else what
+    return (topic, what, why) if what and why else None
+
+
+# -- the thread as context -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Line:
+    """One message of a thread as a context record quotes it."""
+
+    ts: str
+    member: str
+    text: str
+
+
+def snapshot(lines: Sequence[Line]) -> tuple[str, int]:
+    """The newest messages that fit, oldest first, one per paragraph: (text, how many)."""
+    kept: list[str] = []
+    size = 0
+    for line in reversed(lines[-CONTEXT_CAP:]):
+        said = f"<@{line.member}>: {line.text.strip()}"
+        if kept and size + len(said) > CONTEXT_CHARS:
+            break
+        kept.append(said[:CONTEXT_CHARS])
+        size += len(said) + 2
+    kept.reverse()
+    return "\n\n".join(kept), len(kept)
+
+
+def thread_link(channel: str, thread_ts: str) -> str:
+    """A link to the thread that works for anyone in the workspace."""
+    return f"https://slack.com/archives/{channel}/p{thread_ts.replace('.', '')}"

@@ -1,0 +1,37 @@
+"""Slack's Events API requests, checked before Errbot's SlackV3 backend reads them.
+
+In HTTP mode (no app token) Slack posts every event the app subscribes to — and, once, the
+``url_verification`` challenge — to ``/slack/events``. SlackV3 answers that path with its
+own Flask view, which trusts what it is given: a body that is not UTF-8 or is nested past
+Python's recursion limit fails inside it (a 500, which Slack retries), and a forged one is
+refused only after an error event no one listens for. So the server hands it only requests
+:func:`admit` lets through: signed by Slack with the app's signing secret (slack_sdk's
+``SignatureVerifier``; no secret means 503, fail closed) and strict JSON objects
+(``looproom.strict_json``), each refusal a final 4xx naming what is wrong.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from looproom import strict_json
+from looproom.inbound.slack_signed import signed_body
+from looproom.inbound.webhook import Answer
+
+#: Where Slack posts events in HTTP mode: the path SlackV3 registers its view on.
+PATH = "/slack/events"
+
+
+def admit(headers: Mapping[str, str], body: bytes, secret: str, now: float) -> Answer | None:
+    """``None`` when Slack signed ``body`` and it is a JSON object; else the refusal."""
+    checked = signed_body(headers, body, secret, now)
+    if checked.status != 200:
+        return Answer(checked.status, {"error": checked.error})
+    text = body.decode("utf-8")
+    try:
+        event = strict_json.loads(text)
+    except strict_json.StrictJSONError as exc:
+        return Answer(400, {"error": str(exc), "errors": exc.errors})
+    if not isinstance(event, dict):
+        return Answer(400, {"error": "body: expected a JSON object"})
+    return None

@@ -1,0 +1,319 @@
+"""Opening a new work item from Slack, once: claim, (ask which repository,) create, thread.
+
+A top-level message addressed to the bot in a kickoff room, or ``/the-loop new <title>``,
+is asked ``may(member, work-item.create)`` like every act. Then its key — the message's
+channel and ts, or the command's trigger — is **claimed in the plugin's storage before
+the issue is created**, so a message Slack delivers twice, or a second pick, opens
+nothing more. With several allowed repositories a select menu asks which; the choice
+waits :data:`PICK_TTL` seconds and is the asker's alone. The issue is opened in the-loop's
+``issue_body`` form (``looproom.kickoff.body``), then the work item gets its thread — the
+message's own thread, or a new message for a slash command — whose first reply carries a
+**Start** button that relays ``start`` like typing it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+import threading
+import time
+from collections.abc import Callable, Mapping, MutableMapping
+from dataclasses import asdict, dataclass
+from typing import Any, Protocol
+
+from looproom import times
+from looproom.decide import grammar, kinds, slash
+from looproom.decide.authorization import CREATE, Policy, may, refusal_text
+from looproom.kickoff.body import issue_body, title_of
+from looproom.kickoff.github import IssueMaker, Opened
+from looproom.room import buttons
+from looproom.room.slack_text import escape, neutralise
+from looproom.settings import Kickoff
+
+log = logging.getLogger(__name__)
+
+CLAIMS, PENDING = "kickoff:claims", "kickoff:pending"
+#: How many claimed keys are kept: far more than Slack redelivers within its retry window.
+CLAIM_CAP = 5000
+#: How long a repository choice waits for its pick.
+PICK_TTL = 600.0
+#: Slack's limit on a static select's options.
+MAX_OPTIONS = 100
+_MENTION = re.compile(r"^\s*<@([UW][A-Z0-9]+)(?:\|[^>]*)?>[\s:,]*")
+
+
+class Poster(Protocol):
+    """What the opener says in Slack, synchronously (it needs the ts Slack gives a post)."""
+
+    def post(
+        self, channel: str, text: str, blocks: list[dict[str, Any]], thread_ts: str
+    ) -> str: ...
+
+    def update(self, channel: str, ts: str, text: str, blocks: list[dict[str, Any]]) -> None: ...
+
+    def tell(self, channel: str, member: str, text: str, thread_ts: str = "") -> None: ...
+
+
+@dataclass(frozen=True)
+class Wanted:
+    """One request to open a work item, as stored while its repository is picked."""
+
+    key: str
+    member: str
+    channel: str
+    thread: str  # the message's ts when it came as a message ("" for a slash command)
+    words: str
+    repos: tuple[str, ...]
+    labels: tuple[str, ...] = ()
+    expires: float = 0.0
+
+
+def addressed_words(text: str, own_id: str) -> str | None:
+    """The words after a leading mention of the bot — ``None`` when not addressed to it."""
+    found = _MENTION.match(text or "")
+    if found is None or not own_id or found[1] != own_id:
+        return None
+    return (text or "")[found.end() :].strip()
+
+
+class Opener:
+    """One per activation; every method is safe from any thread."""
+
+    def __init__(
+        self,
+        store: MutableMapping[str, Any],
+        kickoff_for: Callable[[str], Kickoff | None],
+        maker: IssueMaker,
+        poster: Poster,
+        policy: Callable[[], Policy],
+        bind: Callable[[str, str, tuple[str, ...]], None],
+        *,
+        clock: Callable[[], float] = time.time,
+        background: Callable[[Callable[[], None]], None] | None = None,
+    ) -> None:
+        """``kickoff_for(channel)`` is the room's kickoff (``""``: the default room's);
+        ``bind(work_item, channel, ts…)`` makes those messages the work item's thread."""
+        self._store, self._kickoff_for, self._maker = store, kickoff_for, maker
+        self._poster, self._policy, self._bind, self._clock = poster, policy, bind, clock
+        self._background = background or _in_a_thread
+        self._lock = threading.Lock()
+
+    # -- the ways in -----------------------------------------------------------------
+
+    def message(self, member: str, text: str, channel: str, ts: str, thread_ts: str) -> bool:
+        """A message: True when it was a kickoff (handled here, whatever came of it)."""
+        kickoff = self._kickoff_for(channel) if channel and not thread_ts else None
+        policy = self._policy()
+        words = addressed_words(text, policy.own_id) if kickoff is not None else None
+        if kickoff is None or words is None or not ts:
+            return False
+        if not isinstance(kinds.read(words), grammar.Text):
+            return False  # `@bot start #7`: a verb, the desk's
+        if member == policy.own_id:
+            return True
+        refused = self._refusal(member, words, policy)
+        if refused:
+            self._poster.tell(channel, member, refused, ts)
+            return True
+        asked = Wanted(f"message:{channel}:{ts}", member, channel, ts, words, *_of(kickoff))
+        if not self._claim(asked.key):
+            log.info("kickoff: %s was opened already (delivered again)", asked.key)
+            return True
+        if len(asked.repos) == 1:
+            self._open(asked, asked.repos[0])
+        else:
+            text, blocks = self._ask(asked)
+            self._poster.post(channel, text, blocks, ts)
+        return True
+
+    def from_slash(self, command: slash.Slash) -> dict[str, Any]:
+        """``/the-loop new <title>``: the ephemeral answer; the opening follows."""
+        kickoff = self._kickoff_for(command.channel) or self._kickoff_for("")
+        if kickoff is None:
+            return slash.ephemeral(
+                "This room opens no work items: no `slack.kickoff` names a repository for it."
+            )
+        refused = self._refusal(command.member, command.rest, self._policy())
+        if refused:
+            return slash.ephemeral(refused)
+        key = f"slash:{command.channel}:{command.trigger or time.time_ns()}"
+        asked = Wanted(key, command.member, command.channel, "", command.rest, *_of(kickoff))
+        if not self._claim(asked.key):
+            return slash.ephemeral("That request is being opened already.")
+        if len(asked.repos) == 1:
+            self._background(lambda: self._open(asked, asked.repos[0]))
+            return slash.ephemeral(
+                f"Opening a new work item in `{asked.repos[0]}` — its thread follows here."
+            )
+        text, blocks = self._ask(asked)
+        return slash.ephemeral(text, blocks)
+
+    def picked(self, payload: Mapping[str, Any]) -> bool:
+        """A repository picked from the menu: True when the press was such a pick."""
+        action = _first_action(payload)
+        if action.get("action_id") != PICK:
+            return False
+        member = str(_obj(payload.get("user")).get("id") or "")
+        chosen = str(_obj(action.get("selected_option")).get("value") or "")
+        pending, _, repo = chosen.partition("|")
+        asked, why = self._take(pending, member, repo)
+        channel = str(_obj(payload.get("channel")).get("id") or "")
+        if asked is None:
+            if channel and member:
+                self._poster.tell(channel, member, why)
+            return True
+        container = _obj(payload.get("container"))
+        if container.get("type") == "message" and container.get("message_ts"):
+            line = f"Opening it in `{repo}`, as <@{member}> picked…"
+            self._poster.update(asked.channel, str(container["message_ts"]), line, [])
+        self._background(lambda: self._open(asked, repo))
+        return True
+
+    # -- the steps -------------------------------------------------------------------
+
+    def _refusal(self, member: str, words: str, policy: Policy) -> str:
+        if not may(member, CREATE, policy):
+            return refusal_text(member, CREATE, policy)
+        if not title_of(words):
+            return "Say what the new work item is: its first line becomes the issue's title."
+        return ""
+
+    def _claim(self, key: str) -> bool:
+        """Claim ``key`` durably; False when it was claimed before (then open nothing)."""
+        with self._lock:
+            claims = dict(self._store.get(CLAIMS) or {})
+            if key in claims:
+                return False
+            claims[key] = {"state": "claimed", "at": self._clock()}
+            while len(claims) > CLAIM_CAP:
+                del claims[next(iter(claims))]
+            self._store[CLAIMS] = claims
+            return True
+
+    def _settle(self, key: str, **fields: Any) -> None:
+        with self._lock:
+            claims = dict(self._store.get(CLAIMS) or {})
+            claims[key] = {**dict(claims.get(key) or {}), **fields}
+            self._store[CLAIMS] = claims
+
+    def _ask(self, asked: Wanted) -> tuple[str, list[dict[str, Any]]]:
+        """Store the request while its repository is picked; the menu that asks."""
+        pending_id = hashlib.sha256(asked.key.encode()).hexdigest()[:16]
+        stored = asdict(Wanted(**{**asdict(asked), "expires": self._clock() + PICK_TTL}))
+        with self._lock:
+            pending = self._live(dict(self._store.get(PENDING) or {}))
+            pending[pending_id] = stored
+            self._store[PENDING] = pending
+        text = f"<@{asked.member}>, which repository should this work item be opened in?"
+        return text, picker(pending_id, asked.repos, text)
+
+    def _take(self, pending_id: str, member: str, repo: str) -> tuple[Wanted | None, str]:
+        """The waiting request a pick answers, removed — or why the pick answers nothing."""
+        with self._lock:
+            pending = dict(self._store.get(PENDING) or {})
+            raw = pending.get(pending_id)
+            if raw is None:
+                return None, "That choice is no longer open — it was made, or it expired."
+            asked = Wanted(**{**raw, "repos": tuple(raw["repos"]), "labels": tuple(raw["labels"])})
+            if asked.member != member:
+                return None, f"Only <@{asked.member}>, who asked, picks the repository."
+            if repo not in asked.repos:
+                return None, "That repository is not one this room opens work items in."
+            del pending[pending_id]
+            self._store[PENDING] = self._live(pending)
+            if asked.expires < self._clock():
+                return None, "That choice expired; ask again to open the work item."
+            return asked, ""
+
+    def _live(self, pending: dict[str, Any]) -> dict[str, Any]:
+        now = self._clock()
+        return {key: value for key, value in pending.items() if value.get("expires", 0) >= now}
+
+    def _open(self, asked: Wanted, repo: str) -> None:
+        """Create the issue, then give the work item its thread with a Start button."""
+        policy = self._policy()
+        login = policy.people.get(asked.member, "")
+        body = issue_body(asked.words, asked.member, login, times.iso(self._clock()))
+        labels = asked.labels
+        opened = self._maker.open(repo, title_of(asked.words), body, labels)
+        if opened.error:
+            self._settle(asked.key, state="failed", error=opened.error)
+            log.warning("kickoff: %s not opened in %s: %s", asked.key, repo, opened.error)
+            self._poster.tell(
+                asked.channel,
+                asked.member,
+                f"⚠️ The work item could not be opened in `{repo}`: {_inert(opened.error)}. "
+                "It is not tried again on its own (GitHub may have opened it anyway): look "
+                "in the repository, then ask again if it is not there.",
+                asked.thread,
+            )
+            return
+        self._settle(asked.key, state="opened", ref=opened.ref)
+        log.info("kickoff: %s opened as %s", asked.key, opened.ref)
+        text, blocks = opened_message(opened, title_of(asked.words), asked.member)
+        ts = self._poster.post(asked.channel, text, blocks, asked.thread)
+        anchor = asked.thread or ts
+        self._bind(opened.ref, asked.channel, tuple(dict.fromkeys(t for t in (anchor, ts) if t)))
+
+
+def _of(kickoff: Kickoff) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    return kickoff.repos[:MAX_OPTIONS], kickoff.labels
+
+
+def picker(pending_id: str, repos: tuple[str, ...], text: str) -> list[dict[str, Any]]:
+    """The question and its select menu of repositories."""
+    options = [
+        {"text": {"type": "plain_text", "text": repo[:75]}, "value": f"{pending_id}|{repo}"}
+        for repo in repos
+    ]
+    menu = {
+        "type": "static_select",
+        "action_id": PICK,
+        "placeholder": {"type": "plain_text", "text": "Pick a repository"},
+        "options": options,
+    }
+    return [
+        {"type": "section", "text": {"type": "mrkdwn", "text": text}},
+        {"type": "actions", "elements": [menu]},
+    ]
+
+
+def opened_message(opened: Opened, title: str, member: str) -> tuple[str, list[dict[str, Any]]]:
+    """The work item thread's first reply: what was opened, by whom, and Start."""
+    link = f"<{opened.url}|{opened.ref}>" if opened.url else f"`{opened.ref}`"
+    text = (
+        f"🆕 Opened {link} — {_inert(title)}, asked for by <@{member}>. Press *Start* when "
+        "the-loop should begin (or say `start` in this thread)."
+    )
+    start = {
+        "type": "button",
+        "action_id": buttons.START,
+        "text": {"type": "plain_text", "text": buttons.NAMES[buttons.START]},
+        "value": opened.ref,
+        "style": "primary",
+    }
+    return text, [
+        {"type": "section", "text": {"type": "mrkdwn", "text": text}},
+        {"type": "actions", "elements": [start]},
+    ]
+
+
+PICK = f"{buttons.PREFIX}kickoff-repo"
+
+
+def _inert(text: str) -> str:
+    return escape(neutralise(text))
+
+
+def _obj(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _first_action(payload: Mapping[str, Any]) -> Mapping[str, Any]:
+    actions = payload.get("actions")
+    return _obj(actions[0]) if isinstance(actions, list) and actions else {}
+
+
+def _in_a_thread(work: Callable[[], None]) -> None:
+    threading.Thread(target=work, name="theloop-kickoff", daemon=True).start()

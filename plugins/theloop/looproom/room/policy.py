@@ -1,0 +1,271 @@
+"""The room's delivery policy: does an event become a message, an edit, or nothing — and why.
+
+the-loop tells its channels everything that happens; a person needs to hear far less. For
+one work item that was a started and a completed line seconds apart for every phase, a
+progress line per step, each gate announced three times (its pending message, its node's
+lifecycle line, the mirrored "ready for review" comment) and the tmux cheat-sheet for
+operators. This is the one place that decides, over an event and what the room was already
+told of its work item (:class:`Told`), and it changes nothing: :mod:`looproom.room.outlets`
+applies the decision and records it. The ticket keeps the whole story either way: these
+are rules for the room, not for what happened.
+
+The rules, in the order they are consulted:
+
+* **operator-docs** — the tmux cheat-sheet and shell blocks are for the ticket.
+* **dedupe** — the same kind for the same node already delivered while it is current,
+  such as a gate re-sent while it is still open.
+* **session-wins** — once the agent spoke for a node (its summary or question), the
+  templates for that node's moment say nothing more.
+* **endgame** — the terminal node's lifecycle pair says nothing "done" does not, and the
+  close after "done" edits that message.
+* **gate-collapse** — once a gate's message is posted, its node's lifecycle and progress
+  lines and the mirrored "ready for review" comment are noise.
+* **ack-thread** — an acknowledgement of an answered gate replies under that gate.
+* **progress-edit** — progress within a phase edits the phase's one message.
+* **transition-collapse** — a completed phase edits its own message to say so; the next
+  phase's start is the one new line of the transition.
+
+Whatever no rule claims is posted.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from looproom.inbound.events import APPROVAL_EVENTS, Event
+from looproom.room import voice
+
+#: The events that open a question a person answers; each is posted with its controls.
+GATES = (*APPROVAL_EVENTS, "decision-pending")
+LIFECYCLE = ("phase.started", "phase.progress", "phase.completed")
+TERMINAL_NODES = ("complete", "done")
+#: What ends every open question; the first two are said once for good.
+ENDINGS = ("work-item-complete", "work-item.closed", "conflict-escalated")
+FINAL = ENDINGS[:2]
+MIRROR = "comment.agent"
+#: Who speaks for the agent itself, rather than the runtime's templates.
+SESSION_SOURCES = ("session", "cli")
+
+#: The session-started announcement's lead and its attach line: operator documentation.
+_OPERATOR_LEAD = "started an interactive session for"
+_TMUX = re.compile(r"tmux attach(?:-session)? -t")
+#: "**requirements-approval** is ready for review", as the gate's hook writes it.
+_READY = re.compile(r"\*{1,2}([A-Za-z0-9][\w-]*)\*{1,2}\s+is ready for review", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Told:
+    """What the room was told of one work item: what the next decision reads.
+
+    ``gates``: node → the message of its open gate. ``phases``: phase → its one message.
+    ``delivered``: the ``kind|node`` keys still current (a gate until it closes, the
+    terminal events for good). ``spoke_for``: nodes the agent itself spoke for.
+    ``done``: the "done" message, once posted.
+    """
+
+    gates: Mapping[str, str] = field(default_factory=dict)
+    phases: Mapping[str, str] = field(default_factory=dict)
+    delivered: frozenset[str] = frozenset()
+    spoke_for: frozenset[str] = frozenset()
+    done: str = ""
+    selection: str = ""
+
+
+@dataclass(frozen=True)
+class Post:
+    """A new message in the work item's thread."""
+
+    rule: str = "post"
+
+
+@dataclass(frozen=True)
+class Drop:
+    """Nothing in the room; ``rule`` says which rule claimed it."""
+
+    rule: str
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Edit the message at ``ts`` to draw this event instead."""
+
+    ts: str
+    rule: str
+
+
+@dataclass(frozen=True)
+class Thread:
+    """A reply under the message at ``ts``."""
+
+    ts: str
+    rule: str
+
+
+Decision = Post | Drop | Edit | Thread
+
+
+def node_of(event: Event) -> str:
+    return str(event.detail.get("node") or event.detail.get("phase") or "").strip()
+
+
+def phase_of(event: Event) -> str:
+    return str(event.detail.get("phase") or event.detail.get("node") or "").strip()
+
+
+def key_of(event: Event) -> str:
+    """What dedupe compares: the kind and its node."""
+    return f"{voice.kind_of(event)}|{node_of(event)}"
+
+
+def is_operator_doc(event: Event) -> bool:
+    """The tmux cheat-sheet (its lead and its attach line), or anything flagged as such."""
+    if str(event.detail.get("operatorDoc") or "").lower() in ("1", "true", "yes"):
+        return True
+    text = event.text
+    return event.event_type == MIRROR and _OPERATOR_LEAD in text and bool(_TMUX.search(text))
+
+
+def ready_for_review_node(event: Event) -> str:
+    """The gate a mirrored "ready for review" comment restates, or ``""``."""
+    if event.event_type != MIRROR:
+        return ""
+    match = _READY.search(event.text)
+    if match:
+        return match[1]
+    lowered = event.text.lower()
+    if "ready for review" in lowered or "reply with an approval" in lowered:
+        return node_of(event) or "*"
+    return ""
+
+
+def decide(event: Event, told: Told) -> Decision:
+    """The room's decision for ``event``, given what it was ``told``. Pure."""
+    for rule in _RULES:
+        decision = rule(event, told)
+        if decision is not None:
+            return decision
+    return Post()
+
+
+def _operator_docs(event: Event, told: Told) -> Decision | None:
+    del told
+    return Drop("operator-docs") if is_operator_doc(event) else None
+
+
+def _dedupe(event: Event, told: Told) -> Decision | None:
+    kind = voice.kind_of(event)
+    if kind in (*GATES, "phase.started", *FINAL):
+        return Drop("dedupe") if key_of(event) in told.delivered else None
+    return None
+
+
+def _session_wins(event: Event, told: Told) -> Decision | None:
+    if event.source in SESSION_SOURCES:
+        return None  # the agent's own words are the ones that win
+    templated = event.event_type in LIFECYCLE or event.event_type == MIRROR
+    if templated and node_of(event) and node_of(event) in told.spoke_for:
+        return Drop("session-wins")
+    return None
+
+
+def _flagged_terminal(event: Event) -> bool:
+    """the-loop's own "the room should hear this completion" flag."""
+    return str(event.detail.get("terminal") or "").lower() in ("1", "true", "yes")
+
+
+def _endgame(event: Event, told: Told) -> Decision | None:
+    if event.event_type in LIFECYCLE and not _flagged_terminal(event):
+        if node_of(event) in TERMINAL_NODES or phase_of(event) in TERMINAL_NODES:
+            return Drop("endgame")
+        if told.done:
+            return Drop("endgame")
+    if event.event_type == "work-item.closed" and told.done:
+        return Edit(told.done, "endgame")
+    return None
+
+
+def _gate_collapse(event: Event, told: Told) -> Decision | None:
+    if event.event_type in ("phase.started", "phase.progress") and told.gates.get(node_of(event)):
+        return Drop("gate-collapse")
+    # A phase that starts by waiting on a person is announced by its question (the
+    # checklist, the gate): "started, waiting on a person" adds nothing to it.
+    if event.event_type == "phase.started" and event.detail.get("actor") == "human":
+        return Drop("gate-collapse")
+    named = ready_for_review_node(event)
+    if named and (told.gates.get(named) or (named == "*" and told.gates)):
+        return Drop("gate-collapse")
+    return None
+
+
+def _ack_thread(event: Event, told: Told) -> Decision | None:
+    acked = event.event_type == "gate.acknowledged" or bool(event.detail.get("ack"))
+    gate = told.gates.get(node_of(event)) if acked else ""
+    if gate:
+        return Thread(gate, "ack-thread")
+    if voice.kind_of(event) == "selection-recorded" and told.selection:
+        return Thread(told.selection, "ack-thread")
+    return None
+
+
+def _progress_edit(event: Event, told: Told) -> Decision | None:
+    if event.event_type != "phase.progress" and not event.event_type.endswith(".progress"):
+        return None
+    ts = told.phases.get(phase_of(event))
+    return Edit(ts, "progress-edit") if ts else Post("progress-open")
+
+
+def _transition(event: Event, told: Told) -> Decision | None:
+    if event.event_type != "phase.completed" or _flagged_terminal(event):
+        return None
+    ts = told.phases.get(phase_of(event))
+    return Edit(ts, "transition-collapse") if ts else Drop("transition-collapse")
+
+
+_RULES = (
+    _operator_docs,
+    _dedupe,
+    _session_wins,
+    _endgame,
+    _gate_collapse,
+    _ack_thread,
+    _progress_edit,
+    _transition,
+)
+
+
+def remember(told: Told, event: Event, decision: Decision, ts: str = "") -> Told:
+    """What the room was told once ``decision`` was carried out (``ts``: the message it
+    posted or edited). Dropped events still move the story on: a completed phase closes
+    its gate, so a later gate at the same node is a new question, not a repeat."""
+    gates, phases = dict(told.gates), dict(told.phases)
+    delivered, spoke_for = set(told.delivered), set(told.spoke_for)
+    kind, node, phase = voice.kind_of(event), node_of(event), phase_of(event)
+    if event.event_type in LIFECYCLE and node:
+        moved_on = event.event_type == "phase.completed"
+        for gate in [g for g in gates if moved_on or g != node]:
+            gates.pop(gate)
+            delivered -= {f"{kind}|{gate}" for kind in GATES}
+        if moved_on:
+            phases.pop(phase, None)
+            delivered.discard(f"phase.started|{phase}")
+    if kind in ENDINGS:
+        gates.clear()
+    posted = not isinstance(decision, Drop) and bool(ts)
+    if posted and kind in GATES and node:
+        gates[node] = ts
+    if posted and event.event_type in ("phase.started", "phase.progress") and phase:
+        phases.setdefault(phase, ts)
+    if not isinstance(decision, Drop) and kind in (*GATES, "phase.started", *FINAL):
+        delivered.add(key_of(event))
+    if event.source in SESSION_SOURCES and node:
+        spoke_for.add(node)
+    return Told(
+        gates=gates,
+        phases=phases,
+        delivered=frozenset(delivered),
+        spoke_for=frozenset(spoke_for),
+        done=ts if posted and kind == "work-item-complete" else told.done,
+        selection=ts if posted and kind == "selection" else told.selection,
+    )

@@ -1,0 +1,108 @@
+"""Every control verb we relay is read by the real the-loop as the command meant.
+
+Each record is parsed with the-loop's own ``parse_command`` and ``ControlConfig``, with
+its default keywords and with a deployment's renamed ones — read by our loader from a
+the-loop CLI config file, as ``THELOOP_LOOP_CONFIG`` names it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from the_loop.channels.envelope import parse as parse_envelope
+from the_loop.control import ControlConfig, parse_command
+
+from looproom.decide import judging, kinds
+from looproom.decide.authorization import Policy
+from looproom.decide.decision import ADMITTED, Decision
+from looproom.decide.judging import Said, Where
+from looproom.relay import forms, keywords
+from looproom.room.memory import ItemState
+
+WORK_ITEM = "github:acme/api#7"
+MEMBER = "U0123ABC"
+AT = "2026-11-30T10:00:00Z"
+#: What a member types for each verb, and the words the-loop must find after the keyword.
+TYPED = {
+    keywords.START: ("start", ""),
+    keywords.STOP: ("stop", ""),
+    keywords.PAUSE: ("pause", ""),
+    keywords.RESUME: ("resume", ""),
+    keywords.CONTRIBUTE: ("contribute", ""),
+    keywords.CLEANUP: ("cleanup", ""),
+    keywords.DO: ("!do fix the flaky retry test", "fix the flaky retry test"),
+    keywords.REVIEW: ("!review focus on the migration", "focus on the migration"),
+    keywords.EXECUTE: ("execute", ""),
+}
+RENAMED = {
+    "start": "loop go",
+    "stop": "loop halt",
+    "pause": "loop hold",
+    "resume": "loop carry-on",
+    "contribute": "loop help-out",
+    "cleanup": "loop tidy",
+    "do": "loop task",
+    "review": "loop critique",
+    "execute": "loop run",
+}
+
+
+def relayed(typed: str, keywords_: keywords.Keywords) -> Decision:
+    """What the room records when an authorized member types ``typed`` in the thread."""
+    addressed = typed.startswith("!")
+    said = Said(MEMBER, typed.lstrip("!"), "C1", "400.0", "100.0", addressed=addressed)
+    destinations = forms.Destinations(github=True, keywords=keywords_)
+    policy = Policy("UBOT", frozenset({MEMBER}), destinations=destinations)
+    verdict = judging.judge_typed(
+        said, Where(WORK_ITEM, thread_bound=True), lambda _i: ItemState(), policy, AT
+    )
+    assert verdict.status == ADMITTED and verdict.decision is not None, verdict
+    return verdict.decision
+
+
+def body(decision: Decision, keywords_: keywords.Keywords) -> str:
+    destinations = forms.Destinations(github=True, keywords=keywords_)
+    target: dict[str, Any] = kinds.target(decision, destinations)
+    assert target["sink"] == forms.GITHUB and target["number"] == 7
+    return str(target["body"])
+
+
+@pytest.mark.parametrize("command", sorted(TYPED))
+def test_each_verb_is_the_command_the_loop_reads_with_its_default_keywords(command: str) -> None:
+    typed, words = TYPED[command]
+    text = body(relayed(typed, keywords.Keywords()), keywords.Keywords())
+    result = parse_command(text, ControlConfig())
+    assert result.command == command and not result.ambiguous
+    assert text.startswith(f"the-loop {command}")
+    if words:
+        assert text.split("\n", 1)[0] == f"the-loop {command} {words}"
+    envelope = parse_envelope(text)
+    assert envelope is not None and envelope.type == "control.command"
+
+
+@pytest.mark.parametrize("command", sorted(TYPED))
+def test_each_verb_follows_a_deployments_renamed_keywords(command: str, tmp_path: Path) -> None:
+    config = tmp_path / "cli-config.yaml"
+    routing = {"routing": {"control": {"keywords": RENAMED}}}
+    config.write_text(yaml.safe_dump(routing), encoding="utf-8")
+    ours = keywords.from_loop_config(str(config))
+    text = body(relayed(TYPED[command][0], ours), ours)
+    theirs = ControlConfig.from_mapping(routing["routing"]["control"])
+    assert parse_command(text, theirs).command == command
+    # The default words would be prose to this deployment: nothing of them remains.
+    assert parse_command(text, ControlConfig()).command is None
+
+
+def test_a_command_the_deployment_switched_off_is_refused_not_relayed(tmp_path: Path) -> None:
+    switched_off = keywords.parse({"stop": ""}, "relay.keywords")
+    said = Said(MEMBER, "stop", "C1", "400.0", "100.0")
+    destinations = forms.Destinations(github=True, keywords=switched_off)
+    policy = Policy("UBOT", frozenset({MEMBER}), destinations=destinations)
+    verdict = judging.judge_typed(
+        said, Where(WORK_ITEM, thread_bound=True), lambda _i: ItemState(), policy, AT
+    )
+    assert verdict.reason == "unwritable" and "switched off" in verdict.text
+    assert ControlConfig.from_mapping({"keywords": {"stop": ""}}).keyword("stop") == ""

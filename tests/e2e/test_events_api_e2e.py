@@ -1,0 +1,119 @@
+"""Slack's Events API (HTTP mode), end to end: a real errbot, the real SlackV3 backend.
+
+Started as a deployment without Socket Mode runs it — a bot token and a signing secret, no
+app token — so SlackV3 registers its Events API view and the bot's own server serves it at
+``/slack/events``. Slack's side is played by the test: the URL-verification challenge
+Slack sends when the request URL is saved, and members' messages as signed
+``event_callback`` posts. Shown here: the challenge is answered; a typed decision is
+reacted to and relayed once; a command is answered in the room; a forged event does nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from looproom.admin import ABOUT
+from tests.e2e.slackbot import LOOP, SlackBot, StartBot, corpus, event_key
+from tests.fakes.github_api import TOKEN, FakeGitHub
+from tests.fakes.slack_api import FakeSlack
+from tests.support import signed
+from tests.support.wait import wait_for
+
+pytestmark = pytest.mark.e2e
+
+REPO, NUMBER = "MadaraUchiha-314/the-loop", 260
+ALICE, BOB = "U0ALICE01", "U0BOB0001"
+SIGNING_SECRET = "e2e-events-api-signing-secret"
+EVENTS_PATH = "/slack/events"
+SETTINGS = """
+slack:
+  channel: "#the-loop"
+  subscribe: [phase-approval-pending]
+  authorizedUsers: [U0ALICE01]
+people: {U0ALICE01: alice-gh}
+"""
+TIMEOUT = 60.0
+
+
+@dataclass
+class Rig:
+    bot: SlackBot
+    slack: FakeSlack
+    github: FakeGitHub
+
+    def post(self, payload: dict[str, Any], secret: str = SIGNING_SECRET) -> tuple[int, Any]:
+        """Slack posts ``payload`` to the request URL, signed with ``secret``."""
+        body = json.dumps(payload).encode()
+        headers = {**signed.slack_headers(secret, body), "Content-Type": "application/json"}
+        process = self.bot.process
+        status, raw = signed.post(process.host, process.port, EVENTS_PATH, body, headers)
+        return status, json.loads(raw)
+
+    def say(self, member: str, text: str, thread_ts: str = "", **options: Any) -> dict[str, Any]:
+        """A member types in the room: Slack keeps it and posts its event to the bot."""
+        message = self.slack.say(LOOP, member, text, thread_ts=thread_ts)
+        status, answer = self.post({"type": "event_callback", "event": message}, **options)
+        return {**message, "status": status, "answer": answer}
+
+    def reactions(self, ts: str) -> list[str]:
+        calls = self.slack.calls_to("reactions.add")
+        return [c.args["name"] for c in calls if c.args["timestamp"] == ts]
+
+    def said_by_bot(self) -> list[str]:
+        return [str(c.args.get("text", "")) for c in self.slack.calls_to("chat.postMessage")]
+
+
+@pytest.fixture
+def rig(slack_bot: StartBot, fake_slack: FakeSlack) -> Iterator[Rig]:
+    with FakeGitHub({REPO: {NUMBER}}) as github:
+        env = {
+            "THELOOP_SLACK_APP_TOKEN": "",  # no Socket Mode: Slack posts to the request URL
+            "THELOOP_SLACK_SIGNING_SECRET": SIGNING_SECRET,
+            "THELOOP_GITHUB_TOKEN": TOKEN,
+            "THELOOP_GITHUB_API": github.url,
+        }
+        bot = slack_bot(SETTINGS, env)
+        try:
+            yield Rig(bot, fake_slack, github)
+        finally:
+            bot.process.kill()  # before its relay sink goes away
+
+
+def test_slacks_challenge_is_answered_when_the_request_url_is_saved(rig: Rig) -> None:
+    challenge = {"token": "legacy", "challenge": "3eZbrw1aBm2rZgRNFdxV", "type": "url_verification"}
+    assert rig.post(challenge) == (200, {"challenge": "3eZbrw1aBm2rZgRNFdxV"})
+    assert rig.post(challenge, secret="not-the-apps-secret")[0] == 401
+    assert rig.slack.socket_connected() is False  # no Socket Mode connection was made
+
+
+def test_a_decision_typed_in_the_thread_arrives_over_http_and_is_relayed_once(rig: Rig) -> None:
+    gate = corpus("06")
+    assert rig.bot.send(gate)[0] == 202
+    posted = wait_for(
+        lambda: [m for m in rig.slack.messages(LOOP) if event_key(m) == gate["id"]],
+        TIMEOUT,
+        "the gate to be posted",
+    )[0]
+    approval = rig.say(ALICE, "approve ship it", posted["thread_ts"])
+    assert (approval["status"], approval["answer"]) == (200, {})
+    wait_for(lambda: "white_check_mark" in rig.reactions(approval["ts"]), TIMEOUT, "the ✅")
+    assert rig.reactions(approval["ts"]) == ["eyes", "white_check_mark"]
+    (comment,) = rig.github.posted(REPO, NUMBER)
+    assert comment.startswith("approved\n\nship it")
+
+
+def test_a_forged_event_does_nothing_and_a_signed_command_is_answered(rig: Rig) -> None:
+    forged = rig.say(BOB, "!theloop", secret="not-the-apps-secret")
+    assert forged["status"] == 401 and forged["answer"]["error"]
+    command = rig.say(ALICE, "!theloop")
+    assert command["status"] == 200
+    # The signed command's answer comes after anything the forged one could have caused.
+    wait_for(lambda: rig.said_by_bot().count(ABOUT) >= 1, TIMEOUT, "the answer to !theloop")
+    assert rig.said_by_bot().count(ABOUT) == 1
+    calls = rig.slack.calls_to("chat.postMessage")
+    assert all(c.args.get("channel") == LOOP for c in calls if c.args.get("text") == ABOUT)

@@ -1,0 +1,82 @@
+"""Who may act for the-loop: the room's grants, deciders and collaborators — fail closed."""
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from looproom.decide import authorization as auth
+from looproom.decide.authorization import Policy
+
+POLICY = Policy(
+    own_id="UBOT", authorized=frozenset({"UDECIDER"}), collaborators=frozenset({"UCOLLAB"})
+)
+
+
+def test_a_decider_may_do_every_act_the_room_is_granted() -> None:
+    assert all(auth.may("UDECIDER", act, POLICY) for act in auth.ACTS)
+
+
+def test_a_stranger_may_do_nothing() -> None:
+    assert not any(auth.may("USTRANGER", act, POLICY) for act in auth.ACTS)
+
+
+def test_a_collaborator_may_reply_and_add_context_but_not_decide() -> None:
+    allowed = {act for act in auth.ACTS if auth.may("UCOLLAB", act, POLICY)}
+    assert allowed == {auth.REPLY, auth.CONTEXT}
+
+
+def test_an_empty_list_denies_everyone() -> None:
+    nobody = Policy(own_id="UBOT", authorized=frozenset())
+    assert not auth.may("UDECIDER", auth.REPLY, nobody)
+    assert "nobody may" in auth.refusal_text("UDECIDER", auth.REPLY, nobody)
+
+
+def test_an_unknown_act_is_refused_even_to_a_decider() -> None:
+    assert not auth.may("UDECIDER", "work-item.delete", POLICY)
+
+
+def test_an_act_the_room_is_not_granted_is_nobodys() -> None:
+    narrow = Policy("UBOT", frozenset({"UDECIDER"}), granted=frozenset({auth.GATE_FEEDBACK}))
+    assert auth.may("UDECIDER", auth.GATE_FEEDBACK, narrow)
+    assert auth.may("UDECIDER", auth.REPLY, narrow)  # a reply is always granted
+    assert not auth.may("UDECIDER", auth.CONTROL, narrow)
+    text = auth.refusal_text("UDECIDER", auth.CONTROL, narrow)
+    assert "`control.command`" in text and "slack.publish" in text
+
+
+def test_a_collaborators_refusal_names_the_act_that_is_not_theirs() -> None:
+    text = auth.refusal_text("UCOLLAB", auth.GATE_FEEDBACK, POLICY)
+    assert "`gate.feedback`" in text and "collaborator" in text
+    assert "slack.authorizedUsers" in text
+
+
+def test_a_stranger_hears_nothing_about_the_grants() -> None:
+    text = auth.refusal_text("USTRANGER", auth.GATE_FEEDBACK, POLICY)
+    assert text == auth.unauthorized_text("USTRANGER", POLICY.authorized)
+    assert "collaborator" not in text and "gate.feedback" not in text
+
+
+def test_status_lists_each_act_and_who_holds_it() -> None:
+    narrow = Policy(
+        "UBOT",
+        frozenset({"UDECIDER"}),
+        collaborators=frozenset({"UCOLLAB"}),
+        granted=frozenset({auth.CONTEXT}),
+    )
+    lines = dict(line.split(": ", 1) for line in auth.holders(narrow))
+    assert lines[auth.REPLY] == "`UDECIDER`, `UCOLLAB`"
+    assert lines[auth.CONTEXT] == "`UDECIDER`, `UCOLLAB`"
+    assert lines[auth.GATE_FEEDBACK].startswith("not granted")
+
+
+@given(
+    member=st.text(max_size=12),
+    act=st.text(max_size=20) | st.sampled_from(auth.ACTS),
+    granted=st.frozensets(st.sampled_from(auth.GRANTABLE)),
+)
+def test_nobody_off_both_lists_may_do_anything(member: str, act: str, granted) -> None:
+    policy = Policy("UBOT", frozenset({"UDECIDER"}), collaborators=frozenset({"UCOLLAB"}))
+    policy = Policy("UBOT", policy.authorized, collaborators=policy.collaborators, granted=granted)
+    if member not in ("UDECIDER", "UCOLLAB"):
+        assert not auth.may(member, act, policy)
+    if auth.may(member, act, policy):
+        assert act == auth.REPLY or act in granted
