@@ -178,6 +178,10 @@ def test_a_reply_for_a_session_that_is_gone_stays_on_the_ticket_and_says_so(rig:
     assert rig.loop.replies == []
 
 
+def receipts(rig: Rig, thread: str) -> list[str]:
+    return [t for t in rig.replies_in(thread) if t.startswith("📎")]
+
+
 def test_record_context_twice_records_no_message_twice(rig: Rig) -> None:
     thread = rig.thread()
     rig.say(ALICE, "we keep the v1 endpoint", thread)
@@ -191,13 +195,9 @@ def test_record_context_twice_records_no_message_twice(rig: Rig) -> None:
     assert "2 message(s)" in one and "we keep the v1 endpoint" in one and "agreed" in one
     assert "1 message(s)" in two and "we drop v0 in March" in two
     assert "v1 endpoint" not in two and "record-context" not in one + two
-
-    def receipts() -> list[str]:
-        return [t for t in rig.replies_in(thread) if t.startswith("📎")]
-
-    # Each receipt is posted just after its ✅ is added: wait for the second one.
-    wait_for(lambda: len(receipts()) >= 2, TIMEOUT, "the second 📎 receipt")
-    assert [r.split(" message(s)")[0] for r in receipts()] == ["📎 2", "📎 1"]
+    # The ✅ is put on before the receipt is posted: wait for the receipt itself.
+    wait_for(lambda: len(receipts(rig, thread)) == 2, TIMEOUT, "both 📎 receipts")
+    assert [r.split(" message(s)")[0] for r in receipts(rig, thread)] == ["📎 2", "📎 1"]
     assert [r["comment"] for r in rig.loop.replies] == [False, False]
 
 

@@ -9,6 +9,7 @@ work bound on dense markup.
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
@@ -99,7 +100,9 @@ def test_the_rest_is_parsed_for_references_only_when_it_may_define_a_label_used(
 
 
 def test_dense_markup_is_read_only_as_far_as_the_work_bound() -> None:
-    src = "- a\n" * 50_000  # one list: a unit of work a character, and more
+    # One list: four units of work a character, far past the bound of half a unit a
+    # character at any length, so a length the whole reading parses quickly does.
+    src = "- a\n" * 10_000
     lazy, whole = Document(src, 3000), Document(src, 3000, whole=True)
     assert lazy.get(0) is None and whole.get(0) is None
     assert lazy.capped and whole.capped
@@ -122,6 +125,25 @@ def test_block_rules_left_off_where_they_cannot_match_change_no_token(text: str)
     (no ``|``: no table; no underline: no setext heading; …): the tokens are
     those of the stock parser with every rule on."""
     src = normalise(text)
+    env: dict = {}
+    assert _shape(parse_blocks(src, env)) == _stock(src)[0]
+    assert _links(env) == _links(_stock(src)[1])
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        "a > b, and a -> b\n\n- > quoted in an item\n1. # a heading in an item",
+        "> ---\n\n- - -\n\n* * *\n\n1. ___\n\ntext\n***",
+        "x <b>bold</b>\n\n- <div>\n\n  <!-- in an item -->",
+        "text\n  ```\n  code\n  ```\n- ~~~\n  fenced in an item\n  ~~~",
+        "- [a]: /in-an-item\n\n> [b]: /in-a-quote\n\n[a] [b] x]: y",
+        "title #1, and #2\n\n> # quoted heading\n\n  ## indented heading",
+    ],
+)
+def test_marks_that_open_a_line_inside_containers_keep_their_rules_on(src: str) -> None:
+    """A rule is left off only when no line could open its block, a line's
+    quote marks, list markers and indentation counted in."""
     env: dict = {}
     assert _shape(parse_blocks(src, env)) == _stock(src)[0]
     assert _links(env) == _links(_stock(src)[1])

@@ -113,12 +113,17 @@ def rig(tmp_path: Path, github: FakeGitHub | None = None, loop: FakeLoop | None 
     return Rig(the_relay, queue, room, clock, ledger, given_up)
 
 
+#: When the decisions here were made: recent, as a live one is, and one instant for all, so a
+#: body built again in a test is the body the relay sent even when the clock ticks between.
+AT = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
 def decision(kind: str = kinds.APPROVE, **fields: Any) -> Decision:
     base = {
         "work_item": ITEM,
         "member": "U0ALICE01",
         "origin": "C1:201.0",
-        "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "at": AT,
         "channel": "C1",
         "ts": "201.0",
         "thread": "200.0",

@@ -13,9 +13,8 @@ from __future__ import annotations
 
 import re
 
-from markdown_it.tree import SyntaxTreeNode
-
 from ._markdown import MAX_NESTING
+from ._nodes import Node
 from ._scope import Scope
 from ._slack import escape, strip_comments
 
@@ -26,38 +25,40 @@ _BOXES = {"[ ]": False, "[x]": True, "[X]": True}
 _MARKERS = re.compile(r"(?:[ \t]*(?:>|[-+*](?=[ \t]|$)|\d{1,9}[.)](?=[ \t]|$)))*[ \t]*")
 
 
-def task_box(item: SyntaxTreeNode) -> bool | None:
+def task_box(item: Node) -> bool | None:
     """``True`` or ``False`` for a ticked or an open box, ``None`` for no box."""
     first = item.children[0] if item.children else None
-    if first is None or first.type != "paragraph" or first.map is None or item.map is None:
-        return None
-    content = first.children[0].content if first.children else ""
-    if first.map[0] != item.map[0] or content[3:4] not in (" ", "\t"):
-        return None
-    return _BOXES.get(content[:3])
+    content = first.children[0].content if first and first.children else ""
+    return _BOXES[content[:3]] if first and _opens_box(first, item.map, content) else None
 
 
-def inline_source(node: SyntaxTreeNode) -> str:
+def _opens_box(node: Node, item_map: list[int] | None, content: str) -> bool:
+    """Whether ``node`` is a paragraph on the first line of the item that maps to
+    ``item_map`` and its ``content`` opens with a box and a space or tab."""
+    if node.type != "paragraph" or node.map is None or item_map is None:
+        return False
+    return node.map[0] == item_map[0] and content[:3] in _BOXES and content[3:4] in (" ", "\t")
+
+
+def inline_source(node: Node) -> str:
     """The inline source of a paragraph, heading or table cell — without the
     task box that opens an item's first paragraph."""
     content = node.children[0].content if node.children else ""
-    item = node.parent
-    opens_item = item is not None and item.type == "list_item" and item.children[0] is node
-    return content[4:].lstrip() if opens_item and task_box(item) is not None else content
+    return content[4:].lstrip() if _opens_box(node, node.item_map, content) else content
 
 
-def dropped(node: SyntaxTreeNode) -> bool:
+def dropped(node: Node) -> bool:
     """Whether markdown-it left ``node`` empty because it lies too deep."""
     return node.is_nested and not node.children and node.level >= MAX_NESTING - 1
 
 
-def dropped_lines(node: SyntaxTreeNode, scope: Scope) -> list[str]:
+def dropped_lines(node: Node, scope: Scope) -> list[str]:
     """The lines markdown-it dropped inside ``node``: escaped text, without the
     container markers that open them, and without HTML comments."""
     text = "\n".join(line[_MARKERS.match(line).end() :] for line in scope.source(node))
     return [line.strip() for line in escape(strip_comments(text)).split("\n")]
 
 
-def code_lines(node: SyntaxTreeNode) -> list[str]:
+def code_lines(node: Node) -> list[str]:
     """The lines of a fence or an indented code block."""
     return node.content.rstrip("\n").split("\n") if node.content else []

@@ -32,9 +32,10 @@ from dataclasses import dataclass, field
 from itertools import accumulate
 
 from markdown_it.token import Token
-from markdown_it.tree import SyntaxTreeNode
 
+from ._lines import LinePattern
 from ._markdown import parse_blocks
+from ._nodes import Node, nodes_of
 
 _NOT_BLANK = re.compile(r"\S")
 _NOT_BLANK_LINE = re.compile(r"^[ \t]*\S", re.MULTILINE)
@@ -42,9 +43,7 @@ _NOT_BLANK_LINE = re.compile(r"^[ \t]*\S", re.MULTILINE)
 #: nor is indented: a window cut there leaves its block before it final.
 _FRESH = re.compile(r"\n\n(?=[^\s\-*+>|0-9])")
 #: A table's delimiter row, as markdown-it reads one: dashes between pipes.
-_DELIMITER_ROW = re.compile(
-    r"^ {0,3}\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)+\|?[ \t]*$", re.MULTILINE
-)
+_DELIMITER_ROW = LinePattern(r" {0,3}\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)+\|?[ \t]*$")
 _BRACKETS = re.compile(r"\[([^\[\]]*)\]")
 _DEFINED = re.compile(r"\[([^\[\]]*)\]:")
 
@@ -63,13 +62,13 @@ class Block:
 
     tokens: list[Token]
     base: int
-    _node: SyntaxTreeNode | None = field(default=None, repr=False)
+    _node: Node | None = field(default=None, repr=False)
 
     @property
-    def node(self) -> SyntaxTreeNode:
+    def node(self) -> Node:
         """The block as a syntax tree, built when first asked for."""
         if self._node is None:
-            self._node = SyntaxTreeNode(self.tokens).children[0]
+            self._node = nodes_of(self.tokens)[0]
         return self._node
 
     @property
@@ -94,7 +93,7 @@ class Document:
         self.blocks: list[Block] = []
         self.done = not src.strip()
         self.capped = False  # the work bound stopped the reading
-        self._starts = [0, *accumulate(len(line) + 1 for line in self.lines)]
+        self._starts = [0, *accumulate(map((1).__add__, map(len, self.lines)))]
         self._first = max(first_window, 1)
         self._size = self._first  # the next window's least length
         self._whole = whole
@@ -210,7 +209,14 @@ class Document:
         if self._line != line:
             self._size = self._first
         else:  # one block fills the window: grow fast, and not far past the bound
-            self._size = max(length + length // 4, min(8 * length, self._affordable() * 9 // 8))
+            reach = 8 * length
+            if rest is not None and rest[0].type == "table_open":
+                # All of a table is drawn (its pointer counts its rows), and a blank
+                # line ends it: read to there at once, not through windows 8 times
+                # as long, each parsing again the rows the last one parsed.
+                blank = self.src.find("\n\n", start)
+                reach = (len(self.src) if blank < 0 else blank + 2) - start
+            self._size = max(length + length // 4, min(reach, self._affordable() * 9 // 8))
 
     def _affordable(self) -> int:
         """How much more source the work left allows, at the density seen last."""
@@ -273,17 +279,15 @@ def _key(label: str) -> str:
 
 def _token_work(tokens: list[Token]) -> int:
     """What ``tokens`` cost: one each, and a list item ``WORK_PER_ITEM`` more."""
-    return len(tokens) + WORK_PER_ITEM * sum(token.type == "list_item_open" for token in tokens)
+    return len(tokens) + WORK_PER_ITEM * [token.type for token in tokens].count("list_item_open")
 
 
 def _top_level(tokens: list[Token]) -> list[list[Token]]:
     """``tokens`` cut into top-level blocks."""
-    groups, start = [], 0
-    for index, token in enumerate(tokens):
-        if token.level == 0 and token.nesting <= 0:
-            groups.append(tokens[start : index + 1])
-            start = index + 1
-    return groups
+    ends = [
+        index + 1 for index, token in enumerate(tokens) if token.level == 0 and token.nesting <= 0
+    ]
+    return [tokens[start:end] for start, end in zip([0, *ends], ends, strict=False)]
 
 
 def _lines(group: list[Token]) -> tuple[int, int]:

@@ -11,18 +11,22 @@ definitions apply). Task boxes are read off the tokens by the drawing
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from mdit_py_plugins.front_matter import front_matter_plugin
 
+from ._lines import LinePattern
+
 __all__ = ["MAX_NESTING", "normalise", "parse_blocks", "parse_inline"]
 
 
 def _parser(front_matter: bool = False) -> MarkdownIt:
-    md = MarkdownIt("commonmark").enable(["table", "strikethrough"])
+    # Its core ``normalize`` rule rewrites every line end with a regular
+    # expression on every parse; ``normalise`` below does the same, and only
+    # when the text has something to change.
+    md = MarkdownIt("commonmark").enable(["table", "strikethrough"]).disable("normalize")
     return md.use(front_matter_plugin) if front_matter else md
 
 
@@ -34,22 +38,38 @@ MAX_NESTING: int = _INLINE.options["maxNesting"]
 
 #: A line that could underline a setext heading, or be a table's delimiter row,
 #: in any container (quote marks and indentation before it).
-_MAY_UNDERLINE = re.compile(r"^[ \t>]*(?:=+|-+)[ \t]*$", re.MULTILINE)
-_MAY_DELIMITER = re.compile(r"^[ \t>]*[|:-][-:| \t>]*$", re.MULTILINE)
+_MAY_UNDERLINE = LinePattern(r"[ \t>]*(?:=+|-+)[ \t]*$")
+_MAY_DELIMITER = LinePattern(r"[ \t>]*[|:-][-:| \t>]*$")
 
-#: Block rules that match only where the source holds a certain mark. A rule that
-#: cannot start a block cannot end a paragraph either, so parsing a source with
-#: such a rule off yields the same tokens — for less work: each rule is tried at
-#: every line, and a setext heading's rule rescans every paragraph.
+#: What may stand on a line before a block that starts on it: indentation, quote
+#: marks and list markers, any number of each (more lines match than need to,
+#: never fewer). Each pattern below tries a line in time linear in its length.
+_OPENING = r"[ \t>*+\-0-9.)]*"
+_MAY_FENCE = LinePattern(_OPENING + "(?:```|~~~)")
+_MAY_QUOTE = LinePattern(_OPENING + ">")
+_MAY_REFERENCE = LinePattern(_OPENING + r"\[")
+_MAY_HTML = LinePattern(_OPENING + "<")
+_MAY_HEADING = LinePattern(_OPENING + "#")
+#: A thematic break's line holds only its marks, spaces and what opens the line
+#: (checked first: most lines fail at their first character).
+_MAY_RULE = LinePattern(r"(?=[ \t>*+\-0-9.)_]*$)[^-*_\n]*[-*_]")
+
+#: Block rules that match only where the source holds a certain mark, at the
+#: start of a line for most. A rule that cannot start a block cannot end a
+#: paragraph either, so parsing a source with such a rule off yields the same
+#: tokens — for less work: each rule is tried at every line, and a setext
+#: heading's rule rescans every paragraph. (A plain search for the mark goes
+#: first: it is much the cheaper, and a mark found nowhere is found at no line.)
 _NEEDS: dict[str, Callable[[str], object]] = {
     "front_matter": lambda src: src.startswith("---"),
     "table": lambda src: "|" in src and _MAY_DELIMITER.search(src),
-    "fence": lambda src: "```" in src or "~~~" in src,
-    "blockquote": lambda src: ">" in src,
-    "reference": lambda src: "]:" in src,
-    "html_block": lambda src: "<" in src,
-    "heading": lambda src: "#" in src,
+    "fence": lambda src: ("```" in src or "~~~" in src) and _MAY_FENCE.search(src),
+    "blockquote": lambda src: ">" in src and _MAY_QUOTE.search(src),
+    "reference": lambda src: "]:" in src and _MAY_REFERENCE.search(src),
+    "html_block": lambda src: "<" in src and _MAY_HTML.search(src),
+    "heading": lambda src: "#" in src and _MAY_HEADING.search(src),
     "lheading": lambda src: _MAY_UNDERLINE.search(src),
+    "hr": lambda src: _MAY_RULE.search(src),
 }
 
 #: Block parsers by the rules they leave off, built when first needed (at most
@@ -70,6 +90,7 @@ def parse_blocks(src: str, env: dict, at_start: bool = True) -> list[Token]:
     """The block tokens of ``src``; their ``inline`` tokens have no children yet.
     Reference definitions go into ``env``. Front matter is read only ``at_start``
     of a document: further on, a ``---`` line is a rule."""
+    src = normalise(src)
     off = tuple(
         name
         for name, needed in _NEEDS.items()
@@ -82,7 +103,7 @@ def parse_inline(content: str, env: dict) -> list[Token]:
     """The inline tokens of one block's content, links resolved against ``env``."""
     if not content:
         return []
-    return _INLINE.parseInline(content, env)[0].children or []
+    return _INLINE.parseInline(normalise(content), env)[0].children or []
 
 
 def normalise(text: str) -> str:

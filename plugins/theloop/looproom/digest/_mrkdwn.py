@@ -15,12 +15,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from markdown_it.tree import SyntaxTreeNode
-
 from ._blocks import dropped, dropped_lines, inline_source, task_box
 from ._html import html_lines
 from ._inline import render_inline
 from ._markdown import normalise, parse_blocks
+from ._nodes import Node, nodes_of
 from ._scope import Scope
 from ._slack import escape
 
@@ -37,16 +36,15 @@ def to_mrkdwn(text: str) -> str:
     gone; nothing Slack would act on (no mention, no broadcast)."""
     src = normalise(text)
     env: dict = {}
-    root = SyntaxTreeNode(parse_blocks(src, env))
     scope = Scope(env, src.split("\n"))
-    return _join(_draw(node, scope) for node in root.children)
+    return _join(_draw(node, scope) for node in nodes_of(parse_blocks(src, env)))
 
 
 def _join(parts: Iterable[str], sep: str = "\n\n") -> str:
     return sep.join(part for part in parts if part)
 
 
-def _draw(node: SyntaxTreeNode, scope: Scope) -> str:
+def _draw(node: Node, scope: Scope) -> str:
     kind = node.type
     if dropped(node):
         return "\n".join(dropped_lines(node, scope)).strip()
@@ -74,7 +72,7 @@ def _html(content: str) -> str:
     return "\n".join(f"*{text}*" if bold else text for text, bold in html_lines(content)).strip()
 
 
-def _inline(node: SyntaxTreeNode, scope: Scope, bold: bool = False) -> str:
+def _inline(node: Node, scope: Scope, bold: bool = False) -> str:
     tokens, _ = scope.inline(inline_source(node))
     return render_inline(tokens, bold=bold).text
 
@@ -92,7 +90,7 @@ def code_block(content: str) -> str:
     return f"```\n{body}```"
 
 
-def _list(node: SyntaxTreeNode, scope: Scope) -> str:
+def _list(node: Node, scope: Scope) -> str:
     ordered = node.type == "ordered_list"
     start = int(node.attrs.get("start", 1)) if ordered else 1
     return "\n".join(
@@ -101,7 +99,7 @@ def _list(node: SyntaxTreeNode, scope: Scope) -> str:
     )
 
 
-def _marker(item: SyntaxTreeNode, ordered: bool, number: int) -> str:
+def _marker(item: Node, ordered: bool, number: int) -> str:
     box = task_box(item)
     glyph = "" if box is None else ("☑" if box else "☐")
     if ordered:
@@ -109,7 +107,7 @@ def _marker(item: SyntaxTreeNode, ordered: bool, number: int) -> str:
     return glyph or "•"
 
 
-def _item(item: SyntaxTreeNode, marker: str, scope: Scope) -> str:
+def _item(item: Node, marker: str, scope: Scope) -> str:
     """One list item: the marker on its first line, the rest indented (code
     blocks stay at the margin, where Slack recognises them)."""
     lines = [marker]
@@ -134,7 +132,7 @@ def _indented(text: str) -> str:
     return "\n".join(INDENT + line if line else line for line in text.split("\n"))
 
 
-def _table_rows(node: SyntaxTreeNode) -> str:
+def _table_rows(node: Node) -> str:
     """A table's rows, each cell's source padded to its column, a rule under the
     header: readable in a code block."""
     rows = [

@@ -41,6 +41,25 @@ class Ask:
     span: tuple[int, int]
 
 
+class _Next:
+    """``find(src, pos)`` — the offset of the next match at or after ``pos``, or
+    -1 — remembered: a match found from an earlier ``pos`` is still the next one
+    from any ``pos`` up to it, so the search for the ask scans the rest of a long
+    document once, not once for each candidate it passes over."""
+
+    __slots__ = ("find", "found", "since")
+
+    def __init__(self, find: Callable[[str, int], int]) -> None:
+        self.find = find
+        self.since = self.found = -1
+
+    def __call__(self, src: str, pos: int) -> int:
+        still = 0 <= self.since <= pos and (self.found < 0 or pos <= self.found)
+        if not still:
+            self.since, self.found = pos, self.find(src, pos)
+        return self.found
+
+
 class Reader:
     """The blocks of one document, read and drawn on demand, and its ask."""
 
@@ -55,6 +74,8 @@ class Reader:
         self._measured = 0  # blocks measured
         self._searched = 0  # blocks looked at for the ask
         self._stopped = False  # a line was cut short: nothing after it is drawn
+        self._questions = _Next(next_question)
+        self._replies = _Next(next_reply)
 
     @property
     def blocks(self) -> int:
@@ -105,7 +126,10 @@ class Reader:
         """Where the unread rest of the document could first hold the ask, or -1."""
         src, pos = self.doc.src, self.doc.unread
         for _ in range(MAX_SKIPPED):
-            found = [next_question(src, pos), next_reply(src, pos) if self.reply is None else -1]
+            found = [
+                self._questions(src, pos),
+                self._replies(src, pos) if self.reply is None else -1,
+            ]
             at = min((at for at in found if at >= 0), default=-1)
             if at < 0 or not in_list_or_quote_line(src, at):
                 return at

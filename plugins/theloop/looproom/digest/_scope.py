@@ -16,9 +16,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from markdown_it.token import Token
-from markdown_it.tree import SyntaxTreeNode
 
 from ._markdown import parse_inline
+from ._nodes import Node
 
 __all__ = ["InlineBudget", "Scope"]
 
@@ -75,7 +75,7 @@ class Scope:
             self.before_links(part)
         return parse_inline(part, self.env), cut
 
-    def source(self, node: SyntaxTreeNode) -> list[str]:
+    def source(self, node: Node) -> list[str]:
         """The document lines ``node`` spans."""
         first, last = node.map or (0, 0)
         return self.lines[self.base + first : self.base + last]

@@ -17,11 +17,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from markdown_it.tree import SyntaxTreeNode
-
 from ._blocks import code_lines, dropped, dropped_lines, inline_source, task_box
 from ._html import HtmlLine, html_lines
 from ._inline import render_inline
+from ._nodes import Node
 from ._run import Run
 from ._scope import Scope
 from ._traces import is_trace, trace_span
@@ -83,7 +82,7 @@ def pointer(what: str, count: int, noun: str) -> Run:
     return Run(text, [(0, len(text))], replaced=True)
 
 
-def units_of(node: SyntaxTreeNode, scope: Scope) -> list[Unit]:
+def units_of(node: Node, scope: Scope) -> list[Unit]:
     """The digest's units for one block, in the author's order."""
     kind = node.type
     if dropped(node):
@@ -102,7 +101,7 @@ def units_of(node: SyntaxTreeNode, scope: Scope) -> list[Unit]:
     return [Unit([line])] if line else []
 
 
-def _words(node: SyntaxTreeNode, scope: Scope, bold: bool = False) -> Run:
+def _words(node: Node, scope: Scope, bold: bool = False) -> Run:
     return _prose(inline_source(node), scope, bold)
 
 
@@ -119,7 +118,7 @@ def _html(line: HtmlLine) -> Line:
     return Line(Run(text.strip()), wrap="*" if bold else "")
 
 
-def _leaf_line(node: SyntaxTreeNode, scope: Scope) -> Line | None:
+def _leaf_line(node: Node, scope: Scope) -> Line | None:
     """Code, a table: a pointer; inside a list item, HTML or text nested too
     deep: its escaped words on the item's line."""
     kind = node.type
@@ -137,7 +136,7 @@ def _leaf_line(node: SyntaxTreeNode, scope: Scope) -> Line | None:
     return None
 
 
-def _plain(node: SyntaxTreeNode, scope: Scope) -> list[HtmlLine]:
+def _plain(node: Node, scope: Scope) -> list[HtmlLine]:
     return [(text, False) for text in dropped_lines(node, scope)]
 
 
@@ -146,7 +145,7 @@ def _bold(words: str) -> Run:
     return Run(f"*{words}*", pairs=[(0, len(words) + 1, "*")])
 
 
-def _paragraph(node: SyntaxTreeNode, scope: Scope) -> list[Unit]:
+def _paragraph(node: Node, scope: Scope) -> list[Unit]:
     """A paragraph; a stack trace inside it becomes a pointer between its prose."""
     content = inline_source(node)
     lines = content.split("\n")
@@ -164,7 +163,7 @@ def _paragraph(node: SyntaxTreeNode, scope: Scope) -> list[Unit]:
     return [part for part in parts if part.draw() or part.line(0).run.cut]
 
 
-def _list_lines(node: SyntaxTreeNode, scope: Scope, path: tuple[int, ...]) -> Iterator[Line]:
+def _list_lines(node: Node, scope: Scope, path: tuple[int, ...]) -> Iterator[Line]:
     """One line an item, numbered ``1.``, ``1.2.`` …; an ordered list keeps the
     author's numbers (the start is not lost)."""
     ordered = node.type == "ordered_list"
@@ -177,9 +176,7 @@ def _list_lines(node: SyntaxTreeNode, scope: Scope, path: tuple[int, ...]) -> It
         yield from _item_lines(item, scope, number, prefix)
 
 
-def _item_lines(
-    item: SyntaxTreeNode, scope: Scope, number: tuple[int, ...], prefix: str
-) -> Iterator[Line]:
+def _item_lines(item: Node, scope: Scope, number: tuple[int, ...], prefix: str) -> Iterator[Line]:
     """An item's words on its line — its code as a pointer in place, so a fence
     inside an item keeps the numbering — then its nested items and quotes, and
     words after those on a line of their own: the author's order."""
@@ -204,7 +201,7 @@ def _item_lines(
         yield Line(Run.join(runs), prefix)
 
 
-def _nested_lines(children: list[SyntaxTreeNode], scope: Scope) -> Iterator[Line]:
+def _nested_lines(children: list[Node], scope: Scope) -> Iterator[Line]:
     for child in children:
         for unit in units_of(child, scope):
             yield from unit
