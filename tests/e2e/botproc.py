@@ -185,8 +185,8 @@ class BotProcess:
     def wait_delivered(self, timeout: float = 60.0) -> None:
         """Until every event the bot accepted is delivered. A message is in the room as soon
         as Slack stores it, but the bot learns it posted it — the question a reply answers,
-        the thread a reply is in — only from Slack's answer, a moment later; a person's
-        reply never comes sooner, so a test that answers the bot waits for this first."""
+        the thread a reply is in — only from Slack's answer, a moment later. A person takes
+        far longer than that to answer; a test answering the bot waits for this first."""
         wait_for(
             lambda: self.undelivered() == 0,
             timeout,

@@ -52,7 +52,7 @@ class Rig:
 
     def show(self, event: dict[str, Any]) -> dict[str, Any]:
         """the-loop sends ``event``; the room's message for it, once posted and delivered
-        (the bot knows its question only then, and a person cannot answer it sooner)."""
+        (the bot knows its question only then; a person takes longer to answer it)."""
         assert self.bot.send(event)[0] == 202
 
         def posted() -> list[dict[str, Any]]:
