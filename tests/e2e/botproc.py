@@ -12,6 +12,7 @@ any extra environment (tokens, API base URLs) and extra ``PYTHONPATH`` entries.
 
 from __future__ import annotations
 
+import http.client
 import os
 import signal
 import socket
@@ -30,6 +31,9 @@ CONFIG = REPO / "config.py"
 ERRBOT = Path(sys.executable).with_name("errbot")
 #: Errbot logs this once every plugin's activation was attempted (errbot/core.py).
 ACTIVATION_DONE = "Plugin activation done."
+#: The bot's own metrics route, and its gauge of the events accepted but not delivered yet.
+METRICS_PATH = "/theloop/metrics"
+_INBOX_DEPTH = 'theloop_queue_depth{queue="inbox"}'
 #: Variables of an operator's shell that would leak into a test bot's configuration.
 _SCRUBBED_PREFIXES = ("THELOOP_", "THE_LOOP_")
 _SCRUBBED = ("GH_TOKEN", "GITHUB_TOKEN")
@@ -161,6 +165,33 @@ class BotProcess:
             return ACTIVATION_DONE in self._errbot_said() and self._port_open()
 
         wait_for(ready, timeout, lambda: f"errbot to be ready; it said:\n{self.log_text()[-4000:]}")
+
+    def undelivered(self) -> int:
+        """How many events the bot accepted and has not delivered yet (its inbox's depth,
+        as ``GET /theloop/metrics`` reports it)."""
+        connection = http.client.HTTPConnection(self.host, self.port, timeout=30)
+        try:
+            connection.request("GET", METRICS_PATH)
+            response = connection.getresponse()
+            status, body = response.status, response.read().decode()
+        finally:
+            connection.close()
+        assert status == 200, f"{METRICS_PATH} answered {status}: {body[:500]}"
+        for line in body.splitlines():
+            if line.startswith(_INBOX_DEPTH + " "):
+                return int(float(line.split()[-1]))
+        raise AssertionError(f"no {_INBOX_DEPTH} in {METRICS_PATH}:\n{body[:2000]}")
+
+    def wait_delivered(self, timeout: float = 60.0) -> None:
+        """Until every event the bot accepted is delivered. A message is in the room as soon
+        as Slack stores it, but the bot learns it posted it — the question a reply answers,
+        the thread a reply is in — only from Slack's answer, a moment later; a person's
+        reply never comes sooner, so a test that answers the bot waits for this first."""
+        wait_for(
+            lambda: self.undelivered() == 0,
+            timeout,
+            lambda: f"every event to be delivered; {self.undelivered()} are not",
+        )
 
     def _errbot_said(self) -> str:
         """Errbot's log lines of this run: its output, or on the Text backend (which stops

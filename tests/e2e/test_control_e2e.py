@@ -51,13 +51,16 @@ class Rig:
     loop: FakeLoop
 
     def show(self, event: dict[str, Any]) -> dict[str, Any]:
-        """the-loop sends ``event``; the room's message for it, once posted."""
+        """the-loop sends ``event``; the room's message for it, once posted and delivered
+        (the bot knows its question only then, and a person cannot answer it sooner)."""
         assert self.bot.send(event)[0] == 202
 
         def posted() -> list[dict[str, Any]]:
             return [m for m in self.slack.messages(LOOP) if event_key(m) == event["id"]]
 
-        return wait_for(posted, TIMEOUT, f"{event['id']} to be posted")[0]
+        message = wait_for(posted, TIMEOUT, f"{event['id']} to be posted")[0]
+        self.bot.process.wait_delivered(TIMEOUT)
+        return message
 
     def say(self, member: str, text: str, thread_ts: str) -> dict[str, Any]:
         message = self.slack.say(LOOP, member, text, thread_ts=thread_ts)

@@ -111,7 +111,7 @@ class Rig:
         """A decision relayed after every one stored before it: the-loop asks, and an answer
         reaches it. The relay hands decisions over one at a time, oldest first, so by then
         any other decision stored earlier (a duplicate, say) has been handed over too."""
-        ask = self.show("15")
+        ask = self.show("15", settled=True)
         replies = len(self.loop.replies)
         self.say(ALICE, f"sentinel answer {replies + 1}", ask["thread_ts"])
         wait_for(lambda: len(self.loop.replies) > replies, TIMEOUT, "the sentinel answer")
@@ -156,7 +156,7 @@ def rig(slack_bot: StartBot, fake_slack: FakeSlack) -> Iterator[Rig]:
 
 
 def test_typed_decisions_land_once_even_when_the_sink_fails_twice(rig: Rig) -> None:
-    gate = rig.show("06")
+    gate = rig.show("06", settled=True)
     thread = gate["thread_ts"]
     rig.github.fail("/comments", 502, times=2)
     approval = rig.say(ALICE, "approve ship it", thread)
@@ -275,7 +275,7 @@ def test_signed_http_presses_relay_the_boxes_and_forged_ones_are_refused(rig: Ri
 
 
 def test_a_bot_killed_between_receipt_and_relay_relays_once_after_restart(rig: Rig) -> None:
-    gate = rig.show("06")
+    gate = rig.show("06", settled=True)
     rig.github.fail("/comments", 503, times=10_000)  # GitHub is down: nothing can land
     approval = rig.say(ALICE, "approve", gate["thread_ts"])
     wait_for(lambda: "eyes" in rig.reactions(approval["ts"]), TIMEOUT, "the 👀: stored")

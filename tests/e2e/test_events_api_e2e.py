@@ -99,6 +99,7 @@ def test_a_decision_typed_in_the_thread_arrives_over_http_and_is_relayed_once(ri
         TIMEOUT,
         "the gate to be posted",
     )[0]
+    rig.bot.process.wait_delivered(TIMEOUT)  # the bot knows its gate: it may be answered
     approval = rig.say(ALICE, "approve ship it", posted["thread_ts"])
     assert (approval["status"], approval["answer"]) == (200, {})
     wait_for(lambda: "white_check_mark" in rig.reactions(approval["ts"]), TIMEOUT, "the ✅")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from looproom.decide import grammar, kinds
@@ -104,6 +104,7 @@ def test_approval_words_keep_every_line() -> None:
     assert isinstance(parsed, Command) and parsed.words == "first line\nsecond line"
 
 
+@settings(deadline=None)  # a loaded machine must not fail a correct reading
 @given(st.text(max_size=300))
 def test_any_text_is_read_without_raising(text: str) -> None:
     parsed = kinds.read(text)

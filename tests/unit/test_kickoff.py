@@ -104,7 +104,24 @@ def test_a_message_to_the_bot_opens_one_issue_even_when_delivered_twice() -> Non
     assert (channel, thread) == ("C1", "10.0") and "github:acme/api#41" in said
     start = blocks[1]["elements"][0]
     assert start["action_id"] == buttons.START and start["value"] == "github:acme/api#41"
-    assert rig.bound == [("github:acme/api#41", "C1", ("10.0", "91.0"))]
+    ref = "github:acme/api#41"
+    assert rig.bound == [(ref, "C1", ("10.0",)), (ref, "C1", ("10.0", "91.0"))]
+
+
+def test_the_messages_thread_is_the_work_items_before_its_start_button_is_posted() -> None:
+    """A press on Start may reach the bot before Slack's answer to the post does: the
+    thread the button is in must map to the work item already."""
+    rig = Rig()
+    bound_when_posted: list[list[tuple[str, str, tuple[str, ...]]]] = []
+    post = rig.poster.post
+
+    def posting(*args: Any) -> str:
+        bound_when_posted.append(list(rig.bound))
+        return post(*args)
+
+    rig.poster.post = posting  # type: ignore[method-assign]
+    assert rig.message(f"<@{BOT}> Flaky teardown")
+    assert bound_when_posted == [[("github:acme/api#41", "C1", ("10.0",))]]
 
 
 @pytest.mark.parametrize(

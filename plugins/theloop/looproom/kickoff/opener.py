@@ -252,6 +252,10 @@ class Opener:
         self._settle(asked.key, state="opened", ref=opened.ref)
         log.info("kickoff: %s opened as %s", asked.key, opened.ref)
         text, blocks = opened_message(opened, title_of(asked.words), asked.member)
+        if asked.thread:
+            # The message's thread is the work item's before its Start button is shown: a
+            # press can come before Slack's answer to the post gives us the button's ts.
+            self._bind(opened.ref, asked.channel, (asked.thread,))
         ts = self._poster.post(asked.channel, text, blocks, asked.thread)
         anchor = asked.thread or ts
         self._bind(opened.ref, asked.channel, tuple(dict.fromkeys(t for t in (anchor, ts) if t)))
