@@ -4,8 +4,8 @@ markdown-it's ``SyntaxTreeNode`` would do, but each of its nodes keeps its
 parent besides its children, so every tree is a reference cycle that only
 Python's cycle collector frees, and it builds a node for every token at once.
 Over the corpus the digest spent about a tenth of its time in that collector
-and a tenth building those trees — mostly the cells of tables drawn as a
-pointer and the items of lists cut after a few. These nodes keep no parent (a
+and 7 % building those trees — mostly the cells of tables drawn as a pointer
+and the items of lists cut after a few. These nodes keep no parent (a
 node knows instead where the list item it opens starts: all the drawing asks of
 its parent), are freed as soon as the digest is done with them, and a
 container's children are made when first asked for.
