@@ -13,6 +13,7 @@ from typing import Any
 from tests.e2e.botproc import BotProcess
 from tests.fakes.slack_api import APP_TOKEN, BOT_TOKEN, FakeSlack, decoded
 from tests.support import messages, signed
+from tests.support.wait import wait_for
 
 SECRET = "e2e-slack-webhook-secret-0123456789abcdef"
 LOOP, API_LOOP = "C0LOOP0001", "C0APILOOP1"
@@ -33,6 +34,23 @@ class SlackBot:
         host, port = self.process.host, self.process.port
         status, answer = signed.post(host, port, signed.WEBHOOK_PATH, body, headers)
         return status, json.loads(answer or b"{}")
+
+    def show(self, event: dict[str, Any], timeout: float) -> dict[str, Any]:
+        """Send ``event``; the room's message for it in ``LOOP``, once posted."""
+        assert self.send(event)[0] == 202
+
+        def posted() -> list[dict[str, Any]]:
+            return [m for m in self.slack.messages(LOOP) if event_key(m) == event["id"]]
+
+        return wait_for(posted, timeout, f"{event['id']} to be posted")[0]
+
+    def say(self, member: str, text: str, thread_ts: str) -> dict[str, Any]:
+        """A member types in a thread of ``LOOP``: the message is in Slack, and its event is
+        delivered to the bot over Socket Mode."""
+        message = self.slack.say(LOOP, member, text, thread_ts=thread_ts)
+        event = {"type": "event_callback", "event": message}
+        assert self.slack.push_envelope(event) is not None, "the bot did not ack the message"
+        return message
 
 
 #: What the e2e fixture ``slack_bot`` hands a test: ``(settings_yaml, env=None)`` → a bot.

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.slackbot import LOOP, SlackBot, StartBot, corpus, event_key
+from tests.e2e.slackbot import LOOP, SlackBot, StartBot, corpus
 from tests.fakes.github_api import TOKEN, FakeGitHub
 from tests.fakes.loop_api import FakeLoop
 from tests.fakes.slack_api import BOT_USER, FakeSlack
@@ -53,20 +53,12 @@ class Rig:
     def show(self, event: dict[str, Any]) -> dict[str, Any]:
         """the-loop sends ``event``; the room's message for it, once posted and delivered
         (the bot knows its question only then; a person takes longer to answer it)."""
-        assert self.bot.send(event)[0] == 202
-
-        def posted() -> list[dict[str, Any]]:
-            return [m for m in self.slack.messages(LOOP) if event_key(m) == event["id"]]
-
-        message = wait_for(posted, TIMEOUT, f"{event['id']} to be posted")[0]
+        message = self.bot.show(event, TIMEOUT)
         self.bot.process.wait_delivered(TIMEOUT)
         return message
 
     def say(self, member: str, text: str, thread_ts: str) -> dict[str, Any]:
-        message = self.slack.say(LOOP, member, text, thread_ts=thread_ts)
-        event = {"type": "event_callback", "event": message}
-        assert self.slack.push_envelope(event) is not None, "the bot did not ack the message"
-        return message
+        return self.bot.say(member, text, thread_ts)
 
     def slash(self, text: str, member: str = ALICE, trigger: str = "t1") -> str:
         """``/the-loop <text>`` over Socket Mode: what the member alone is shown."""

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.slackbot import LOOP, START_TIMEOUT, SlackBot, StartBot, corpus, event_key
+from tests.e2e.slackbot import LOOP, START_TIMEOUT, SlackBot, StartBot, corpus
 from tests.fakes.github_api import TOKEN, FakeGitHub
 from tests.fakes.loop_api import FakeLoop
 from tests.fakes.slack_api import BOT_USER, FakeSlack
@@ -63,19 +63,10 @@ class Rig:
         return message
 
     def _posted(self, event: dict[str, Any]) -> dict[str, Any]:
-        assert self.bot.send(event)[0] == 202
-
-        def posted() -> list[dict[str, Any]]:
-            return [m for m in self.slack.messages(LOOP) if event_key(m) == event["id"]]
-
-        return wait_for(posted, TIMEOUT, f"{event['id']} to be posted")[0]
+        return self.bot.show(event, TIMEOUT)
 
     def say(self, member: str, text: str, thread_ts: str) -> dict[str, Any]:
-        """A member types in a thread: the message is in Slack, and its event is delivered."""
-        message = self.slack.say(LOOP, member, text, thread_ts=thread_ts)
-        event = {"type": "event_callback", "event": message}
-        assert self.slack.push_envelope(event) is not None, "the bot did not ack the message"
-        return message
+        return self.bot.say(member, text, thread_ts)
 
     def press(
         self, message: dict[str, Any], action_id: str, member: str = ALICE, **extra: Any

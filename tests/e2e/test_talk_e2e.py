@@ -61,19 +61,10 @@ class Rig:
     def _posted(self, work_item: str, text: str, n: str) -> dict[str, Any]:
         event = {"id": f"talk-{work_item}-{n}", "eventType": "comment.agent"}
         event.update({"workItem": work_item, "text": text})
-        assert self.bot.send(event)[0] == 202
-
-        def posted() -> list[dict[str, Any]]:
-            return [m for m in self.slack.messages(LOOP) if event_key(m) == event["id"]]
-
-        return wait_for(posted, TIMEOUT, f"{event['id']} to be posted")[0]
+        return self.bot.show(event, TIMEOUT)
 
     def say(self, member: str, text: str, thread_ts: str) -> dict[str, Any]:
-        """A member types in a thread: the message is in Slack, and its event is delivered."""
-        message = self.slack.say(LOOP, member, text, thread_ts=thread_ts)
-        event = {"type": "event_callback", "event": message}
-        assert self.slack.push_envelope(event) is not None, "the bot did not ack the message"
-        return message
+        return self.bot.say(member, text, thread_ts)
 
     def comments(self, number: int = 7) -> list[str]:
         return self.github.posted(REPO, number)
