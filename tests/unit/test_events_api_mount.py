@@ -124,6 +124,22 @@ def test_a_signed_event_reaches_the_view_whole_and_is_acknowledged_in_json(serve
     assert len(served.seen) == 2
 
 
+def test_slacks_resend_after_a_timeout_is_acknowledged_and_not_handled_again(serve) -> None:
+    served = serve()
+    body = _callback("approve")
+    assert served.signed(body)[0] == 200
+    resent = {**slack_headers(SLACK_SECRET, body), "Content-Type": "application/json"}
+    resent |= {"X-Slack-Retry-Num": "1", "X-Slack-Retry-Reason": "http_timeout"}
+    assert served.post(body, resent)[0] == 200
+    assert len(served.seen) == 1
+    # A resend after a failure is the only delivery that reached the bot: it is handled.
+    failed = {**resent, "X-Slack-Retry-Reason": "http_error"}
+    assert served.post(body, failed)[0] == 200
+    assert len(served.seen) == 2
+    forged = {**slack_headers("not-the-apps-secret", body), "X-Slack-Retry-Reason": "http_timeout"}
+    assert served.post(body, forged)[0] == 401
+
+
 def test_forged_and_stale_requests_never_reach_the_view(serve) -> None:
     served = serve()
     body = _callback()

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from looproom import strict_json
+from looproom.http_rules import header
 from looproom.inbound.slack_signed import signed_body
 from looproom.inbound.webhook import Answer
 
@@ -27,6 +28,11 @@ def admit(headers: Mapping[str, str], body: bytes, secret: str, now: float) -> A
     checked = signed_body(headers, body, secret, now)
     if checked.status != 200:
         return Answer(checked.status, {"error": checked.error})
+    if header(headers, "x-slack-retry-reason") == "http_timeout":
+        # SlackV3 answers only once it has handled an event, and Slack resends one it waited
+        # 3 s for without waiting longer: the first is still being handled, or is done.
+        # Handled again, the room would answer the same message twice.
+        return Answer(200, {"ok": True, "ignored": "a resend of an event already taken"})
     text = body.decode("utf-8")
     try:
         event = strict_json.loads(text)
