@@ -6,11 +6,14 @@ Used by the e2e fixtures (``conftest.py``) and by ``bench/bench_e2e.py``.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from tests.e2e.botproc import BotProcess
+from tests.fakes.github_api import TOKEN, FakeGitHub
+from tests.fakes.loop_api import FakeLoop
 from tests.fakes.slack_api import APP_TOKEN, BOT_TOKEN, FakeSlack, decoded
 from tests.support import messages, signed
 from tests.support.wait import wait_for
@@ -67,6 +70,25 @@ def start(
     process = BotProcess(data_dir, backend="SlackV3", env={**slack_env(slack), **(env or {})})
     process.start(timeout=START_TIMEOUT)
     return SlackBot(process, slack)
+
+
+@contextmanager
+def relaying(
+    start: StartBot, settings_yaml: str, github: FakeGitHub, loop: FakeLoop, signing_secret: str
+) -> Iterator[SlackBot]:
+    """A bot that relays to ``github`` and to the-loop's API ``loop``, with Slack's signing
+    secret for its HTTP routes; killed on the way out, before its relay sinks go away."""
+    env = {
+        "THELOOP_GITHUB_TOKEN": TOKEN,
+        "THELOOP_GITHUB_API": github.url,
+        "THELOOP_LOOP_API": loop.url,
+        "THELOOP_SLACK_SIGNING_SECRET": signing_secret,
+    }
+    bot = start(settings_yaml, env)
+    try:
+        yield bot
+    finally:
+        bot.process.kill()
 
 
 def corpus(stem: str) -> dict[str, Any]:

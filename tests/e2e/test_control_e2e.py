@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.slackbot import LOOP, SlackBot, StartBot, corpus
-from tests.fakes.github_api import TOKEN, FakeGitHub
+from tests.e2e.slackbot import LOOP, SlackBot, StartBot, corpus, relaying
+from tests.fakes.github_api import FakeGitHub
 from tests.fakes.loop_api import FakeLoop
 from tests.fakes.slack_api import BOT_USER, FakeSlack
 from tests.support import signed
@@ -102,18 +102,12 @@ def _command(text: str, member: str, trigger: str) -> dict[str, str]:
 @pytest.fixture
 def rig(slack_bot: StartBot, fake_slack: FakeSlack) -> Iterator[Rig]:
     fake_slack.users[CAROL] = "carol"  # named by @handle in the settings
-    with FakeGitHub({REPO: {NUMBER}}) as github, FakeLoop({ITEM: False}) as loop:
-        env = {
-            "THELOOP_SLACK_SIGNING_SECRET": SIGNING_SECRET,
-            "THELOOP_GITHUB_TOKEN": TOKEN,
-            "THELOOP_GITHUB_API": github.url,
-            "THELOOP_LOOP_API": loop.url,
-        }
-        bot = slack_bot(SETTINGS, env)
-        try:
-            yield Rig(bot, fake_slack, github, loop)
-        finally:
-            bot.process.kill()
+    with (
+        FakeGitHub({REPO: {NUMBER}}) as github,
+        FakeLoop({ITEM: False}) as loop,
+        relaying(slack_bot, SETTINGS, github, loop, SIGNING_SECRET) as bot,
+    ):
+        yield Rig(bot, fake_slack, github, loop)
 
 
 #: What is typed, the comment's first line, and what the ✅ reply says happens next.
@@ -220,18 +214,12 @@ KICKOFF_SETTINGS = SETTINGS.replace(
 def kickoff_rig(slack_bot: StartBot, fake_slack: FakeSlack) -> Iterator[Rig]:
     fake_slack.users[CAROL] = "carol"
     issues = {REPO: {NUMBER}, "acme/api": set()}
-    with FakeGitHub(issues) as github, FakeLoop({ITEM: False}) as loop:
-        env = {
-            "THELOOP_SLACK_SIGNING_SECRET": SIGNING_SECRET,
-            "THELOOP_GITHUB_TOKEN": TOKEN,
-            "THELOOP_GITHUB_API": github.url,
-            "THELOOP_LOOP_API": loop.url,
-        }
-        bot = slack_bot(KICKOFF_SETTINGS, env)
-        try:
-            yield Rig(bot, fake_slack, github, loop)
-        finally:
-            bot.process.kill()
+    with (
+        FakeGitHub(issues) as github,
+        FakeLoop({ITEM: False}) as loop,
+        relaying(slack_bot, KICKOFF_SETTINGS, github, loop, SIGNING_SECRET) as bot,
+    ):
+        yield Rig(bot, fake_slack, github, loop)
 
 
 def _pick(rig: Rig, blocks: list[dict[str, Any]], repo: str, container: dict[str, Any]) -> None:

@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.slackbot import LOOP, START_TIMEOUT, SlackBot, StartBot, corpus
-from tests.fakes.github_api import TOKEN, FakeGitHub
+from tests.e2e.slackbot import LOOP, START_TIMEOUT, SlackBot, StartBot, corpus, relaying
+from tests.fakes.github_api import FakeGitHub
 from tests.fakes.loop_api import FakeLoop
 from tests.fakes.slack_api import BOT_USER, FakeSlack
 from tests.support import signed
@@ -132,18 +132,12 @@ def _payload(message: dict[str, Any], action_id: str, member: str, **extra: Any)
 
 @pytest.fixture
 def rig(slack_bot: StartBot, fake_slack: FakeSlack) -> Iterator[Rig]:
-    with FakeGitHub({REPO: {NUMBER}}) as github, FakeLoop({ITEM: False}) as loop:
-        env = {
-            "THELOOP_GITHUB_TOKEN": TOKEN,
-            "THELOOP_GITHUB_API": github.url,
-            "THELOOP_LOOP_API": loop.url,
-            "THELOOP_SLACK_SIGNING_SECRET": SIGNING_SECRET,
-        }
-        bot = slack_bot(SETTINGS, env)
-        try:
-            yield Rig(bot, fake_slack, github, loop)
-        finally:
-            bot.process.kill()  # before its relay sinks go away
+    with (
+        FakeGitHub({REPO: {NUMBER}}) as github,
+        FakeLoop({ITEM: False}) as loop,
+        relaying(slack_bot, SETTINGS, github, loop, SIGNING_SECRET) as bot,
+    ):
+        yield Rig(bot, fake_slack, github, loop)
 
 
 def test_typed_decisions_land_once_even_when_the_sink_fails_twice(rig: Rig) -> None:

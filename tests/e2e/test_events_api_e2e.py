@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from looproom.admin import ABOUT
-from tests.e2e.slackbot import LOOP, SlackBot, StartBot, corpus, event_key
+from tests.e2e.slackbot import LOOP, SlackBot, StartBot, corpus
 from tests.fakes.github_api import TOKEN, FakeGitHub
 from tests.fakes.slack_api import FakeSlack
 from tests.support import signed
@@ -93,12 +93,7 @@ def test_slacks_challenge_is_answered_when_the_request_url_is_saved(rig: Rig) ->
 
 def test_a_decision_typed_in_the_thread_arrives_over_http_and_is_relayed_once(rig: Rig) -> None:
     gate = corpus("06")
-    assert rig.bot.send(gate)[0] == 202
-    posted = wait_for(
-        lambda: [m for m in rig.slack.messages(LOOP) if event_key(m) == gate["id"]],
-        TIMEOUT,
-        "the gate to be posted",
-    )[0]
+    posted = rig.bot.show(gate, TIMEOUT)
     rig.bot.process.wait_delivered(TIMEOUT)  # the bot knows its gate: it may be answered
     approval = rig.say(ALICE, "approve ship it", posted["thread_ts"])
     assert (approval["status"], approval["answer"]) == (200, {})

@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.slackbot import LOOP, START_TIMEOUT, SlackBot, StartBot, corpus, event_key
-from tests.fakes.github_api import TOKEN, FakeGitHub
+from tests.e2e.slackbot import LOOP, START_TIMEOUT, SlackBot, StartBot, corpus, relaying
+from tests.fakes.github_api import FakeGitHub
 from tests.fakes.loop_api import FakeLoop
 from tests.fakes.slack_api import BOT_USER, FakeSlack
 from tests.support import signed
@@ -89,18 +89,12 @@ class Rig:
 
 @pytest.fixture
 def rig(slack_bot: StartBot, fake_slack: FakeSlack) -> Iterator[Rig]:
-    with FakeGitHub({REPO: {7, 8}}) as github, FakeLoop({ITEM: False}) as loop:
-        env = {
-            "THELOOP_GITHUB_TOKEN": TOKEN,
-            "THELOOP_GITHUB_API": github.url,
-            "THELOOP_LOOP_API": loop.url,
-            "THELOOP_SLACK_SIGNING_SECRET": SIGNING_SECRET,
-        }
-        bot = slack_bot(SETTINGS, env)
-        try:
-            yield Rig(bot, fake_slack, github, loop)
-        finally:
-            bot.process.kill()  # before its sinks go away
+    with (
+        FakeGitHub({REPO: {7, 8}}) as github,
+        FakeLoop({ITEM: False}) as loop,
+        relaying(slack_bot, SETTINGS, github, loop, SIGNING_SECRET) as bot,
+    ):
+        yield Rig(bot, fake_slack, github, loop)
 
 
 def test_a_reply_to_the_bot_is_mirrored_on_the_ticket_then_reaches_the_session(rig: Rig) -> None:
@@ -294,12 +288,7 @@ def test_the_context_shortcut_records_the_thread_like_the_typed_command(rig: Rig
 
 def test_request_changes_asks_the_reason_and_relays_what_typing_it_would(rig: Rig) -> None:
     event = {**corpus("06"), "workItem": ITEM}
-    assert rig.bot.send(event)[0] == 202
-    message = wait_for(
-        lambda: [m for m in rig.slack.messages(LOOP) if event_key(m) == event["id"]],
-        TIMEOUT,
-        "the gate",
-    )[0]
+    message = rig.bot.show(event, TIMEOUT)
     rig.bot.process.wait_delivered(TIMEOUT)  # the bot knows its gate: a press may come
     press = {
         "type": "block_actions",
