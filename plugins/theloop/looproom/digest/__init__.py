@@ -8,6 +8,9 @@ The-loop's own API, so the two can be measured side by side:
   as pointers, cut at a sentence, a footer linking the full text.
 * :func:`truncate` — the-loop 13.10.0's cut, never over the limit.
 
+And :func:`strip_comments`, the linear scan that takes hidden ``<!-- … -->`` out of
+markdown, for whoever else quotes it.
+
 Built on markdown-it-py's public API (``_markdown``), a document parsed a window
 at a time (``_document``), drawn by small single-job modules. Preview from a
 shell::
@@ -19,6 +22,7 @@ from __future__ import annotations
 
 from ._condense import condense
 from ._mrkdwn import to_mrkdwn
+from ._slack import strip_comments
 from ._truncate import truncate
 
 __all__ = [
@@ -26,6 +30,7 @@ __all__ = [
     "DIGEST_MODES",
     "condense",
     "fit",
+    "strip_comments",
     "to_mrkdwn",
     "truncate",
 ]

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from looproom.decide.decision import Decision
+from looproom.digest import strip_comments
 from looproom.relay import forms
 
 REPLY, CONTEXT, DECISION = "work-item.reply", "context.added", "decision.recorded"
@@ -92,17 +93,6 @@ def scrub(text: str, env: Mapping[str, str] | None = None) -> str:
     return _TOKEN.sub("<redacted:token>", text)
 
 
-def strip_comments(text: str) -> str:
-    """Every complete ``<!-- … -->`` removed: a pasted marker or envelope would be taken
-    for the record's own. An opener without its end stays text."""
-    out, pos = [], 0
-    while (start := text.find("<!--", pos)) >= 0 and (end := text.find("-->", start + 4)) >= 0:
-        out.append(text[pos:start])
-        pos = end + 3
-    out.append(text[pos:])
-    return "".join(out)
-
-
 def defang(text: str, keywords: Iterable[str] = CONTROL_KEYWORDS) -> str:
     """Each whole control keyword visibly broken (``t‹defanged›he-loop``, or the space
     between two words) so no parser finds a command, while a reader sees what was meant."""
@@ -117,9 +107,15 @@ def defang(text: str, keywords: Iterable[str] = CONTROL_KEYWORDS) -> str:
     return text
 
 
+def inert(text: str) -> str:
+    """``text`` with secrets masked, hidden comments gone (a pasted marker or envelope
+    would be taken for the record's own) and broadcasts escaped."""
+    return _BROADCAST.sub("&lt;!", strip_comments(scrub(text)))
+
+
 def safe_quote(text: str) -> str:
     """Another author's words made safe to quote in one of the-loop's own comments."""
-    return defang(_BROADCAST.sub("&lt;!", strip_comments(scrub(text))))
+    return defang(inert(text))
 
 
 def body(said: Said) -> str:
@@ -136,7 +132,7 @@ def body(said: Said) -> str:
     if rationale:
         # Hidden comments and broadcasts go from the reason too: a pasted envelope there
         # would be read as the record's own, whatever the quote above it says.
-        why = _BROADCAST.sub("&lt;!", strip_comments(scrub(rationale)))
+        why = inert(rationale)
         text += "\n\n_why:_ " + why.replace("\n", " ")
     if said.kind == DECISION and said.thread:
         text += f"\n\n_discussed at:_ <{said.thread}>"
