@@ -20,6 +20,8 @@ import threading
 from collections.abc import MutableMapping
 from typing import Any
 
+from looproom.durable.bounded import touched
+
 THREAD_CAP = 500
 #: At most this many claims above a thread's floor are kept; past it the floor rises.
 CLAIMS_CAP = 300
@@ -101,12 +103,7 @@ class Cursors:
     def _put(
         self, cursors: dict[str, Any], channel: str, thread: str, record: dict[str, Any]
     ) -> None:
-        key = _thread(channel, thread)
-        cursors.pop(key, None)
-        cursors[key] = record  # last in order: the most recently touched
-        while len(cursors) > THREAD_CAP:
-            del cursors[next(iter(cursors))]
-        self._store[_KEY] = cursors
+        self._store[_KEY] = touched(cursors, _thread(channel, thread), record, THREAD_CAP)
 
 
 def _thread(channel: str, thread: str) -> str:

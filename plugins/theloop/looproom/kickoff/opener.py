@@ -25,6 +25,7 @@ from typing import Any, Protocol
 from looproom import times
 from looproom.decide import grammar, kinds, slash
 from looproom.decide.authorization import CREATE, Policy, may, refusal_text
+from looproom.durable.bounded import touched
 from looproom.kickoff.body import issue_body, title_of
 from looproom.kickoff.github import IssueMaker, Opened
 from looproom.room import buttons
@@ -185,10 +186,8 @@ class Opener:
             claims = dict(self._store.get(CLAIMS) or {})
             if key in claims:
                 return False
-            claims[key] = {"state": "claimed", "at": self._clock()}
-            while len(claims) > CLAIM_CAP:
-                del claims[next(iter(claims))]
-            self._store[CLAIMS] = claims
+            claimed = {"state": "claimed", "at": self._clock()}
+            self._store[CLAIMS] = touched(claims, key, claimed, CLAIM_CAP)
             return True
 
     def _settle(self, key: str, **fields: Any) -> None:

@@ -15,6 +15,7 @@ from collections.abc import MutableMapping
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
+from looproom.durable.bounded import touched
 from looproom.inbound.events import APPROVAL_EVENTS, ASK, Event
 from looproom.room import checklist as checklists
 
@@ -140,10 +141,7 @@ class Memory:
             index = dict(self._store.get(_INDEX) or {})
             for posted in (ts, thread_ts):
                 if channel and posted:
-                    index.pop(f"{channel}:{posted}", None)
-                    index[f"{channel}:{posted}"] = event.work_item
-            while len(index) > INDEX_CAP:  # oldest first: dicts keep insertion order
-                del index[next(iter(index))]
+                    index = touched(index, f"{channel}:{posted}", event.work_item, INDEX_CAP)
             self._store[_INDEX] = index
             return state
 
@@ -151,12 +149,8 @@ class Memory:
         """Map a message the bot posted (or a thread it opened) to ``work_item``, so a reply
         in its thread or a press on it finds the work item."""
         with self._lock:
-            index = dict(self._store.get(_INDEX) or {})
-            index.pop(f"{channel}:{ts}", None)
-            index[f"{channel}:{ts}"] = work_item
-            while len(index) > INDEX_CAP:
-                del index[next(iter(index))]
-            self._store[_INDEX] = index
+            index = self._store.get(_INDEX) or {}
+            self._store[_INDEX] = touched(index, f"{channel}:{ts}", work_item, INDEX_CAP)
 
     def items(self) -> list[tuple[str, ItemState]]:
         """Every work item the room has state for, with that state."""

@@ -20,6 +20,7 @@ from fnmatch import fnmatchcase
 from typing import Any
 
 from looproom import workitem
+from looproom.durable.bounded import touched
 
 THREAD_CAP = 200  # the-loop's own bound on thread bindings
 ROOM_BINDING_CAP = 500
@@ -209,12 +210,7 @@ class RoomBook:
 
     def _put_bounded(self, name: str, key: str, value: Any, cap: int) -> None:
         with self._lock:
-            mapping = self._get(name)
-            mapping.pop(key, None)
-            mapping[key] = value
-            while len(mapping) > cap:
-                del mapping[next(iter(mapping))]
-            self._store[name] = mapping
+            self._store[name] = touched(self._get(name), key, value, cap)
 
     @staticmethod
     def _latest_seq(threads: Mapping[str, Mapping[str, Any]]) -> int:

@@ -19,6 +19,7 @@ from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass
 from typing import Any
 
+from looproom.durable.bounded import touched
 from looproom.room.policy import Told
 
 log = logging.getLogger(__name__)
@@ -93,11 +94,7 @@ class ToldBook:
             mapping = dict(self._store.get(name) or {})
         except Exception:
             mapping = {}
-        mapping.pop(work_item, None)  # most recent last: dicts keep insertion order
-        mapping[work_item] = value
-        while len(mapping) > ITEM_CAP:
-            del mapping[next(iter(mapping))]
-        self._store[name] = mapping
+        self._store[name] = touched(mapping, work_item, value, ITEM_CAP)
 
 
 def _raw(told: Told) -> dict[str, Any]:

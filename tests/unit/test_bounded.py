@@ -1,0 +1,22 @@
+"""Bounded records: whatever is touched is kept as the newest, and the oldest go past the cap."""
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from looproom.durable.bounded import touched
+
+
+@given(st.lists(st.sampled_from("abcdefgh")), st.integers(min_value=1, max_value=5))
+def test_the_cap_most_recently_touched_keys_are_kept_newest_last(keys: list[str], cap: int) -> None:
+    mapping: dict[str, int] = {}
+    for n, key in enumerate(keys):
+        mapping = touched(mapping, key, n, cap)
+    newest_first = list(dict.fromkeys(reversed(keys)))[:cap]
+    assert list(mapping) == list(reversed(newest_first))
+    assert all(mapping[key] == max(i for i, k in enumerate(keys) if k == key) for key in mapping)
+
+
+def test_the_mapping_touched_is_not_changed() -> None:
+    original = {"a": 1, "b": 2}
+    assert touched(original, "a", 3, 1) == {"a": 3}
+    assert original == {"a": 1, "b": 2}
