@@ -216,7 +216,7 @@ class Decisions:
                 lambda: [
                     (thread.channel, thread.ts) for thread in book.recent_threads(MOST_THREADS)
                 ],
-                lambda channel, thread, oldest: read_thread(slack, channel, thread, oldest),
+                lambda channel, thread, oldest: slack.thread(channel, thread, oldest),
                 self._missed,
                 self.cursors,
             )
@@ -291,7 +291,7 @@ class Decisions:
     def _thread_lines(self, channel: str, thread: str) -> list[talk.Line] | None:
         """The thread's messages by people, oldest first; ``None`` when Slack cannot say."""
         assert self._slack is not None
-        messages = read_thread(self._slack, channel, thread)
+        messages = self._slack.thread(channel, thread)
         if messages is None:
             return None
         own = self._bot_member()
@@ -421,36 +421,6 @@ class Decisions:
             return room if is_channel_id(room) else book.channel_id(room) or room
 
         return room_facts(channel, book.room_bindings(), self._settings.rooms, id_of)
-
-
-#: A thread read for context or catch-up stops after this many pages of 200 messages.
-THREAD_PAGES = 10
-
-
-def read_thread(
-    slack: SlackTransport, channel: str, thread: str, oldest: str = ""
-) -> list[Mapping[str, Any]] | None:
-    """Every reply in ``thread`` (after ``oldest``), oldest first, the parent left out;
-    ``None`` when Slack did not answer."""
-    found: list[Mapping[str, Any]] = []
-    cursor = ""
-    for _ in range(THREAD_PAGES):
-        reply = slack.replies(channel, thread, cursor=cursor, oldest=oldest)
-        if not reply.ok:
-            return None
-        messages = [m for m in reply.data.get("messages") or [] if isinstance(m, Mapping)]
-        found.extend(m for m in messages if _after(str(m.get("ts") or ""), oldest or thread))
-        cursor = str((reply.data.get("response_metadata") or {}).get("next_cursor") or "")
-        if not cursor:
-            break
-    return found
-
-
-def _after(ts: str, than: str) -> bool:
-    try:
-        return float(ts) > float(than)
-    except ValueError:
-        return False
 
 
 class LoopRoom:

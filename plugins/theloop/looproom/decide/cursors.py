@@ -21,19 +21,13 @@ from collections.abc import MutableMapping
 from typing import Any
 
 from looproom.durable.bounded import touched
+from looproom.times import slack_seconds
 
 THREAD_CAP = 500
 #: At most this many claims above a thread's floor are kept; past it the floor rises.
 CLAIMS_CAP = 300
 _KEY = "talk.cursors"
 _SINCE = "talk.cursors.since"
-
-
-def _number(ts: str) -> float:
-    try:
-        return float(ts)
-    except ValueError:
-        return 0.0
 
 
 class Cursors:
@@ -49,9 +43,9 @@ class Cursors:
             cursors = dict(self._store.get(_KEY) or {})
             record = dict(cursors.get(_thread(channel, thread)) or {})
             floor, seen = str(record.get("floor") or ""), list(record.get("seen") or [])
-            if (floor and _number(ts) <= _number(floor)) or ts in seen:
+            if (floor and slack_seconds(ts) <= slack_seconds(floor)) or ts in seen:
                 return False
-            seen = sorted([*seen, ts], key=_number)
+            seen = sorted([*seen, ts], key=slack_seconds)
             if len(seen) > CLAIMS_CAP:
                 floor, seen = seen[-CLAIMS_CAP - 1], seen[-CLAIMS_CAP:]
             self._put(cursors, channel, thread, {**record, "floor": floor, "seen": seen})
@@ -77,9 +71,9 @@ class Cursors:
         with self._lock:
             cursors = dict(self._store.get(_KEY) or {})
             record = dict(cursors.get(_thread(channel, thread)) or {})
-            if _number(ts) <= _number(str(record.get("floor") or "")):
+            if slack_seconds(ts) <= slack_seconds(str(record.get("floor") or "")):
                 return
-            seen = [s for s in record.get("seen") or [] if _number(s) > _number(ts)]
+            seen = [s for s in record.get("seen") or [] if slack_seconds(s) > slack_seconds(ts)]
             self._put(cursors, channel, thread, {**record, "floor": ts, "seen": seen})
 
     def context(self, channel: str, thread: str) -> str:
@@ -92,7 +86,7 @@ class Cursors:
         with self._lock:
             cursors = dict(self._store.get(_KEY) or {})
             record = dict(cursors.get(_thread(channel, thread)) or {})
-            if _number(ts) <= _number(str(record.get("context") or "")):
+            if slack_seconds(ts) <= slack_seconds(str(record.get("context") or "")):
                 return False
             self._put(cursors, channel, thread, {**record, "context": ts})
             return True

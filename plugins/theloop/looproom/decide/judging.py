@@ -18,6 +18,7 @@ from looproom.decide.authorization import Policy, may, refusal_text
 from looproom.decide.decision import IGNORED, REFUSED, Decision, Verdict, refuse
 from looproom.decide.presses import Press
 from looproom.room.memory import Asked, ItemState
+from looproom.times import later
 
 #: Slack message subtypes that are not a new message: an edit, a deletion.
 NOT_NEW = frozenset({"message_changed", "message_deleted"})
@@ -199,19 +200,12 @@ def _map(parsed: grammar.Parsed, where: Where) -> tuple[str, str]:
     return str(named), ""
 
 
-def _after(ts: str, than: str) -> bool:
-    try:
-        return float(ts) > float(than)
-    except ValueError:
-        return False
-
-
 def _answers(said: Said, where: Where, ask: Asked | None) -> bool:
     """Whether a plain message answers the open ask: a reply in the ask's thread, or in
     the work item's own thread after the ask was posted."""
     if ask is None or ask.answered_by or not said.thread_ts:
         return False
-    return said.thread_ts == ask.ts or (where.thread_bound and _after(said.ts, ask.ts))
+    return said.thread_ts == ask.ts or (where.thread_bound and later(said.ts, ask.ts))
 
 
 def _awaited(said: Said, where: Where, state: ItemState) -> bool:

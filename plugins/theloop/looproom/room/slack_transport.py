@@ -35,6 +35,7 @@ from slack_sdk.http_retry.response import HttpResponse
 from slack_sdk.http_retry.state import RetryState
 
 from looproom import http_rules
+from looproom.times import later
 
 log = logging.getLogger(__name__)
 
@@ -378,6 +379,24 @@ class SlackTransport:
         args = {"channel": channel, "ts": ts, "limit": limit, "include_all_metadata": True}
         args.update(_optional(cursor=cursor or None, oldest=oldest or None))
         return self._call("conversations.replies", args)
+
+    def thread(
+        self, channel: str, thread: str, oldest: str = "", *, max_pages: int = 10
+    ) -> list[Mapping[str, Any]] | None:
+        """Every reply in ``thread`` (after ``oldest``), oldest first, the parent left out,
+        at most ``max_pages`` pages of 200; ``None`` when Slack did not answer."""
+        found: list[Mapping[str, Any]] = []
+        cursor = ""
+        for _ in range(max_pages):
+            reply = self.replies(channel, thread, cursor=cursor, oldest=oldest)
+            if not reply.ok:
+                return None
+            messages = [m for m in reply.data.get("messages") or [] if isinstance(m, Mapping)]
+            found.extend(m for m in messages if later(str(m.get("ts") or ""), oldest or thread))
+            cursor = next_cursor(reply)
+            if not cursor:
+                break
+        return found
 
     def users_page(self, cursor: str = "") -> tuple[bool, str, list[Mapping[str, Any]], str]:
         """One page of ``users.list``: ``(ok, error, members, next cursor)`` — what
