@@ -71,6 +71,26 @@ if _ENV.slack_api_url:
     _use_slack_api_url(_ENV.slack_api_url)
 # -- end THELOOP_SLACK_API_URL --------------------------------------------------------------
 
+
+# -- THELOOP_DATABASE_URL: the shared mode -----------------------------------------------------
+# Reached, and its schema made or migrated, before Errbot starts: a database that cannot be
+# reached, or that a newer theloop migrated, stops this process with the reason (an
+# orchestrator restarts it) rather than leaving a bot up whose room cannot work.
+def _open_database(url: str) -> None:
+    from looproom.durable.sqlite import StorageError
+    from looproom.postgres.database import Database
+    from looproom.postgres.schema import SchemaTooNew
+
+    try:
+        Database(url).close()
+    except (StorageError, SchemaTooNew) as error:
+        raise SystemExit(f"theloop cannot start, THELOOP_DATABASE_URL: {error}") from None
+
+
+if _ENV.database_url and __name__ != "__main__":
+    _open_database(_ENV.database_url)
+# -- end THELOOP_DATABASE_URL -------------------------------------------------------------------
+
 BOT_DATA_DIR = str(Path(_ENV.data_dir).resolve())
 Path(BOT_DATA_DIR).mkdir(parents=True, exist_ok=True)
 BOT_EXTRA_PLUGIN_DIR = str(_HERE / "plugins")

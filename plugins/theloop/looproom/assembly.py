@@ -31,7 +31,7 @@ from looproom.decide.slash_desk import SlashDesk
 from looproom.decide.talk_desk import TalkDesk
 from looproom.doctor import findings
 from looproom.doctor.examine import SlackSide, examine
-from looproom.durable.queue import DurableQueue
+from looproom.durable.sqlite import StorageError
 from looproom.durable.worker import Worker
 from looproom.inbound import local_secret, slack_events
 from looproom.inbound import webhook as ingress
@@ -55,11 +55,11 @@ from looproom.room.told import ToldBook
 from looproom.server.app import Mount, WsgiApp
 from looproom.server.runner import Listening
 from looproom.settings import ConfigError, Environment, Kickoff, Settings
+from looproom.stores import Queue, open_stores
 
 log = logging.getLogger(__name__)
 
 INBOX = "inbox"
-QUEUES_FILE = "queues.sqlite3"
 LEDGER_FILE = "relay-ledger.jsonl"
 
 #: ``say(to, text)``: one plain line to a room or a person, through the chat backend.
@@ -156,7 +156,7 @@ class Decisions:
         *,
         book: RoomBook,
         memory: Memory,
-        relay_queue: DurableQueue,
+        relay_queue: Queue,
         ledger: Path,
         slack: SlackTransport | None,
         say: Say,
@@ -446,7 +446,10 @@ class LoopRoom:
         Errbot's Text console, where an unset webhook secret gets a local one."""
         self.env, self.settings = env, settings
         self._admins, self._say, self._slack = admins, say, slack
-        self.metrics = Metrics()
+        #: The queues and the books' records: SQLite here, or the shared database.
+        self.stores = open_stores(env, data_dir, store, (INBOX, RELAY))
+        store = self.stores.state
+        self.metrics = Metrics(replica=self.stores.replica)
         #: Where the HTTP server listens, or why not: the adapter sets it once it started.
         self.listening = Listening()
         # The environment's secret; on the Text backend without one, a local one.
@@ -456,14 +459,14 @@ class LoopRoom:
         self.book = RoomBook(store)
         self.memory = Memory(store)
         self.told = ToldBook(store)
-        self.inbox = DurableQueue(data_dir / QUEUES_FILE, INBOX)
+        self.inbox = self.stores.inbox
         self.decisions = Decisions(
             env,
             settings,
             book=self.book,
             memory=self.memory,
             cursors=Cursors(store),
-            relay_queue=DurableQueue(data_dir / QUEUES_FILE, RELAY),
+            relay_queue=self.stores.relay,
             ledger=data_dir / LEDGER_FILE,
             slack=slack,
             say=say,
@@ -491,6 +494,7 @@ class LoopRoom:
         return bool(self.env.slack_app_token or self.env.slack_signing_secret)
 
     def start(self) -> None:
+        self.stores.start()
         self.decisions.start()
         self.worker.start()
         if self.follower is not None:
@@ -503,7 +507,7 @@ class LoopRoom:
             self.follower.stop()
         stopped = self.worker.stop()
         self.decisions.close()
-        self.inbox.close()
+        self.stores.close()
         return stopped
 
     # -- what the adapter asks -------------------------------------------------------------
@@ -542,9 +546,20 @@ class LoopRoom:
             problems.append("the delivery worker is not running")
         if not self.decisions.relay.alive:
             problems.append("the relay worker is not running")
+        shared = self._shared_health()
         if problems:
-            return ingress.Answer(503, {"status": "failing", "problems": problems})
-        return ingress.Answer(200, {"status": "ok"})
+            return ingress.Answer(503, {"status": "failing", "problems": problems, **shared})
+        return ingress.Answer(200, {"status": "ok", **shared})
+
+    def _shared_health(self) -> dict[str, Any]:
+        """In the shared mode, the database and the replicas seen recently."""
+        if self.stores.heartbeat is None:
+            return {}
+        try:
+            seen = [replica.name for replica in self.stores.replicas()]
+        except StorageError:
+            seen = []  # the database's failure is the problem already named
+        return {"store": self.stores.where, "replica": self.stores.replica, "replicas": seen}
 
     def metrics_text(self) -> tuple[bytes, str]:
         """``GET /theloop/metrics``: the Prometheus text exposition."""
@@ -578,21 +593,39 @@ class LoopRoom:
 
     def status(self, now: float) -> str:
         """``!theloop status``."""
-        health = admin.Health(
-            counts=self.inbox.counts(),
-            last_error=self.inbox.last_error(),
-            worker_alive=self.worker.alive,
-            bindings=self.book.thread_count(),
-        )
+        try:
+            health = admin.Health(
+                counts=self.inbox.counts(),
+                last_error=self.inbox.last_error(),
+                worker_alive=self.worker.alive,
+                bindings=self.book.thread_count(),
+            )
+        except StorageError as exc:  # the one thing to say while the store is unreachable
+            return f"**theloop status**\nstore: {self.stores.where} — FAILING: {exc}"
         stream = self.follower.status().describe() if self.follower else "loop stream: off"
         env = replace(self.env, webhook_secret=self._secret)  # a local secret counts
         text = admin.status_text(env, self.settings, health, now, self.listening.describe())
-        text += "\n" + stream
+        text += "\n" + stream + "\n" + self._store_lines(now)
         if self._secret != self.env.webhook_secret:
             text += "\nwebhook secret: the console's own, in the data directory (env unset)"
         text += "\n" + self.decisions.keyword_line()
         grants = "\n".join(f"- {line}" for line in self.decisions.grant_lines())
         return f"{text}\n\n**grants** (act: who may)\n{grants}"
+
+    def _store_lines(self, now: float) -> str:
+        """Where the state is kept; in the shared mode, the replicas seen recently."""
+        line = f"store: {self.stores.where}"
+        if self.stores.heartbeat is None:
+            return line
+        try:
+            seen = self.stores.replicas()
+        except StorageError as exc:
+            return f"{line}\nreplicas: unknown — {exc}"
+        names = ", ".join(
+            f"{r.name} (this one)" if r.me else f"{r.name} (seen {max(0, now - r.seen):.0f} s ago)"
+            for r in seen
+        )
+        return f"{line}\nreplicas seen within the lease: {names or 'none'}"
 
     def queue(self, args: str, now: float) -> str:
         """``!theloop queue``: list what is not delivered or relayed; retry or drop one."""

@@ -65,12 +65,33 @@ class _Queues(Collector):
         yield age
 
 
+class _Labelled(Collector):
+    """Another registry's metrics, each sample labelled with the replica that counted it."""
+
+    def __init__(self, inner: CollectorRegistry, replica: str) -> None:
+        self._inner, self._replica = inner, replica
+
+    def collect(self) -> Iterator[Any]:
+        for family in self._inner.collect():
+            family.samples = [
+                sample._replace(labels={**sample.labels, "replica": self._replica})
+                for sample in family.samples
+            ]
+            yield family
+
+
 class Metrics:
     """The counters of one activation, and the queues whose gauges it reads."""
 
-    def __init__(self, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, clock: Callable[[], float] = time.time, replica: str = "") -> None:
+        """``replica``: this process's name among replicas sharing a database; every sample
+        then carries it as the ``replica`` label."""
         self.registry = CollectorRegistry()
         reg = self.registry
+        self._exposed = reg
+        if replica:
+            self._exposed = CollectorRegistry()
+            self._exposed.register(_Labelled(reg, replica))
         self.accepted = Counter("theloop_events_accepted", "Events stored (202)", registry=reg)
         self.duplicates = Counter(
             "theloop_events_duplicate", "Events already stored (200)", registry=reg
@@ -113,7 +134,7 @@ class Metrics:
 
     def render(self) -> tuple[bytes, str]:
         """The text exposition and its content type."""
-        return generate_latest(self.registry), CONTENT_TYPE_LATEST
+        return generate_latest(self._exposed), CONTENT_TYPE_LATEST
 
 
 def _outcome(outcome: Outcome) -> str:

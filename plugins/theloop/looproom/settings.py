@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Mapping
+import socket
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -497,9 +498,20 @@ _PLAIN = {
     "loop_config": "THELOOP_LOOP_CONFIG",
     "log_level": "THELOOP_LOG_LEVEL",
     "slack_api_url": "THELOOP_SLACK_API_URL",
+    "database_url": "THELOOP_DATABASE_URL",
+    "lease_seconds": "THELOOP_LEASE_SECONDS",
+    "replica": "THELOOP_REPLICA",
 }
 #: Shown redacted: a URL may carry ``user:pass@`` or ``?token=``.
-_URLS = ("THELOOP_GITHUB_API", "THELOOP_LOOP_API", "THELOOP_LOOP_STREAM", "THELOOP_SLACK_API_URL")
+_URLS = (
+    "THELOOP_GITHUB_API",
+    "THELOOP_LOOP_API",
+    "THELOOP_LOOP_STREAM",
+    "THELOOP_SLACK_API_URL",
+    "THELOOP_DATABASE_URL",
+)
+#: The shared mode's lease: how long a stopped replica's claim holds before another takes it.
+DEFAULT_LEASE_SECONDS = 30.0
 
 
 @dataclass(frozen=True)
@@ -528,6 +540,12 @@ class Environment:
     log_level: str = "INFO"
     #: Another Slack Web API base URL (a proxy, GovSlack, a test fake); "" is Slack's own.
     slack_api_url: str = ""
+    #: The shared mode: every replica's state in this PostgreSQL database ("" = SQLite).
+    #: Out of ``repr``: it may carry a password (``describe`` shows it redacted).
+    database_url: str = field(default="", repr=False)
+    lease_seconds: float = DEFAULT_LEASE_SECONDS
+    #: This process's name among the replicas (status lines, the metrics' label).
+    replica: str = field(default_factory=lambda: f"{socket.gethostname()}-{os.getpid()}")
     #: Whether ``THELOOP_CONFIG`` was set: then its file must exist.
     config_given: bool = False
     #: What is allowed but unwise (a short secret on the console backend).
@@ -571,6 +589,7 @@ class Environment:
         if os.path.exists(data_dir) and not os.path.isdir(data_dir):
             errors.append(f"THELOOP_DATA_DIR: {data_dir!r} is a file, not a directory")
         secret = get("THELOOP_WEBHOOK_SECRET")
+        shared = _shared_mode(get, errors)
         warnings = _secret_strength(secret, backend, errors)
         if errors:
             raise ConfigError(errors, "the environment")
@@ -591,6 +610,7 @@ class Environment:
             loop_config=get("THELOOP_LOOP_CONFIG"),
             warnings=warnings,
             **urls,
+            **shared,
         )
 
     def describe(self) -> dict[str, str]:
@@ -636,6 +656,27 @@ def _port(raw: str, errors: list[str]) -> int:
         return int(raw)
     errors.append(f"THELOOP_HTTP_PORT: must be an integer from 0 to 65535, got {_shown(raw)}")
     return 0
+
+
+def _shared_mode(get: Callable[..., str], errors: list[str]) -> dict[str, Any]:
+    """THELOOP_DATABASE_URL (a ``postgresql://`` URL), THELOOP_LEASE_SECONDS, THELOOP_REPLICA."""
+    shared: dict[str, Any] = {}
+    url = get("THELOOP_DATABASE_URL")
+    if url and urlsplit(url).scheme not in ("postgresql", "postgres"):
+        # Only the scheme is echoed: the URL may carry a password.
+        scheme = urlsplit(url).scheme or "none"
+        errors.append(f"THELOOP_DATABASE_URL: must be a postgresql:// URL, got scheme {scheme!r}")
+    shared["database_url"] = url
+    lease = get("THELOOP_LEASE_SECONDS")
+    try:
+        shared["lease_seconds"] = float(lease) if lease else DEFAULT_LEASE_SECONDS
+        if not 1 <= shared["lease_seconds"] <= 3600:
+            raise ValueError
+    except ValueError:
+        errors.append(f"THELOOP_LEASE_SECONDS: must be seconds from 1 to 3600, got {_shown(lease)}")
+    if get("THELOOP_REPLICA"):
+        shared["replica"] = get("THELOOP_REPLICA")
+    return shared
 
 
 def _url(raw: str, name: str, errors: list[str]) -> str:

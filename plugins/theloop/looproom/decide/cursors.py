@@ -16,11 +16,11 @@ bindings: past :data:`THREAD_CAP` threads the least recently touched are forgott
 
 from __future__ import annotations
 
-import threading
 from collections.abc import MutableMapping
 from typing import Any
 
 from looproom.durable.bounded import touched
+from looproom.durable.state import lock_for
 from looproom.times import slack_seconds
 
 THREAD_CAP = 500
@@ -35,7 +35,7 @@ class Cursors:
 
     def __init__(self, store: MutableMapping[str, Any]) -> None:
         self._store = store
-        self._lock = threading.Lock()
+        self._lock = lock_for(store)
 
     def claim(self, channel: str, thread: str, ts: str) -> bool:
         """Mark ``ts`` of ``thread`` read; False when it was read before (by either path)."""

@@ -11,7 +11,6 @@ atomic, so two presses cannot both win.
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
@@ -69,7 +68,9 @@ class Desk:
         self._policy, self._clock = policy, clock
         self.cursors = cursors if cursors is not None else Cursors({})
         self._thread_lines = thread_lines
-        self._lock = threading.Lock()
+        # The memory's own lock: on the shared database one transaction every replica's
+        # desk takes, so two replicas cannot both answer one question.
+        self._lock = memory.lock
         #: A change request pressed without its reason: may a form ask for it? (True when
         #: one was opened; set by the talk desk on Slack.)
         self.ask_why: Callable[[presses.Press, Mapping[str, Any]], bool] = lambda _p, _q: False

@@ -26,6 +26,7 @@ from looproom import times
 from looproom.decide import grammar, kinds, slash
 from looproom.decide.authorization import CREATE, Policy, may, refusal_text
 from looproom.durable.bounded import touched
+from looproom.durable.state import lock_for
 from looproom.kickoff.body import issue_body, title_of
 from looproom.kickoff.github import IssueMaker, Opened
 from looproom.room import buttons
@@ -98,7 +99,7 @@ class Opener:
         self._store, self._kickoff_for, self._maker = store, kickoff_for, maker
         self._poster, self._policy, self._bind, self._clock = poster, policy, bind, clock
         self._background = background or _in_a_thread
-        self._lock = threading.Lock()
+        self._lock = lock_for(store)
 
     # -- the ways in -----------------------------------------------------------------
 

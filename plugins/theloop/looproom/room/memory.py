@@ -10,12 +10,12 @@ message or a double delivery relays nothing.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import MutableMapping
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from looproom.durable.bounded import touched
+from looproom.durable.state import lock_for
 from looproom.inbound.events import APPROVAL_EVENTS, ASK, Event
 from looproom.room import checklist as checklists
 
@@ -121,7 +121,13 @@ class Memory:
 
     def __init__(self, store: MutableMapping[str, Any]) -> None:
         self._store = store
-        self._lock = threading.RLock()
+        self._lock = lock_for(store)
+
+    @property
+    def lock(self) -> Any:
+        """The lock of the memory's read-modify-writes, for a caller whose own must cover
+        them (the desk: judge, record and settle as one step, on every replica)."""
+        return self._lock
 
     def get(self, work_item: str) -> ItemState:
         raw = self._store.get(f"item:{work_item}")

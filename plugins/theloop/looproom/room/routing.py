@@ -12,7 +12,6 @@ bindings are not evicted silently: past :data:`ROOM_BINDING_CAP` a new one is re
 from __future__ import annotations
 
 import re
-import threading
 import time
 from collections.abc import Mapping, MutableMapping, Sequence
 from dataclasses import asdict, dataclass, replace
@@ -21,6 +20,7 @@ from typing import Any
 
 from looproom import workitem
 from looproom.durable.bounded import touched
+from looproom.durable.state import lock_for
 
 THREAD_CAP = 200  # the-loop's own bound on thread bindings
 ROOM_BINDING_CAP = 500
@@ -86,7 +86,7 @@ class RoomBook:
     ) -> None:
         self._store = store
         self._thread_cap, self._room_cap = thread_cap, room_cap
-        self._lock = threading.RLock()
+        self._lock = lock_for(store)
 
     # -- which room ------------------------------------------------------------------
 

@@ -13,13 +13,13 @@ answer to ``!theloop why``.
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass
 from typing import Any
 
 from looproom.durable.bounded import touched
+from looproom.durable.state import lock_for
 from looproom.room.policy import Told
 
 log = logging.getLogger(__name__)
@@ -45,7 +45,7 @@ class ToldBook:
 
     def __init__(self, store: MutableMapping[str, Any]) -> None:
         self._store = store
-        self._lock = threading.RLock()
+        self._lock = lock_for(store)
 
     def get(self, work_item: str) -> Told | None:
         """What the room was told; an empty record for a new item; None if unreadable."""

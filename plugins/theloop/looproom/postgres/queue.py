@@ -1,0 +1,265 @@
+"""The durable queue on the shared database: one queue, many replicas, each item once.
+
+The same contract as :class:`looproom.durable.queue.DurableQueue` (its docstring has the
+states and the order within a group), made safe for several processes at once:
+
+- A claim locks the row it takes (``FOR UPDATE SKIP LOCKED``): two replicas claiming at
+  once take two different items, neither waits for the other.
+- The claimer writes its replica id and a lease (``lease_until``) on the item; its
+  heartbeat (:mod:`looproom.postgres.replicas`) extends the leases of what it holds. An
+  item in flight whose lease ran out belongs to a replica that stopped: any replica claims
+  it again, flagged ``maybe_delivered``, and reconciles it as after a crash.
+- Only the holder settles an item in flight (done, retry, park): a replica that lost its
+  claim to a takeover cannot undo the new holder's work.
+- Puts of one group take an advisory lock on it, so items of a group are numbered in the
+  order they commit and a claim never sees a later one before an earlier one.
+
+Times are the replicas' clocks (keep them in sync, as NTP does).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import replace
+
+from looproom.durable import queue as contract
+from looproom.durable.queue import Failure, Item
+from looproom.postgres.database import Database
+
+_FIRST_IN_GROUP = (
+    "(i.grp = '' OR NOT EXISTS (SELECT 1 FROM theloop_items AS earlier"
+    " WHERE earlier.queue = i.queue AND earlier.grp = i.grp AND earlier.seq < i.seq"
+    " AND earlier.state IN ('pending', 'inflight')))"
+)
+_COLUMNS = "key, payload, state, attempts, maybe_delivered, due, created, last_error, first_try"
+_OPEN = ("pending", "inflight", "parked")
+
+
+class PostgresQueue:
+    """A named FIFO queue in the shared database, claimed by this replica as ``replica``."""
+
+    def __init__(
+        self,
+        database: Database,
+        name: str,
+        *,
+        replica: str,
+        lease: float,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.name, self.replica, self.lease = name, replica, lease
+        self.path = database.name  # what a StorageError and the status lines name
+        self._db, self._clock = database, clock
+        self._changed = threading.Event()
+        self._puts = 0
+        self.prune()
+
+    def put(self, key: str, payload: str, group: str = "") -> bool:
+        """Store an item durably; False when ``key`` was seen before (a duplicate)."""
+        now = self._clock()
+        with self._db.transaction() as db:
+            if group:  # numbered in commit order within the group (see the module's doc)
+                db.execute(
+                    "SELECT pg_advisory_xact_lock(hashtext(%s), hashtext(%s))", (self.name, group)
+                )
+            added = (
+                db.execute(
+                    "INSERT INTO theloop_items"
+                    " (queue, key, payload, state, due, created, updated, grp)"
+                    " VALUES (%s, %s, %s, 'pending', %s, %s, %s, %s)"
+                    " ON CONFLICT (queue, key) DO NOTHING",
+                    (self.name, key, payload, now, now, now, group),
+                ).rowcount
+                == 1
+            )
+        if added:
+            self._changed.set()
+        self._puts += 1
+        if self._puts % contract._PRUNE_EVERY == 0:
+            self.prune()
+        return added
+
+    def claim(self, now: float | None = None) -> Item | None:
+        """The oldest due item not held back by its group — or one in flight whose holder's
+        lease ran out (then flagged ``maybe_delivered``) — held by this replica now."""
+        now = self._clock() if now is None else now
+        with self._db.transaction() as db:
+            row = db.execute(
+                f"SELECT {_COLUMNS}, seq FROM theloop_items AS i WHERE i.queue = %s"
+                " AND ((i.state = 'pending' AND i.due <= %s)"
+                " OR (i.state = 'inflight' AND i.lease_until < %s))"
+                f" AND {_FIRST_IN_GROUP} ORDER BY i.seq LIMIT 1 FOR UPDATE OF i SKIP LOCKED",
+                (self.name, now, now),
+            ).fetchone()
+            if row is None:
+                return None
+            taken_over = row[2] == "inflight"
+            db.execute(
+                "UPDATE theloop_items SET state = 'inflight', attempts = attempts + 1,"
+                " updated = %s, first_try = CASE WHEN first_try = 0 THEN %s ELSE first_try END,"
+                " owner = %s, lease_until = %s, maybe_delivered = maybe_delivered OR %s"
+                " WHERE seq = %s",
+                (now, now, self.replica, now + self.lease, taken_over, row[-1]),
+            )
+        item = contract._item(row[:-1])
+        return replace(
+            item,
+            state="inflight",
+            attempts=item.attempts + 1,
+            first_try=item.first_try or now,
+            maybe_delivered=item.maybe_delivered or taken_over,
+        )
+
+    def done(self, key: str) -> None:
+        """Delivered: forget the payload, remember the key for deduplication."""
+        self._settle(key, "state = 'done', payload = '', maybe_delivered = FALSE", ())
+
+    def retry(self, key: str, after_seconds: float, error: str, *, uncertain: bool = False) -> None:
+        """Not delivered yet: due again in ``after_seconds``; ``uncertain`` flags it."""
+        due = self._clock() + max(0.0, after_seconds)
+        flag = ", maybe_delivered = TRUE" if uncertain else ""
+        self._settle(key, f"state = 'pending', due = %s, last_error = %s{flag}", (due, error))
+
+    def park(self, key: str, error: str) -> None:
+        """Stuck: kept and visible, not retried until :meth:`retry_now`."""
+        self._settle(key, "state = 'parked', last_error = %s", (error,))
+
+    def _settle(self, key: str, assignments: str, values: tuple[object, ...]) -> bool:
+        """The holder's word on its item: an item in flight under another replica's claim
+        (taken over after this one's lease ran out) is left to that replica."""
+        return self._set(
+            key,
+            assignments,
+            values,
+            _OPEN,
+            "AND (state <> 'inflight' OR owner = %s)",
+            (self.replica,),
+        )
+
+    def retry_now(self, key: str) -> bool:
+        """Make a parked or waiting item due now; False if no such open item."""
+        changed = self._set(
+            key, "state = 'pending', due = %s", (self._clock(),), ("pending", "parked")
+        )
+        if changed:
+            self._changed.set()
+        return changed
+
+    def drop(self, key: str) -> bool:
+        """Give up on an open item (its key stays remembered); False if no such item."""
+        return self._set(
+            key, "state = 'dropped', payload = '', last_error = 'dropped by an admin'", (), _OPEN
+        )
+
+    def _set(
+        self,
+        key: str,
+        assignments: str,
+        values: tuple[object, ...],
+        states: tuple[str, ...],
+        also: str = "",
+        also_values: tuple[object, ...] = (),
+    ) -> bool:
+        with self._db.connection() as db:
+            cursor = db.execute(
+                f"UPDATE theloop_items SET {assignments}, updated = %s"
+                f" WHERE queue = %s AND key = %s AND state = ANY(%s) {also}",
+                (*values, self._clock(), self.name, key, list(states), *also_values),
+            )
+            return cursor.rowcount == 1
+
+    def get(self, key: str) -> Item | None:
+        """One item by key, in any state (done items have an empty payload)."""
+        row = self._one(f"SELECT {_COLUMNS} FROM theloop_items WHERE queue = %s AND key = %s", key)
+        return None if row is None else contract._item(row)
+
+    def list(self, limit: int = 100) -> list[Item]:
+        """The open items (pending, in flight, parked), oldest first."""
+        with self._db.connection() as db:
+            rows = db.execute(
+                f"SELECT {_COLUMNS} FROM theloop_items WHERE queue = %s AND state = ANY(%s)"
+                " ORDER BY seq LIMIT %s",
+                (self.name, list(_OPEN), limit),
+            ).fetchall()
+        return [contract._item(row) for row in rows]
+
+    def depth(self) -> int:
+        """How many items are not delivered yet (pending, in flight or parked)."""
+        row = self._one(
+            "SELECT COUNT(*) FROM theloop_items WHERE queue = %s AND state = ANY(%s)", list(_OPEN)
+        )
+        return int(row[0]) if row else 0
+
+    def oldest(self) -> float | None:
+        """When the oldest item not delivered yet was stored; None when there is none."""
+        row = self._one(
+            "SELECT MIN(created) FROM theloop_items WHERE queue = %s AND state = ANY(%s)",
+            list(_OPEN),
+        )
+        return None if row is None or row[0] is None else float(row[0])
+
+    def counts(self) -> dict[str, int]:
+        """How many open items are in each state (pending, inflight, parked)."""
+        with self._db.connection() as db:
+            rows = db.execute(
+                "SELECT state, COUNT(*) FROM theloop_items WHERE queue = %s AND state = ANY(%s)"
+                " GROUP BY state",
+                (self.name, list(_OPEN)),
+            ).fetchall()
+        return {state: 0 for state in _OPEN} | {str(s): int(n) for s, n in rows}
+
+    def next_due(self) -> float | None:
+        """When the earliest claimable item becomes due — a pending one, or one in flight
+        whose lease runs out — None when there is none."""
+        row = self._one(
+            "SELECT MIN(CASE WHEN i.state = 'pending' THEN i.due ELSE i.lease_until END)"
+            " FROM theloop_items AS i WHERE i.queue = %s AND i.state IN ('pending', 'inflight')"
+            f" AND {_FIRST_IN_GROUP}"
+        )
+        return None if row is None or row[0] is None else float(row[0])
+
+    def last_error(self) -> Failure | None:
+        """The most recent delivery error recorded on any item still remembered."""
+        row = self._one(
+            "SELECT key, last_error, updated FROM theloop_items WHERE queue = %s"
+            " AND last_error <> '' ORDER BY updated DESC, seq DESC LIMIT 1"
+        )
+        return None if row is None else Failure(key=row[0], error=row[1], at=float(row[2]))
+
+    def _one(self, sql: str, *values: object) -> tuple[object, ...] | None:
+        with self._db.connection() as db:
+            return db.execute(sql, (self.name, *values)).fetchone()
+
+    def wait(self, timeout: float) -> None:
+        """Sleep until an item was put here or made due since the last wait, or ``timeout``
+        (another replica's puts are found by the next claim, at most ``timeout`` later)."""
+        self._changed.wait(max(0.0, timeout))
+        self._changed.clear()
+
+    def wake(self) -> None:
+        """Wake every :meth:`wait` (used to stop a worker promptly)."""
+        self._changed.set()
+
+    def prune(self) -> None:
+        """Forget delivered keys past the retention window or beyond the row budget."""
+        cutoff = self._clock() - contract.RETENTION_SECONDS
+        with self._db.transaction() as db:
+            db.execute(
+                "DELETE FROM theloop_items WHERE queue = %s AND state IN ('done', 'dropped')"
+                " AND updated < %s",
+                (self.name, cutoff),
+            )
+            db.execute(
+                "DELETE FROM theloop_items WHERE seq IN (SELECT seq FROM theloop_items"
+                " WHERE queue = %s AND state IN ('done', 'dropped') ORDER BY seq DESC OFFSET %s)",
+                (self.name, contract.RETENTION_ROWS),
+            )
+
+    def writable(self) -> str:
+        """ "" when an item could be stored now; else why not (the server named)."""
+        return self._db.writable()
+
+    def close(self) -> None:
+        """Nothing of its own to close: the database is its owner's to close."""

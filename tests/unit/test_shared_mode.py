@@ -1,0 +1,256 @@
+"""The shared mode on a real PostgreSQL server: replicas, leases, the schema, an outage.
+
+What both stores share is specified in test_store_contract.py; here is what only
+replicas on one database have: two claimers never hold one work item at once, a stopped
+replica's claim is taken over after its lease (and only then), the schema refuses a
+newer database, and a database outage is a 503 the sender retries, never a lost event.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from looproom.assembly import LoopRoom
+from looproom.durable.sqlite import StorageError
+from looproom.inbound import webhook as ingress
+from looproom.postgres import database as database_module
+from looproom.postgres import schema
+from looproom.postgres.database import Database
+from looproom.postgres.queue import PostgresQueue
+from looproom.postgres.replicas import Heartbeat
+from looproom.postgres.state import PostgresState
+from looproom.settings import Environment, Settings
+from tests.support.postgres import PostgresServer
+from tests.support.signed import webhook_headers
+from tests.support.wait import wait_for
+
+LEASE = 30.0
+SECRET = "shared-mode-test-webhook-secret"
+
+
+class Clock:
+    def __init__(self, now: float = 1_000_000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def database(database_url: str) -> Iterator[Database]:
+    opened = Database(database_url)
+    yield opened
+    opened.close()
+
+
+def _replica(
+    database: Database, name: str, clock: Callable[[], float] = time.time
+) -> PostgresQueue:
+    return PostgresQueue(database, "inbox", replica=name, lease=LEASE, clock=clock)
+
+
+def test_two_replicas_never_hold_one_work_item_at_once_and_keep_its_order(
+    database: Database,
+) -> None:
+    a, b = _replica(database, "a"), _replica(database, "b")
+    groups = {f"item-{g}": [f"{g}-{n}" for n in range(8)] for g in range(4)}
+    for n in range(8):  # interleaved, half put by each replica
+        for g, keys in enumerate(groups.values()):
+            (a if (g + n) % 2 else b).put(keys[n], "{}", group=f"item-{g}")
+    holding: dict[str, str] = {}
+    delivered: dict[str, list[str]] = {group: [] for group in groups}
+    overlaps: list[str] = []
+    lock = threading.Lock()
+
+    def deliver(queue: PostgresQueue) -> None:
+        idle = 0
+        while idle < 20:
+            item = queue.claim()
+            if item is None:
+                idle += 1
+                time.sleep(0.01)
+                continue
+            idle = 0
+            group = "item-" + item.key.split("-")[0]
+            with lock:
+                if group in holding:
+                    overlaps.append(f"{item.key} while {holding[group]}")
+                holding[group] = item.key
+            with lock:
+                del holding[group]
+                delivered[group].append(item.key)
+            queue.done(item.key)
+
+    threads = [threading.Thread(target=deliver, args=(q,)) for q in (a, b, a, b)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert overlaps == []
+    assert delivered == groups
+
+
+def test_a_stopped_replicas_claim_is_taken_over_after_its_lease_and_only_then(
+    database: Database,
+) -> None:
+    clock = Clock()
+    beat_a = Heartbeat(database, "a", LEASE, clock=clock)
+    a, b = _replica(database, beat_a.id, clock), _replica(database, "b", clock)
+    a.put("e1", "{}")
+    assert a.claim().key == "e1"
+    clock.now += LEASE - 1
+    beat_a.beat()  # alive: the lease is extended
+    clock.now += 2
+    assert b.claim() is None
+    assert b.next_due() == clock.now + LEASE - 2  # when b should look again
+    clock.now += LEASE  # a stopped beating: its claim lapses
+    taken = b.claim()
+    assert (taken.key, taken.maybe_delivered, taken.attempts) == ("e1", True, 2)
+    a.done("e1")  # a late word from the replica that lost the claim changes nothing
+    assert a.get("e1").state == "inflight"
+    b.done("e1")
+    assert a.get("e1").state == "done"
+
+
+def test_the_replicas_seen_are_those_whose_heartbeat_is_younger_than_a_lease(
+    database: Database,
+) -> None:
+    clock = Clock()
+    a = Heartbeat(database, "bot-a", LEASE, clock=clock)
+    b = Heartbeat(database, "bot-b", LEASE, clock=clock)
+    a.beat()
+    b.beat()
+    assert [(s.name, s.me) for s in a.seen()] == [("bot-a", True), ("bot-b", False)]
+    clock.now += LEASE / 2
+    a.beat()
+    clock.now += LEASE / 2 + 1
+    assert [s.name for s in b.seen()] == ["bot-a"]
+
+
+def test_read_modify_writes_from_two_replicas_never_lose_an_update(database: Database) -> None:
+    replicas = [PostgresState(database), PostgresState(database)]
+
+    def count(state: PostgresState) -> None:
+        for _ in range(25):
+            with state.atomic, state.atomic:  # re-entrant: the inner joins the outer
+                state["n"] = state.get("n", 0) + 1
+
+    threads = [threading.Thread(target=count, args=(s,)) for s in replicas * 2]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert replicas[0]["n"] == 100
+
+
+def test_a_block_that_raises_writes_nothing(database: Database) -> None:
+    state = PostgresState(database)
+    state["kept"] = 1
+    with pytest.raises(RuntimeError), state.atomic:
+        state["kept"] = 2
+        raise RuntimeError("a book's bug half-way through")
+    assert state["kept"] == 1
+
+
+def test_the_schema_is_made_once_by_replicas_starting_together(database_url: str) -> None:
+    opened: list[Database] = []
+    threads = [
+        threading.Thread(target=lambda: opened.append(Database(database_url))) for _ in range(3)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    with psycopg.connect(database_url) as db:
+        versions = [row[0] for row in db.execute("SELECT version FROM theloop_schema")]
+    for each in opened:
+        each.close()
+    assert (len(opened), versions) == (3, list(range(1, schema.VERSION + 1)))
+
+
+def test_a_database_a_newer_theloop_migrated_is_refused(database_url: str) -> None:
+    Database(database_url).close()
+    with psycopg.connect(database_url) as db:
+        db.execute("INSERT INTO theloop_schema (version) VALUES (%s)", (schema.VERSION + 1,))
+    with pytest.raises(schema.SchemaTooNew, match=f"version {schema.VERSION + 1}, newer"):
+        Database(database_url)
+
+
+@pytest.fixture
+def own_server() -> Iterator[PostgresServer]:
+    """A server of the test's own, to stop and start without disturbing the others."""
+    server = PostgresServer()
+    server.start()
+    yield server
+    server.close()
+
+
+def _room(tmp_path: Path, url: str) -> LoopRoom:
+    env = Environment.from_env(
+        {"THELOOP_WEBHOOK_SECRET": SECRET, "THELOOP_DATABASE_URL": url, "THELOOP_REPLICA": "bot-a"}
+    )
+    return LoopRoom(
+        env,
+        Settings(),
+        store={},
+        data_dir=tmp_path,
+        slack=None,
+        say=lambda _to, _text: None,
+        admins=(),  # nowhere to post: what was accepted stays in the queue to look at
+        bot_member=lambda: "@theloop",
+    )
+
+
+def _post(room: LoopRoom, n: int) -> ingress.Answer:
+    body = json.dumps(
+        {"id": f"ask-{n}", "eventType": "session.awaiting_input", "workItem": "github:acme/api#7"}
+    ).encode()
+    return room.receive(ingress.Request("POST", webhook_headers(SECRET, body), body, len(body)))
+
+
+def test_a_database_outage_is_a_503_to_retry_and_nothing_accepted_is_lost(
+    tmp_path: Path, own_server: PostgresServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(database_module, "CONNECT_TIMEOUT", 1.0)  # the test waits on each
+    url = own_server.new_database().replace("theloop@", "theloop:hunter2-password@")
+    room = _room(tmp_path, url)
+    room.start()
+    try:
+        assert _post(room, 1).status == 202
+        own_server.stop()
+        refused = _post(room, 2)
+        health = room.health()
+        status = room.status(time.time())
+        own_server.start()
+        assert "FAILING: storage postgresql://127.0.0.1" in status
+        assert (refused.status, refused.headers.get("Retry-After")) == (503, "30")
+        assert health.status == 503 and "127.0.0.1" in " ".join(health.body["problems"])
+        assert "hunter2" not in json.dumps(health.body) + status + json.dumps(refused.body)
+        # The sender retries until the database answers again (its 503s are not a loss).
+        wait_for(lambda: _post(room, 2).status == 202, 60, "the webhook to store again")
+        assert [item.key for item in room.inbox.list()] == ["ask-1", "ask-2"]
+        assert room.health().body["replicas"] == ["bot-a"]
+        assert f"store: PostgreSQL {url.replace('theloop:hunter2-password@', '')}" in room.status(
+            time.time()
+        )
+    finally:
+        room.stop()
+
+
+def test_a_failed_write_is_a_storage_error_naming_the_server(own_server: PostgresServer) -> None:
+    database = Database(own_server.new_database(), timeout=1.0)
+    state = PostgresState(database)
+    own_server.stop()
+    try:
+        with pytest.raises(StorageError, match=f"127.0.0.1:{own_server.port}"):
+            state["k"] = 1
+    finally:
+        own_server.start()
+        database.close()
