@@ -10,6 +10,12 @@ for its answer while 1 000 slow clients hold connections open (target: within 1 
 how long one 256 KB message of ``![`` holds the delivery path (its drawing has a budget).
 
     .venv/bin/python bench/bench_ingest.py [--events 3000] [--clients 4]
+        [--database-url postgresql://…]   # the shared mode: the same figures on PostgreSQL
+
+With ``--database-url`` the bot and the in-process queue store in that database (it must
+be empty or theloop's own: the run's events are left in it); ``--database-url start``
+starts a throwaway server from the machine's PostgreSQL binaries (tests/support/postgres.py).
+The in-process part also times delivery's share of the queue: claim + done per item.
 
 Prints figures; asserts nothing (numbers are not tests).
 """
@@ -38,6 +44,8 @@ from looproom.durable.queue import DurableQueue  # noqa: E402
 from looproom.inbound import webhook as ingress  # noqa: E402
 from looproom.inbound.events import Event  # noqa: E402
 from looproom.inbound.signing import sign  # noqa: E402
+from looproom.postgres.database import Database  # noqa: E402
+from looproom.postgres.queue import PostgresQueue  # noqa: E402
 from looproom.room import budget  # noqa: E402
 from looproom.room.render import plain_fit, render  # noqa: E402
 from looproom.settings import Settings  # noqa: E402
@@ -95,9 +103,10 @@ def ingress_path() -> str:
     return "/theloop/events"
 
 
-def over_http(events: int, clients: int, slow: int) -> dict:
+def over_http(events: int, clients: int, slow: int, database_url: str = "") -> dict:
     with tempfile.TemporaryDirectory() as data:
-        bot = BotProcess(Path(data), env={"THELOOP_WEBHOOK_SECRET": SECRET})
+        env = {"THELOOP_WEBHOOK_SECRET": SECRET, "THELOOP_DATABASE_URL": database_url}
+        bot = BotProcess(Path(data), env=env)
         with bot.start():
             held = slow_clients(bot, slow)
             warm: list[tuple[int, float]] = []
@@ -115,7 +124,7 @@ def over_http(events: int, clients: int, slow: int) -> dict:
             for thread in threads:
                 thread.join()
             wall = time.perf_counter() - start
-            stored = count_stored(Path(data) / "theloop" / "queues.sqlite3", "run-")
+            stored = count_stored(Path(data) / "theloop" / "queues.sqlite3", "run-", database_url)
     latencies = sorted(latency for _, latency in results)
     return {
         **held,
@@ -172,8 +181,17 @@ def heavy_message() -> dict:
     return figures
 
 
-def count_stored(path: Path, prefix: str) -> int:
-    """How many of the run's events are in the bot's inbox file (read-only)."""
+def count_stored(path: Path, prefix: str, database_url: str = "") -> int:
+    """How many of the run's events are in the bot's inbox file (read-only), or database."""
+    if database_url:
+        import psycopg
+
+        with psycopg.connect(database_url) as shared:
+            row = shared.execute(
+                "SELECT COUNT(*) FROM theloop_items WHERE queue='inbox' AND key LIKE %s",
+                (prefix + "%",),
+            ).fetchone()
+        return int(row[0]) if row else 0
     db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
         (count,) = db.execute(
@@ -184,10 +202,16 @@ def count_stored(path: Path, prefix: str) -> int:
     return int(count)
 
 
-def in_process(events: int) -> dict:
-    """The same acceptance work (verify + parse + schema + durable put), no HTTP."""
+def in_process(events: int, database_url: str = "") -> dict:
+    """The same acceptance work (verify + parse + schema + durable put), no HTTP; then the
+    queue's part of delivering each (claim + done), one thread."""
     with tempfile.TemporaryDirectory() as data:
-        queue = DurableQueue(Path(data) / "q.sqlite3", "inbox")
+        database = Database(database_url) if database_url else None
+        queue = (
+            PostgresQueue(database, f"bench-{time.time_ns()}", replica="bench", lease=30)
+            if database is not None
+            else DurableQueue(Path(data) / "q.sqlite3", "inbox")
+        )
         work = bodies(events, "direct")
         start = time.perf_counter()
         for body in work:
@@ -195,8 +219,18 @@ def in_process(events: int) -> dict:
             request = ingress.Request("POST", headers, body, len(body))
             assert ingress.handle(request, secret=SECRET, inbox=queue).status == 202
         wall = time.perf_counter() - start
+        start = time.perf_counter()
+        while (item := queue.claim()) is not None:
+            queue.done(item.key)
+        delivered = time.perf_counter() - start
         queue.close()
-    return {"events_per_s": events / wall, "mean_ms": 1000 * wall / events}
+        if database is not None:
+            database.close()
+    return {
+        "events_per_s": events / wall,
+        "mean_ms": 1000 * wall / events,
+        "claimed_per_s": events / delivered,
+    }
 
 
 def main() -> None:
@@ -204,13 +238,32 @@ def main() -> None:
     parser.add_argument("--events", type=int, default=3000)
     parser.add_argument("--clients", type=int, default=4)
     parser.add_argument("--slow", type=int, default=1000, help="slow connections held")
+    parser.add_argument("--database-url", default="", help="PostgreSQL URL, or 'start'")
     args = parser.parse_args()
+    server = None
+    if args.database_url == "start":
+        sys.path.insert(0, str(REPO))
+        from tests.support.postgres import PostgresServer
 
-    http_figures = over_http(args.events, args.clients, args.slow)
-    direct = in_process(args.events)
+        server = PostgresServer()
+        server.start()
+        args.database_url = server.new_database()
+    try:
+        report(args)
+    finally:
+        if server is not None:
+            server.close()
+
+
+def report(args: argparse.Namespace) -> None:
+    url = args.database_url
+    http_figures = over_http(args.events, args.clients, args.slow, url)
+    direct = in_process(args.events, url)
+    store = "PostgreSQL" if url else "SQLite"
+    print(f"store: {store}")
     print(f"ingest over HTTP ({args.clients} client threads, real errbot, Null backend)")
     print(f"  events            {http_figures['events']}  statuses {http_figures['statuses']}")
-    print(f"  durably stored    {http_figures['stored']} (read back from the bot's queue file)")
+    print(f"  durably stored    {http_figures['stored']} (read back from the bot's {store})")
     print(f"  accepted/s        {http_figures['events_per_s']:.0f}   (target >= 300)")
     print(f"  latency p50       {http_figures['p50_ms']:.1f} ms")
     print(f"  latency p99       {http_figures['p99_ms']:.1f} ms   (target <= 25 ms)")
@@ -224,8 +277,9 @@ def main() -> None:
         f"(target <= 1000 ms): {http_figures['slow_waits_ms']} ms, "
         f"statuses {http_figures['slow_statuses']}"
     )
-    print("ingest in process (verify + schema + SQLite commit with fsync, one thread)")
+    print(f"ingest in process (verify + schema + {store} commit, one thread)")
     print(f"  accepted/s        {direct['events_per_s']:.0f}   mean {direct['mean_ms']:.2f} ms")
+    print(f"  claimed + done/s  {direct['claimed_per_s']:.0f}   (the queue's share of delivery)")
     heavy = heavy_message()
     print(f"one 256 KB message of '![' on the delivery path (budget {budget.ROOM.seconds:g} s)")
     for mode in ("digest", "truncate"):

@@ -119,6 +119,36 @@ def test_a_stopped_replicas_claim_is_taken_over_after_its_lease_and_only_then(
     assert a.get("e1").state == "done"
 
 
+def test_a_waiting_replica_is_woken_by_another_replicas_put_and_settle(
+    database_url: str,
+) -> None:
+    here, there = Database(database_url), Database(database_url)  # two processes' pools
+    try:
+        waiting, other = _replica(here, "a"), _replica(there, "b")
+        keys = iter(range(1000))
+        # The listener connects in the background; once it listens, a put is heard.
+        wait_for(
+            lambda: _wakes(waiting, lambda: other.put(f"warm-{next(keys)}", "{}")),
+            60,
+            "the first put heard",
+        )
+        claimed = other.claim()  # held by the other replica: settling it may free its group
+        assert _wakes(waiting, lambda: other.done(claimed.key))
+    finally:
+        here.close()
+        there.close()
+
+
+def _wakes(queue: PostgresQueue, change: Callable[[], object]) -> bool:
+    """Whether a ``queue.wait`` in progress returns once ``change`` is made elsewhere."""
+    queue.wait(0)  # nothing told from before
+    waiter = threading.Thread(target=queue.wait, args=(600,), daemon=True)
+    waiter.start()
+    change()
+    waiter.join(5)
+    return not waiter.is_alive()
+
+
 def test_the_replicas_seen_are_those_whose_heartbeat_is_younger_than_a_lease(
     database: Database,
 ) -> None:
@@ -236,7 +266,7 @@ def test_a_database_outage_is_a_503_to_retry_and_nothing_accepted_is_lost(
         # The sender retries until the database answers again (its 503s are not a loss).
         wait_for(lambda: _post(room, 2).status == 202, 60, "the webhook to store again")
         assert [item.key for item in room.inbox.list()] == ["ask-1", "ask-2"]
-        assert room.health().body["replicas"] == ["bot-a"]
+        wait_for(lambda: room.health().body["replicas"] == ["bot-a"], 60, "a heartbeat seen")
         assert f"store: PostgreSQL {url.replace('theloop:hunter2-password@', '')}" in room.status(
             time.time()
         )

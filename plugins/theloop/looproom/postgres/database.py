@@ -18,6 +18,7 @@ import psycopg_pool
 
 from looproom.durable.sqlite import StorageError
 from looproom.postgres import schema
+from looproom.postgres.wakeups import Wakeups
 from looproom.settings import redact_url
 
 log = logging.getLogger(__name__)
@@ -25,7 +26,8 @@ log = logging.getLogger(__name__)
 #: Seconds a caller waits for a connection before the database counts as unreachable:
 #: short, so the webhook answers 503 quickly and the sender retries.
 CONNECT_TIMEOUT = 5.0
-POOL_SIZE = 8
+#: Per replica: the workers, the heartbeat, the desk and the HTTP server's threads.
+POOL_SIZE = 12
 
 
 class Database:
@@ -37,6 +39,8 @@ class Database:
         """``timeout``: seconds to wait for a connection (default :data:`CONNECT_TIMEOUT`)."""
         timeout = CONNECT_TIMEOUT if timeout is None else timeout
         self.url, self.name = url, redact_url(url)
+        #: Other replicas' puts and settles, heard: what wakes this process's workers.
+        self.wakeups = Wakeups(url)
         self._pool = psycopg_pool.ConnectionPool(
             url,
             min_size=1,
@@ -86,4 +90,5 @@ class Database:
         return ""
 
     def close(self) -> None:
+        self.wakeups.close()
         self._pool.close()

@@ -27,6 +27,7 @@ from dataclasses import replace
 from looproom.durable import queue as contract
 from looproom.durable.queue import Failure, Item
 from looproom.postgres.database import Database
+from looproom.postgres.wakeups import notify
 
 _FIRST_IN_GROUP = (
     "(i.grp = '' OR NOT EXISTS (SELECT 1 FROM theloop_items AS earlier"
@@ -53,6 +54,7 @@ class PostgresQueue:
         self.path = database.name  # what a StorageError and the status lines name
         self._db, self._clock = database, clock
         self._changed = threading.Event()
+        database.wakeups.register(name, self._changed)
         self._puts = 0
         self.prune()
 
@@ -74,6 +76,8 @@ class PostgresQueue:
                 ).rowcount
                 == 1
             )
+            if added:
+                notify(db, self.name)
         if added:
             self._changed.set()
         self._puts += 1
@@ -140,12 +144,9 @@ class PostgresQueue:
 
     def retry_now(self, key: str) -> bool:
         """Make a parked or waiting item due now; False if no such open item."""
-        changed = self._set(
+        return self._set(
             key, "state = 'pending', due = %s", (self._clock(),), ("pending", "parked")
         )
-        if changed:
-            self._changed.set()
-        return changed
 
     def drop(self, key: str) -> bool:
         """Give up on an open item (its key stays remembered); False if no such item."""
@@ -168,7 +169,12 @@ class PostgresQueue:
                 f" WHERE queue = %s AND key = %s AND state = ANY(%s) {also}",
                 (*values, self._clock(), self.name, key, list(states), *also_values),
             )
-            return cursor.rowcount == 1
+            changed = cursor.rowcount == 1
+            if changed:  # a settled item may free its group's next one, on any replica
+                notify(db, self.name)
+        if changed:
+            self._changed.set()
+        return changed
 
     def get(self, key: str) -> Item | None:
         """One item by key, in any state (done items have an empty payload)."""
@@ -233,8 +239,8 @@ class PostgresQueue:
             return db.execute(sql, (self.name, *values)).fetchone()
 
     def wait(self, timeout: float) -> None:
-        """Sleep until an item was put here or made due since the last wait, or ``timeout``
-        (another replica's puts are found by the next claim, at most ``timeout`` later)."""
+        """Sleep until an item was put, made due or settled — by any replica — since the
+        last wait, or ``timeout``."""
         self._changed.wait(max(0.0, timeout))
         self._changed.clear()
 

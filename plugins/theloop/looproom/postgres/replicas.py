@@ -56,7 +56,6 @@ class Heartbeat:
         self._thread = threading.Thread(target=self._run, name="theloop-heartbeat", daemon=True)
 
     def start(self) -> None:
-        self.beat()
         self._thread.start()
 
     def stop(self) -> None:
@@ -90,14 +89,16 @@ class Heartbeat:
 
     def _run(self) -> None:
         failing = False
-        while not self._stop.wait(self.interval):
+        while True:  # the first beat at once, then one every interval
             try:
                 self.beat()
             except StorageError as exc:
                 if not failing:  # said once per outage, not every beat
                     log.error("heartbeat: %s; its claims lapse a lease after the last beat", exc)
                 failing = True
-                continue
-            if failing:
-                log.info("heartbeat: the database answers again")
-            failing = False
+            else:
+                if failing:
+                    log.info("heartbeat: the database answers again")
+                failing = False
+            if self._stop.wait(self.interval):
+                return

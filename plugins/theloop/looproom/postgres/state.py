@@ -36,6 +36,9 @@ class _Atomic(AbstractContextManager["_Atomic"]):
     def __init__(self, database: Database) -> None:
         self._db = database
         self._local = threading.local()
+        # Taken before a connection is: threads of one process queue here, not each holding
+        # a pooled connection while the advisory lock keeps them waiting.
+        self._here = threading.RLock()
 
     @property
     def connection(self) -> psycopg.Connection | None:
@@ -46,6 +49,7 @@ class _Atomic(AbstractContextManager["_Atomic"]):
         depth = getattr(self._local, "depth", 0)
         if depth == 0:
             stack = ExitStack()
+            stack.enter_context(self._here)
             try:
                 connection = stack.enter_context(self._db.transaction())
                 connection.execute("SELECT pg_advisory_xact_lock(%s)", (STATE_LOCK,))
