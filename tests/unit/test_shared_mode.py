@@ -149,6 +149,18 @@ def _wakes(queue: PostgresQueue, change: Callable[[], object]) -> bool:
     return not waiter.is_alive()
 
 
+def test_a_replica_that_stops_gracefully_hands_its_claims_back_at_once(
+    database: Database,
+) -> None:
+    beat_a = Heartbeat(database, "a", LEASE)
+    a, b = _replica(database, beat_a.id), _replica(database, "b")
+    a.put("e1", "{}")
+    a.claim()
+    beat_a.stop()  # a rolling restart: the delivery may have landed, so it is flagged
+    taken = b.claim()
+    assert (taken.key, taken.maybe_delivered, taken.attempts) == ("e1", True, 2)
+
+
 def test_the_replicas_seen_are_those_whose_heartbeat_is_younger_than_a_lease(
     database: Database,
 ) -> None:

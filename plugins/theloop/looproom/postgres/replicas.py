@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from looproom.durable.sqlite import StorageError
 from looproom.postgres.database import Database
+from looproom.postgres.wakeups import notify
 
 log = logging.getLogger(__name__)
 
@@ -59,9 +60,23 @@ class Heartbeat:
         self._thread.start()
 
     def stop(self) -> None:
+        """Stop beating and hand back what this replica still holds (a rolling restart
+        then costs the others no lease): each item pending again, flagged, so whoever takes
+        it looks for what may have landed before doing it again."""
         self._stop.set()
         if self._thread.is_alive():
             self._thread.join(10)
+        try:
+            with self._db.transaction() as db:
+                queues = db.execute(
+                    "UPDATE theloop_items SET state = 'pending', maybe_delivered = TRUE,"
+                    " owner = '' WHERE owner = %s AND state = 'inflight' RETURNING queue",
+                    (self.id,),
+                ).fetchall()
+                for queue in {row[0] for row in queues}:
+                    notify(db, queue)
+        except StorageError as exc:  # then they lapse a lease later, as after a crash
+            log.warning("heartbeat: could not hand back this replica's claims: %s", exc)
 
     def beat(self) -> None:
         """Write this replica's row and extend the leases of its items in flight."""

@@ -20,7 +20,7 @@ log = logging.getLogger(__name__)
 
 CHANNEL = "theloop_queues"
 #: How often the listener looks whether it was asked to stop.
-_POLL = 1.0
+_POLL = 0.25
 _RECONNECT_CAP = 30.0
 
 
