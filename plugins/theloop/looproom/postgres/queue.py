@@ -11,6 +11,9 @@ states and the order within a group), made safe for several processes at once:
   it again, flagged ``maybe_delivered``, and reconciles it as after a crash.
 - Only the holder settles an item in flight (done, retry, park): a replica that lost its
   claim to a takeover cannot undo the new holder's work.
+- A settle the database cannot take now (an outage) is owed, not lost: it is recorded
+  before this replica's next claim, and meanwhile the heartbeat keeps the item this
+  replica's, so nobody delivers it again.
 - Puts of one group take an advisory lock on it, so items of a group are numbered in the
   order they commit and a claim never sees a later one before an earlier one.
 
@@ -19,6 +22,7 @@ Times are the replicas' clocks (keep them in sync, as NTP does).
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable
@@ -26,6 +30,7 @@ from dataclasses import replace
 
 from looproom.durable import queue as contract
 from looproom.durable.queue import Failure, Item
+from looproom.durable.sqlite import StorageError
 from looproom.postgres.database import Database
 from looproom.postgres.wakeups import notify
 
@@ -36,6 +41,8 @@ _FIRST_IN_GROUP = (
 )
 _COLUMNS = "key, payload, state, attempts, maybe_delivered, due, created, last_error, first_try"
 _OPEN = ("pending", "inflight", "parked")
+
+log = logging.getLogger(__name__)
 
 
 class PostgresQueue:
@@ -54,6 +61,9 @@ class PostgresQueue:
         self.path = database.name  # what a StorageError and the status lines name
         self._db, self._clock = database, clock
         self._changed = threading.Event()
+        #: Settles the database did not take yet (key, assignments, values), oldest first.
+        self._owed: list[tuple[str, str, tuple[object, ...]]] = []
+        self._owed_lock = threading.Lock()
         database.wakeups.register(name, self._changed)
         self._puts = 0
         self.prune()
@@ -89,6 +99,7 @@ class PostgresQueue:
         """The oldest due item not held back by its group — or one in flight whose holder's
         lease ran out (then flagged ``maybe_delivered``) — held by this replica now."""
         now = self._clock() if now is None else now
+        self._pay_owed()  # an item delivered before an outage is settled before the next
         with self._db.transaction() as db:
             row = db.execute(
                 f"SELECT {_COLUMNS}, seq FROM theloop_items AS i WHERE i.queue = %s"
@@ -130,17 +141,33 @@ class PostgresQueue:
         """Stuck: kept and visible, not retried until :meth:`retry_now`."""
         self._settle(key, "state = 'parked', last_error = %s", (error,))
 
-    def _settle(self, key: str, assignments: str, values: tuple[object, ...]) -> bool:
+    def _settle(self, key: str, assignments: str, values: tuple[object, ...]) -> None:
         """The holder's word on its item: an item in flight under another replica's claim
-        (taken over after this one's lease ran out) is left to that replica."""
-        return self._set(
-            key,
-            assignments,
-            values,
-            _OPEN,
-            "AND (state <> 'inflight' OR owner = %s)",
-            (self.replica,),
-        )
+        (taken over after this one's lease ran out) is left to that replica. When the
+        database cannot take it now, it is owed (see the module's doc)."""
+        try:
+            self._pay_owed()
+            self._set_held(key, assignments, values)
+        except StorageError as exc:
+            with self._owed_lock:
+                self._owed.append((key, assignments, values))
+            log.warning("queue %s: %s settled but not recorded yet: %s", self.name, key, exc)
+
+    def _set_held(self, key: str, assignments: str, values: tuple[object, ...]) -> bool:
+        held = "AND (state <> 'inflight' OR owner = %s)"
+        return self._set(key, assignments, values, _OPEN, held, (self.replica,))
+
+    def _pay_owed(self) -> None:
+        """Record the settles owed, oldest first; raises while the database still fails."""
+        with self._owed_lock:
+            owed, self._owed = self._owed, []
+        for done, (key, assignments, values) in enumerate(owed):
+            try:
+                self._set_held(key, assignments, values)
+            except StorageError:
+                with self._owed_lock:
+                    self._owed[:0] = owed[done:]
+                raise
 
     def retry_now(self, key: str) -> bool:
         """Make a parked or waiting item due now; False if no such open item."""
