@@ -17,9 +17,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
 
+from looproom.postgres import schema
+from looproom.postgres.database import Database
 from tests.e2e import slackbot
+from tests.e2e.botproc import BotProcess
 from tests.e2e.slackbot import LOOP, SlackBot, corpus, event_key
 from tests.fakes.github_api import TOKEN, FakeGitHub
 from tests.fakes.loop_api import FakeLoop
@@ -139,3 +143,18 @@ def test_a_replica_killed_mid_delivery_loses_nothing_doubles_nothing_splits_no_t
     assert [reply["text"] for reply in replicas.loop.replies] == ["Option 2, please: backfill"]
     acknowledged = [c.args["name"] for c in slack.calls_to("reactions.add")]
     assert acknowledged.count("white_check_mark") == 1 and answer["ts"]
+
+
+def test_a_bot_refuses_to_start_on_a_database_a_newer_theloop_migrated(
+    tmp_path: Path, database_url: str
+) -> None:
+    Database(database_url).close()  # made by this theloop…
+    with psycopg.connect(database_url) as db:  # …then migrated by a newer one
+        db.execute("INSERT INTO theloop_schema (version) VALUES (%s)", (schema.VERSION + 1,))
+    bot = BotProcess(tmp_path, env={"THELOOP_DATABASE_URL": database_url})
+    bot.start(wait=False)
+    assert bot.process is not None and bot.process.wait(60) != 0
+    assert (
+        "theloop cannot start, THELOOP_DATABASE_URL: the database's schema is version "
+        f"{schema.VERSION + 1}, newer than this theloop knows ({schema.VERSION})"
+    ) in bot.log_text()
