@@ -14,7 +14,8 @@ how long one 256 KB message of ``![`` holds the delivery path (its drawing has a
 
 With ``--database-url`` the bot and the in-process queue store in that database (it must
 be empty or theloop's own: the run's events are left in it); ``--database-url start``
-starts a throwaway server from the machine's PostgreSQL binaries (tests/support/postgres.py).
+starts a throwaway server from the machine's PostgreSQL binaries (tests/support/postgres.py),
+with fsync on.
 The in-process part also times delivery's share of the queue: claim + done per item.
 
 Prints figures; asserts nothing (numbers are not tests).
@@ -245,7 +246,7 @@ def main() -> None:
         sys.path.insert(0, str(REPO))
         from tests.support.postgres import PostgresServer
 
-        server = PostgresServer()
+        server = PostgresServer(durable=True)  # fsync on, as a real server commits
         server.start()
         args.database_url = server.new_database()
     try:

@@ -83,7 +83,9 @@ def _owner() -> pwd.struct_passwd | None:
 class PostgresServer:
     """One throwaway cluster on a free loopback port, trust authentication."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, durable: bool = False) -> None:
+        """``durable``: fsync as a production server does (the benches); else off."""
+        self._durable = durable
         self._bin = bin_dir()
         self._owner = _owner()
         self.dir = Path(tempfile.mkdtemp(prefix="theloop-pg-"))
@@ -116,8 +118,8 @@ class PostgresServer:
             [
                 str(self._bin / "postgres"),
                 *("-D", str(self.dir / "data"), "-p", str(self.port), "-k", str(self.dir)),
-                *("-c", "listen_addresses=127.0.0.1", "-c", "fsync=off"),
-                *("-c", "full_page_writes=off", "-c", "max_connections=200"),
+                *("-c", "listen_addresses=127.0.0.1", "-c", "max_connections=200"),
+                *(() if self._durable else ("-c", "fsync=off", "-c", "full_page_writes=off")),
             ],
             stdout=subprocess.DEVNULL,
             stderr=(self.dir / "server.log").open("ab"),

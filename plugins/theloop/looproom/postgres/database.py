@@ -46,8 +46,8 @@ class Database:
             min_size=1,
             max_size=pool_size,
             kwargs={"autocommit": True, "connect_timeout": max(1, int(timeout))},
-            # A connection cut by an outage is found on checkout, not by the caller's query.
-            check=psycopg_pool.ConnectionPool.check_connection,
+            # No check on checkout (a round trip per use): a connection an outage cut fails
+            # its first query, as a StorageError the caller retries, and the pool drops it.
             timeout=timeout,
             name="theloop",
             open=False,

@@ -26,13 +26,12 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import replace
 
 from looproom.durable import queue as contract
 from looproom.durable.queue import Failure, Item
 from looproom.durable.sqlite import StorageError
 from looproom.postgres.database import Database
-from looproom.postgres.wakeups import notify
+from looproom.postgres.wakeups import CHANNEL
 
 _FIRST_IN_GROUP = (
     "(i.grp = '' OR NOT EXISTS (SELECT 1 FROM theloop_items AS earlier"
@@ -71,23 +70,21 @@ class PostgresQueue:
     def put(self, key: str, payload: str, group: str = "") -> bool:
         """Store an item durably; False when ``key`` was seen before (a duplicate)."""
         now = self._clock()
-        with self._db.transaction() as db:
+        # One round trip (a pipeline): the group's lock, the row, the news to the replicas.
+        with self._db.connection() as db, db.pipeline(), db.transaction():
             if group:  # numbered in commit order within the group (see the module's doc)
                 db.execute(
                     "SELECT pg_advisory_xact_lock(hashtext(%s), hashtext(%s))", (self.name, group)
                 )
-            added = (
-                db.execute(
-                    "INSERT INTO theloop_items"
-                    " (queue, key, payload, state, due, created, updated, grp)"
-                    " VALUES (%s, %s, %s, 'pending', %s, %s, %s, %s)"
-                    " ON CONFLICT (queue, key) DO NOTHING",
-                    (self.name, key, payload, now, now, now, group),
-                ).rowcount
-                == 1
+            cursor = db.execute(
+                "WITH added AS (INSERT INTO theloop_items"
+                " (queue, key, payload, state, due, created, updated, grp)"
+                " VALUES (%s, %s, %s, 'pending', %s, %s, %s, %s)"
+                " ON CONFLICT (queue, key) DO NOTHING RETURNING queue)"
+                f" SELECT pg_notify('{CHANNEL}', queue) FROM added",
+                (self.name, key, payload, now, now, now, group),
             )
-            if added:
-                notify(db, self.name)
+        added = cursor.rowcount == 1
         if added:
             self._changed.set()
         self._puts += 1
@@ -100,32 +97,21 @@ class PostgresQueue:
         lease ran out (then flagged ``maybe_delivered``) — held by this replica now."""
         now = self._clock() if now is None else now
         self._pay_owed()  # an item delivered before an outage is settled before the next
-        with self._db.transaction() as db:
+        with self._db.connection() as db:  # one statement: the lock and the claim at once
             row = db.execute(
-                f"SELECT {_COLUMNS}, seq FROM theloop_items AS i WHERE i.queue = %s"
-                " AND ((i.state = 'pending' AND i.due <= %s)"
-                " OR (i.state = 'inflight' AND i.lease_until < %s))"
-                f" AND {_FIRST_IN_GROUP} ORDER BY i.seq LIMIT 1 FOR UPDATE OF i SKIP LOCKED",
-                (self.name, now, now),
-            ).fetchone()
-            if row is None:
-                return None
-            taken_over = row[2] == "inflight"
-            db.execute(
                 "UPDATE theloop_items SET state = 'inflight', attempts = attempts + 1,"
                 " updated = %s, first_try = CASE WHEN first_try = 0 THEN %s ELSE first_try END,"
-                " owner = %s, lease_until = %s, maybe_delivered = maybe_delivered OR %s"
-                " WHERE seq = %s",
-                (now, now, self.replica, now + self.lease, taken_over, row[-1]),
-            )
-        item = contract._item(row[:-1])
-        return replace(
-            item,
-            state="inflight",
-            attempts=item.attempts + 1,
-            first_try=item.first_try or now,
-            maybe_delivered=item.maybe_delivered or taken_over,
-        )
+                " owner = %s, lease_until = %s,"
+                # SET reads the row as it was: one in flight was a lapsed claim, taken over
+                " maybe_delivered = maybe_delivered OR state = 'inflight'"
+                " WHERE seq = (SELECT i.seq FROM theloop_items AS i WHERE i.queue = %s"
+                " AND ((i.state = 'pending' AND i.due <= %s)"
+                " OR (i.state = 'inflight' AND i.lease_until < %s))"
+                f" AND {_FIRST_IN_GROUP} ORDER BY i.seq LIMIT 1 FOR UPDATE OF i SKIP LOCKED)"
+                f" RETURNING {_COLUMNS}",
+                (now, now, self.replica, now + self.lease, self.name, now, now),
+            ).fetchone()
+        return None if row is None else contract._item(row)
 
     def done(self, key: str) -> None:
         """Delivered: forget the payload, remember the key for deduplication."""
@@ -190,15 +176,14 @@ class PostgresQueue:
         also: str = "",
         also_values: tuple[object, ...] = (),
     ) -> bool:
-        with self._db.connection() as db:
+        with self._db.connection() as db:  # a settled item may free its group's next one
             cursor = db.execute(
-                f"UPDATE theloop_items SET {assignments}, updated = %s"
-                f" WHERE queue = %s AND key = %s AND state = ANY(%s) {also}",
+                f"WITH changed AS (UPDATE theloop_items SET {assignments}, updated = %s"
+                f" WHERE queue = %s AND key = %s AND state = ANY(%s) {also} RETURNING queue)"
+                f" SELECT pg_notify('{CHANNEL}', queue) FROM changed",
                 (*values, self._clock(), self.name, key, list(states), *also_values),
             )
             changed = cursor.rowcount == 1
-            if changed:  # a settled item may free its group's next one, on any replica
-                notify(db, self.name)
         if changed:
             self._changed.set()
         return changed
