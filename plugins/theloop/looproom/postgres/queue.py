@@ -26,6 +26,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import fields
 
 from looproom.durable import queue as contract
 from looproom.durable.queue import Failure, Item
@@ -38,7 +39,11 @@ _FIRST_IN_GROUP = (
     " WHERE earlier.queue = i.queue AND earlier.grp = i.grp AND earlier.seq < i.seq"
     " AND earlier.state IN ('pending', 'inflight')))"
 )
-_COLUMNS = "key, payload, state, attempts, maybe_delivered, due, created, last_error, first_try"
+_COLUMNS = (
+    "key, payload, state, attempts, maybe_delivered, due, created, last_error, first_try, grp"
+)
+#: Whether the queue contract's items say their group (newer contracts do).
+_GROUPED = "group" in {f.name for f in fields(Item)}
 _OPEN = ("pending", "inflight", "parked")
 
 log = logging.getLogger(__name__)
@@ -111,7 +116,7 @@ class PostgresQueue:
                 f" RETURNING {_COLUMNS}",
                 (now, now, self.replica, now + self.lease, self.name, now, now),
             ).fetchone()
-        return None if row is None else contract._item(row)
+        return None if row is None else _item(row)
 
     def done(self, key: str) -> None:
         """Delivered: forget the payload, remember the key for deduplication."""
@@ -191,7 +196,7 @@ class PostgresQueue:
     def get(self, key: str) -> Item | None:
         """One item by key, in any state (done items have an empty payload)."""
         row = self._one(f"SELECT {_COLUMNS} FROM theloop_items WHERE queue = %s AND key = %s", key)
-        return None if row is None else contract._item(row)
+        return None if row is None else _item(row)
 
     def list(self, limit: int = 100) -> list[Item]:
         """The open items (pending, in flight, parked), oldest first."""
@@ -201,7 +206,7 @@ class PostgresQueue:
                 " ORDER BY seq LIMIT %s",
                 (self.name, list(_OPEN), limit),
             ).fetchall()
-        return [contract._item(row) for row in rows]
+        return [_item(row) for row in rows]
 
     def depth(self) -> int:
         """How many items are not delivered yet (pending, in flight or parked)."""
@@ -281,3 +286,9 @@ class PostgresQueue:
 
     def close(self) -> None:
         """Nothing of its own to close: the database is its owner's to close."""
+
+
+def _item(row: tuple[object, ...]) -> Item:
+    """The row as the SQLite queue reads its own (with its group, where the contract's
+    items say it)."""
+    return contract._item(row if _GROUPED else row[:-1])
