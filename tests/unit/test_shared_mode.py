@@ -20,6 +20,7 @@ import pytest
 from looproom.assembly import LoopRoom
 from looproom.durable.sqlite import StorageError
 from looproom.inbound import webhook as ingress
+from looproom.metrics import Metrics
 from looproom.postgres import database as database_module
 from looproom.postgres import schema
 from looproom.postgres.database import Database
@@ -333,3 +334,12 @@ def _claims(q: PostgresQueue) -> Callable[[], object]:
             return None  # the pool is still reconnecting
 
     return claim
+
+
+def test_every_metric_of_a_replica_carries_its_name() -> None:
+    metrics = Metrics(replica="bot-a")
+    metrics.answered(202)
+    text = metrics.render()[0].decode()
+    samples = [line for line in text.splitlines() if line and not line.startswith("#")]
+    assert samples and all('replica="bot-a"' in line for line in samples)
+    assert 'theloop_events_accepted_total{replica="bot-a"} 1.0' in samples
