@@ -23,7 +23,7 @@ import theloop_decisions as chat
 from errbot import BotPlugin, arg_botcmd, botcmd, core_plugins
 
 # Errbot puts every folder holding a .plug file on sys.path, so the core imports plainly.
-from looproom import admin, manifest
+from looproom import admin, configured, manifest
 from looproom.assembly import LoopRoom
 from looproom.inbound import slack_events
 from looproom.inbound import webhook as ingress
@@ -101,8 +101,7 @@ class TheLoop(BotPlugin):
 
     def _configuration(self) -> tuple[Environment, Settings]:
         try:
-            env = Environment.from_env(os.environ)
-            settings = Settings.load(env.config_path, required=env.config_given)
+            env, settings = configured.read(os.environ)
         except ConfigError as exc:
             self.log.error("theloop refuses to activate, fix the configuration: %s", exc)
             raise

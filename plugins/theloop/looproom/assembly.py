@@ -48,6 +48,7 @@ from looproom.room.memory import Memory
 from looproom.room.outlets import Outlet, PlainOutlet, SlackOutlet, event_delivery
 from looproom.room.pulls import PullReader
 from looproom.room.queued_room import QueuedRoom
+from looproom.room.reactions import Reacting
 from looproom.room.render import work_item_label
 from looproom.room.routing import RoomBook, Thread
 from looproom.room.slack_transport import SlackTransport, is_channel_id
@@ -190,7 +191,7 @@ class Decisions:
         # On Slack, said off the caller's thread: a press is answered within Slack's
         # 3 s, and the desk's lock is never held across a Slack call.
         self._voice = QueuedRoom(SlackRoom(slack)) if slack is not None else None
-        room = self._voice or PlainRoom(say)
+        room = Reacting(self._voice or PlainRoom(say), settings.reactions)
         # A parked decision reopens its question, so the member can answer again.
         self.relay = Relay(
             relay_queue,
@@ -591,6 +592,7 @@ class LoopRoom:
         if self._secret != self.env.webhook_secret:
             text += "\nwebhook secret: the console's own, in the data directory (env unset)"
         text += "\n" + self.decisions.keyword_line()
+        text += "\n" + self.settings.reactions.describe()
         grants = "\n".join(f"- {line}" for line in self.decisions.grant_lines())
         return f"{text}\n\n**grants** (act: who may)\n{grants}"
 
