@@ -41,7 +41,8 @@ from looproom.inbound.stream import StreamFollower
 from looproom.kickoff.github import IssueMaker
 from looproom.kickoff.opener import Opener
 from looproom.metrics import Metrics
-from looproom.relay import forms, keywords, texts
+from looproom.relay import jira_config, keywords, texts
+from looproom.relay.jira_sink import JiraSink
 from looproom.relay.relay import RELAY, Relay
 from looproom.relay.sinks import GitHubSink, LedgerSink, LoopSink, Sinks
 from looproom.room.memory import Memory
@@ -79,6 +80,17 @@ def _grants(
         return resolve_grants(settings.authorized_users, settings.collaborators, directory)
     except UnknownHandle as exc:
         raise ConfigError([str(exc)], settings.source) from None
+
+
+def _jira(env: Environment, settings: Settings) -> jira_config.JiraSite | None:
+    """the-loop's Jira ledger: its own ``integrations.jira`` when its config is named,
+    else ``jira`` in theloop.yaml (a bad one refuses the activation)."""
+    if not env.loop_config:
+        return settings.jira
+    try:
+        return jira_config.resolve(env.loop_config, None) or settings.jira
+    except jira_config.JiraConfigError as exc:
+        raise ConfigError(exc.errors, env.loop_config) from None
 
 
 def _keywords(env: Environment, settings: Settings) -> keywords.Keywords:
@@ -175,19 +187,17 @@ class Decisions:
         self.grants = grants or Grants(settings.authorized_users, settings.collaborators)
         self._signing_secret = env.slack_signing_secret
         self.keywords = _keywords(env, settings)
-        self._destinations = forms.Destinations(
-            github=bool(env.github_token),
-            loop=bool(env.loop_api),
-            repos=settings.relay_repos,
-            keywords=self.keywords,
-        )
+        jira = _jira(env, settings)
         self._bot_member = bot_member
         sinks = Sinks(
             ledger=LedgerSink(ledger),
             github=GitHubSink(env.github_api, env.github_token) if env.github_token else None,
             loop=LoopSink(env.loop_api) if env.loop_api else None,
             keywords=self.keywords,
+            jira=JiraSink(jira) if jira is not None else None,
         )
+        self.sinks = sinks
+        self._destinations = sinks.available(settings.relay_repos)
         # On Slack, said off the caller's thread: a press is answered within Slack's
         # 3 s, and the desk's lock is never held across a Slack call.
         self._voice = QueuedRoom(SlackRoom(slack)) if slack is not None else None

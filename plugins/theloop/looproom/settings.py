@@ -25,7 +25,7 @@ import yaml
 from looproom.decide.authorization import GRANTABLE, REPLY
 from looproom.digest import DEFAULT_DIGEST_MODE, DIGEST_MODES
 from looproom.inbound.events import ASK, KNOWN_EVENTS
-from looproom.relay import keywords
+from looproom.relay import jira_config, keywords
 from looproom.room import reactions
 
 DEFAULT_SUBSCRIBE = (ASK,)
@@ -37,7 +37,7 @@ BACKENDS = ("Text", "SlackV3", "Null", "Test")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 DEFAULT_CONFIG_PATH = "theloop.yaml"
 
-_TOP_KEYS = ("slack", "rooms", "people", "relay")
+_TOP_KEYS = ("slack", "rooms", "people", "relay", "jira")
 _SLACK_KEYS = (
     "channel",
     "subscribe",
@@ -154,6 +154,8 @@ class Settings:
     #: Where the Slack tokens are read from first (``slack.botTokenEnv``/``appTokenEnv``).
     bot_token_env: str = ""
     app_token_env: str = ""
+    #: the-loop's Jira ledger (``jira``, the shape of its ``integrations.jira``); None: none.
+    jira: jira_config.JiraSite | None = None
     warnings: tuple[str, ...] = ()
     #: The file these came from; "" when built from a mapping or when no file exists.
     source: str = ""
@@ -242,7 +244,15 @@ class _Parser:
             "reactions": reactions.parse(slack.get("reactions"), self.errors),
             "bot_token_env": self._env_name(slack.get("botTokenEnv"), "slack.botTokenEnv"),
             "app_token_env": self._env_name(slack.get("appTokenEnv"), "slack.appTokenEnv"),
+            "jira": self._jira(raw.get("jira")),
         }
+
+    def _jira(self, value: Any) -> jira_config.JiraSite | None:
+        try:
+            return jira_config.parse(value, "jira")
+        except jira_config.JiraConfigError as exc:
+            self.errors.extend(exc.errors)
+            return None
 
     def _env_name(self, value: Any, key: str) -> str:
         if value is None or value == "":

@@ -32,6 +32,7 @@ from looproom import times
 from looproom.durable.outcome import Delivered, Failed, Outcome, RetryLater
 from looproom.relay import forms, records
 from looproom.relay.http_client import USER_AGENT, HttpResult, http, outcome_of
+from looproom.relay.jira_sink import JiraSink
 from looproom.relay.keywords import Keywords
 
 log = logging.getLogger(__name__)
@@ -265,6 +266,7 @@ class Sinks:
     loop: LoopSink | None = None
     #: the-loop's control keywords: the words a control command's comment opens with.
     keywords: Keywords = field(default_factory=Keywords)
+    jira: JiraSink | None = None
 
     def available(self, repos: Mapping[str, str]) -> forms.Destinations:
         """The destinations these sinks reach (``repos``: the-loop's checkouts for skips)."""
@@ -273,6 +275,7 @@ class Sinks:
             loop=self.loop is not None,
             repos=repos,
             keywords=self.keywords,
+            jira=self.jira.site if self.jira is not None else None,
         )
 
     def send(
@@ -304,6 +307,8 @@ class Sinks:
         if sink == forms.LOOP and self.loop is not None:
             key = str(item["key"])
             return self.loop.send(target, key=key, unsure=ambiguous, first_try=first_try)
+        if sink == forms.JIRA and self.jira is not None:
+            return self.jira.send(target, key=str(item["key"]), unsure=unsure)
         if sink == forms.LEDGER:
             return self.ledger.send({**item, "target": target})
         # Stored while that sink was configured; it is not now. Kept, not lost.
