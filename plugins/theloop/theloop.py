@@ -197,6 +197,11 @@ class TheLoop(BotPlugin):
         """Where did my message go: the room's last decisions for `why <work item>`."""
         return self._core.why(args, time.time()) if self._core else NOT_ACTIVE
 
+    @botcmd
+    def theloop_records(self, _msg: Any, args: str) -> str:
+        """What was recorded on a work item's ticket from Slack: `records <work item>`."""
+        return self._core.records(args) if self._core else NOT_ACTIVE
+
     @botcmd(admin_only=True)
     def theloop_bind(self, _msg: Any, args: str) -> str:
         """A room of its own for a work item: `bind <work item> <room>`; alone: list them."""

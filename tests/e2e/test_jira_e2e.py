@@ -41,6 +41,16 @@ jira:
 TIMEOUT = 60.0
 
 
+def _ask(slack: FakeSlack, command: str) -> str:
+    """Say ``command`` to the bot in a DM; its answer, once it names the records."""
+    dm = slack.channel_id("alice-dm") or slack.add_channel("alice-dm", "D0ALICE01")
+    message = {"type": "message", "channel_type": "im", "user": ALICE, "text": command}
+    event = {"type": "event_callback", "event": {**message, "channel": dm, "ts": "1800000000.3"}}
+    assert slack.push_envelope(event) is not None, "the bot did not ack the command"
+    answered = lambda: "\n".join(str(m.get("text") or "") for m in slack.messages(dm))  # noqa: E731
+    return wait_for(lambda: "Recorded on" in answered() and answered(), TIMEOUT, "the records")
+
+
 def _texts(comment: dict[str, object]) -> str:
     return json.dumps(comment["body"], ensure_ascii=False)
 
@@ -75,3 +85,10 @@ def test_decisions_and_answers_on_a_jira_work_item_land_on_its_ticket_once(
             assert statuses[:2] == [429, 502]  # asked to wait, then failed: waited out
             assert [r.status for r in jira.requests if r.method == "POST"][-2:] == [201, 201]
             assert github.requests == []
+
+            # Read back from the ticket: the record, who said it, the link to the comment.
+            answer = _ask(fake_slack, f"!theloop records {ITEM}")
+            assert "📌 decision — `alice-gh`" in answer and "“Option 2”" in answer
+            assert "why: it backfills" in answer
+            assert f"focusedCommentId={record['id']}" in answer
+            assert "approved" not in answer  # a relayed decision is no record

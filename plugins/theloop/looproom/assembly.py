@@ -43,6 +43,7 @@ from looproom.kickoff.opener import Opener
 from looproom.metrics import Metrics
 from looproom.relay import jira_config, keywords, texts
 from looproom.relay.jira_sink import JiraSink
+from looproom.relay.record_reader import RecordReader
 from looproom.relay.relay import RELAY, Relay
 from looproom.relay.sinks import GitHubSink, LedgerSink, LoopSink, Sinks
 from looproom.room.memory import Memory
@@ -198,6 +199,8 @@ class Decisions:
         )
         self.sinks = sinks
         self._destinations = sinks.available(settings.relay_repos)
+        #: ``!theloop records``: read back from the ticket, for work items the room follows.
+        self.records = RecordReader(sinks.ledger, sinks.github, sinks.jira, known=memory.knows)
         # On Slack, said off the caller's thread: a press is answered within Slack's
         # 3 s, and the desk's lock is never held across a Slack call.
         self._voice = QueuedRoom(SlackRoom(slack)) if slack is not None else None
@@ -628,6 +631,10 @@ class LoopRoom:
         known = self.told.items()
         match = next((k for k in known if asked in (k, work_item_label(k))), asked)
         return admin.why_text(asked, known, self.told.why(match) if asked else [], now)
+
+    def records(self, args: str) -> str:
+        """``!theloop records <work item>``: what was recorded on its ticket from Slack."""
+        return self.decisions.records.answer(args)
 
     def bind(self, args: str) -> str:
         """``!theloop bind``."""

@@ -136,6 +136,45 @@ def _inline(children: list[Token]) -> list[dict[str, Any]]:
     return out
 
 
+# -- reading a body back -------------------------------------------------------------------
+
+
+def to_text(body: Any) -> str:
+    """A comment's body as Jira returns it (ADF, or wiki markup) as lines of text: a
+    quote's lines opened with ``> ``, as the markdown it was written from."""
+    if isinstance(body, str):
+        return _wiki_text(body)
+    if not isinstance(body, dict):
+        return ""
+    return "\n\n".join(_adf_text(node) for node in body.get("content") or [])
+
+
+def _adf_text(node: Any) -> str:
+    if not isinstance(node, dict):
+        return ""
+    if node.get("type") == "text":
+        return str(node.get("text", ""))
+    if node.get("type") == "hardBreak":
+        return "\n"
+    inner = node.get("content") or []
+    if node.get("type") == "blockquote":
+        lines = "\n".join(_adf_text(child) for child in inner).splitlines()
+        return "\n".join(f"> {line}" for line in lines)
+    joiner = "" if node.get("type") in ("paragraph", "heading") else "\n"
+    return joiner.join(_adf_text(child) for child in inner)
+
+
+def _wiki_text(text: str) -> str:
+    plain = re.sub(r"\\(.)", r"\1", text).replace("&#92;", "\\")
+    out, quoting = [], False
+    for line in plain.splitlines():
+        if line.strip() == "{quote}":
+            quoting = not quoting
+            continue
+        out.append(f"> {line}" if quoting else line)
+    return "\n".join(out)
+
+
 # -- ADF → wiki markup (Data Center) ------------------------------------------------------
 
 

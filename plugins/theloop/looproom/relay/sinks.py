@@ -103,6 +103,25 @@ class GitHubSink:
         log.warning("relay: more than %d pages of comments on %s; posting", FIND_PAGES, url)
         return None
 
+    def comments(self, repo: str, number: int) -> tuple[str, list[dict[str, Any]] | str]:
+        """The token's login, and every comment on the issue (oldest first, up to
+        :data:`FIND_PAGES` pages) — or a sentence saying why they cannot be read."""
+        me = http("GET", f"{self._api}/user", self._headers(), None, self._timeout).json()
+        login = str(me.get("login") or "") if isinstance(me, dict) else ""
+        found: list[dict[str, Any]] = []
+        page: str | None = f"{self._api}/repos/{repo}/issues/{int(number)}/comments?per_page=100"
+        for _ in range(FIND_PAGES):
+            if page is None:
+                break
+            answer = http("GET", page, self._headers(), None, self._timeout)
+            failed = outcome_of(answer, "GitHub", time.time())
+            if failed is not None:
+                return login, failed.reason
+            listed = answer.json()
+            found += [c for c in listed if isinstance(c, dict)] if isinstance(listed, list) else []
+            page = self._next_page(answer)
+        return login, found
+
     def _next_page(self, answer: HttpResult) -> str | None:
         for part in answer.header("link").split(","):
             target, _, params = part.partition(";")
