@@ -66,6 +66,7 @@ class TheLoop(BotPlugin):
         self._core = core
         unpress = chat.listen_for_presses(self._bot, self._pressed)
         unhello = chat.listen_for_connections(self._bot, core.decisions.reconnected)
+        core.decisions.listen(getattr(self._bot, "slack_socket_mode", None))
         self._unlisten = lambda: (unpress(), unhello())
         self._unlisten_commands = chat.listen_for_commands(self._bot, self._commanded)
         self._http = HttpServer(App(core, self._mounts(core)))

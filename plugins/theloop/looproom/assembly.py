@@ -13,6 +13,7 @@ either over the same storage could interleave them.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable, Mapping, MutableMapping
 from dataclasses import replace
@@ -22,15 +23,17 @@ from typing import Any
 from looproom import admin
 from looproom.decide import presses, slash, talk
 from looproom.decide.authorization import Policy, holders
-from looproom.decide.catchup import MOST_THREADS, CatchUp
+from looproom.decide.catchup import TOP, CatchUp
 from looproom.decide.cursors import Cursors
 from looproom.decide.desk import Desk, room_facts
 from looproom.decide.judging import Said, Where
 from looproom.decide.members import Directory, Grants, UnknownHandle, resolve_grants
+from looproom.decide.reconcile import Reconcile
 from looproom.decide.slash_desk import SlashDesk
 from looproom.decide.talk_desk import TalkDesk
 from looproom.doctor import findings
 from looproom.doctor.examine import SlackSide, examine
+from looproom.doctor.split_watch import SplitWatch
 from looproom.durable.queue import DurableQueue
 from looproom.durable.worker import Worker
 from looproom.inbound import local_secret, slack_events
@@ -224,18 +227,26 @@ class Decisions:
         )
         self.talk = TalkDesk(self.desk, self._open_view, self._policy)
         self.desk.ask_why = self.talk.ask_why
-        #: What was typed while the bot was away, read after each (re)connection on Slack.
+        #: What was typed while the bot was away, read after each (re)connection on Slack
+        #: and every ``slack.read.catchUpSeconds`` while connected.
         self.catch_up = (
             CatchUp(
-                lambda: [
-                    (thread.channel, thread.ts) for thread in book.recent_threads(MOST_THREADS)
-                ],
+                lambda: [(thread.channel, thread.ts) for thread in book.recent_threads()],
                 lambda channel, thread, oldest: slack.thread(channel, thread, oldest),
                 self._missed,
                 self.cursors,
+                rooms=self._rooms_read,
+                read_room=slack.top_level,
             )
             if slack is not None
             else None
+        )
+        #: The listener's own second-consumer check, once Socket Mode is handed over.
+        self.split: SplitWatch | None = None
+        self.reconcile = Reconcile(
+            self.catch_up.run if self.catch_up is not None else lambda: 0,
+            settings.read.catch_up_seconds,
+            check=lambda: self.split.check() if self.split is not None else None,
         )
         self.opener = self._opener(env, slack, memory, store)
         self.slash = SlashDesk(
@@ -250,8 +261,31 @@ class Decisions:
     def start(self) -> None:
         self.relay.start()
         self.reconnected()  # at start, too: the bot was away until now
+        if self.catch_up is not None:
+            self.reconcile.start()
+
+    def listen(self, socket: Any) -> None:
+        """The bot's Socket Mode client: the split check runs on it, now and each cycle."""
+        if socket is None or self._slack is None:
+            return
+        room = self._settings.channel
+        self.split = SplitWatch(
+            self._slack,
+            lambda: self._channel_id(room) if room else "",
+            socket,
+            self._settings.read.split_check_beats,
+        )
+        threading.Thread(target=self.split.check, name="theloop-split", daemon=True).start()
+
+    def _rooms_read(self) -> list[str]:
+        """The rooms whose top-level messages are for the bot too: kickoff rooms, and
+        rooms bound to a work item."""
+        rooms = [room for room, _kickoff in self._settings.kickoffs]
+        rooms += list(self._book.room_bindings().values())
+        return [found for found in map(self._channel_id, rooms) if found]
 
     def close(self) -> None:
+        self.reconcile.stop()
         self.relay.stop()
         self.relay.queue.close()
         if self._voice is not None:
@@ -265,6 +299,8 @@ class Decisions:
         channel = str(event.get("channel") or "") or elsewhere
         ts = str(event.get("ts") or "") or f"plain-{time.time_ns()}"
         thread_ts = str(event.get("thread_ts") or "")
+        if self._read_before(event, channel, thread_ts):
+            return  # a top-level message read already, live or by the catch-up
         if self._kickoff(member, event, channel, thread_ts):
             return
         # Slack's own text keeps a mention as ``<@U…>``; the backend's has made it a name.
@@ -291,6 +327,14 @@ class Decisions:
         if where.thread_bound and not self.cursors.claim(channel, thread_ts, ts):
             return  # read already, live or by the catch-up
         self.desk.said(said, where)
+
+    def _read_before(self, event: Mapping[str, Any], channel: str, thread_ts: str) -> bool:
+        """Claim a top-level message in a room (the catch-up reads rooms too); True when
+        it was claimed before. Threads are claimed once their work item is known."""
+        ts = str(event.get("ts") or "")
+        if not ts or thread_ts or talk.is_direct(channel):
+            return False
+        return not self.cursors.claim(channel, TOP, ts)
 
     def _missed(self, message: Mapping[str, Any]) -> None:
         """A message the catch-up found: through the same pipeline as a live one."""
@@ -588,6 +632,8 @@ class LoopRoom:
             local_secret=local,
             recent=self._answered.counts(),
         )
+        if self.decisions.split is not None:
+            found = [*found, self.decisions.split.finding()]
         return findings.report(found)
 
     def status(self, now: float) -> str:
@@ -606,6 +652,9 @@ class LoopRoom:
             text += "\nwebhook secret: the console's own, in the data directory (env unset)"
         text += "\n" + self.decisions.keyword_line()
         text += "\n" + self.settings.reactions.describe()
+        text += "\n" + self.settings.read.describe()
+        if self.decisions.split is not None:
+            text += "\n" + self.decisions.split.line()
         grants = "\n".join(f"- {line}" for line in self.decisions.grant_lines())
         return f"{text}\n\n**grants** (act: who may)\n{grants}"
 

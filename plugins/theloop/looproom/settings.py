@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 
 import yaml
 
+from looproom.decide import reconcile
 from looproom.decide.authorization import GRANTABLE, REPLY
 from looproom.digest import DEFAULT_DIGEST_MODE, DIGEST_MODES
 from looproom.inbound.events import ASK, KNOWN_EVENTS
@@ -52,12 +53,12 @@ _SLACK_KEYS = (
     "reactions",
     "botTokenEnv",
     "appTokenEnv",
+    "read",
 )
 #: Keys of the-loop's ``channels.slack`` that mean nothing here: a section copied from
 #: the-loop's config still loads, and the operator is told what is ignored.
 _THE_LOOP_ONLY_KEYS = (
     "enabled",
-    "read",
     "events",
 )
 #: An environment variable's name, as ``slack.botTokenEnv`` may name one.
@@ -154,6 +155,8 @@ class Settings:
     #: Where the Slack tokens are read from first (``slack.botTokenEnv``/``appTokenEnv``).
     bot_token_env: str = ""
     app_token_env: str = ""
+    #: How often the threads are read again while connected, and the split check's beats.
+    read: reconcile.ReadSettings = field(default_factory=reconcile.ReadSettings)
     #: the-loop's Jira ledger (``jira``, the shape of its ``integrations.jira``); None: none.
     jira: jira_config.JiraSite | None = None
     warnings: tuple[str, ...] = ()
@@ -245,6 +248,7 @@ class _Parser:
             "bot_token_env": self._env_name(slack.get("botTokenEnv"), "slack.botTokenEnv"),
             "app_token_env": self._env_name(slack.get("appTokenEnv"), "slack.appTokenEnv"),
             "jira": self._jira(raw.get("jira")),
+            "read": reconcile.parse(slack.get("read"), self.errors, self.warnings),
         }
 
     def _jira(self, value: Any) -> jira_config.JiraSite | None:
