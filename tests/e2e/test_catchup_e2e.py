@@ -5,9 +5,9 @@ the way, or handed to a second Socket Mode consumer of the same app. Shown here:
 in a work item's thread and a kickoff message at the top of the kickoff room, both whose
 envelopes never reach the bot, are read by the periodic reconcile (``slack.read``) and
 acted on once; when Slack's late delivery of the same envelopes arrives after that,
-nothing is doubled. And the listener's own split check: with a second consumer on the
-app token, the heartbeats come back short, and ``!theloop status``, the doctor and the
-log say a split is suspected.
+nothing is doubled. And the listener's own split check, after the reconcile: with a second
+consumer on the app token, the heartbeats come back short, and ``!theloop status``, the
+doctor and the log say a split is suspected.
 """
 
 from __future__ import annotations
@@ -94,9 +94,8 @@ def test_the_listeners_split_check_shows_a_second_consumer(
     try:
         wait_for(lambda: other.is_connected(), TIMEOUT, "a second connection")
         bot = slack_bot(SETTINGS)
-        wait_for(
-            lambda: len(fake_slack.calls_to("chat.delete")) >= 2, TIMEOUT, "the listener's check"
-        )
+        checked = lambda: len(fake_slack.calls_to("chat.delete")) >= 2  # noqa: E731
+        wait_for(checked, RECONCILED, "the listener's check after the first reconcile")
     finally:
         other.close()
     status = _ask(fake_slack, "!theloop status", "split check")

@@ -13,7 +13,6 @@ either over the same storage could interleave them.
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Callable, Mapping, MutableMapping
 from dataclasses import replace
@@ -265,7 +264,7 @@ class Decisions:
             self.reconcile.start()
 
     def listen(self, socket: Any) -> None:
-        """The bot's Socket Mode client: the split check runs on it, now and each cycle."""
+        """The bot's Socket Mode client: the split check runs on it after each reconcile."""
         if socket is None or self._slack is None:
             return
         room = self._settings.channel
@@ -275,7 +274,6 @@ class Decisions:
             socket,
             self._settings.read.split_check_beats,
         )
-        threading.Thread(target=self.split.check, name="theloop-split", daemon=True).start()
 
     def _rooms_read(self) -> list[str]:
         """The rooms whose top-level messages are for the bot too: kickoff rooms, and

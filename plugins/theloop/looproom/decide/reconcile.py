@@ -6,7 +6,9 @@ again. So besides the catch-up at each connect, the catch-up runs every
 ``slack.read.catchUpSeconds`` (the-loop's key and default: 900; ``0`` is at connect only;
 below 60 is raised to 60 — a safety net must not spend the rate limit of the rooms it
 serves), and the listener's split check after it (``slack.read.splitCheckBeats``
-heartbeats, default 2, at most 5, ``0`` off). The cursors are shared with the live path,
+heartbeats, default 2, at most 5, ``0`` off). The check rides the reconcile's cadence
+rather than the connect: heartbeats are messages in a room people read, posted as seldom
+as the safety net runs. The cursors are shared with the live path,
 so a message is read exactly once whichever path comes first.
 """
 

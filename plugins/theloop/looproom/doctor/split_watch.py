@@ -3,9 +3,9 @@
 Slack spreads an app's events across every Socket Mode connection it has open, so a
 second copy of the bot silently takes a share of what people type, and nothing on this
 side leaves a trace. The doctor's probe (:mod:`looproom.doctor.echo`) measures it when
-someone asks; :class:`SplitWatch` runs the same probe on the bot's own connection at each
-connect and each reconcile (``slack.read.splitCheckBeats`` heartbeats into the default
-room, deleted after), and keeps the answer where people look: ``!theloop status``, the
+someone asks; :class:`SplitWatch` runs the same probe on the bot's own connection after
+each periodic reconcile (``slack.read.splitCheckBeats`` heartbeats into the default room,
+deleted after), and keeps the answer where people look: ``!theloop status``, the
 doctor's report and the log — a warning on the first short check and every
 :data:`ESCALATE_EVERY` after it, one line when it clears. A shortfall is evidence, never
 proof. Counts and times only: never a token, a nonce or a message's text.
@@ -95,10 +95,16 @@ class SplitWatch:
         """``!theloop status``'s line."""
         last = self._last
         if last is None:
-            return "split check: not run yet (it runs at each connect and reconcile)"
+            return "split check: not run yet (it runs after each reconcile)"
         when = times.clock(last.at)
         if last.error:
             return f"split check ({when}): could not post the heartbeats ({last.error})"
+        if last.short and last.heard == 0:
+            return (
+                f"split check ({when}): SUSPECTED — none of {last.beats} heartbeats came back: "
+                "another connection of this app may be taking its events, or message events "
+                "are off for this room (evidence, not proof) — see `!theloop doctor`"
+            )
         if last.short:
             return (
                 f"split check ({when}): SUSPECTED — {last.heard}/{last.beats} heartbeats came "
