@@ -152,3 +152,12 @@ def test_the_loops_own_block_is_read_when_its_config_is_named(tmp_path: Path) ->
     )
     assert site.key_of("jira:ops.example.com/SEC-3") == "SEC-3"
     assert "not a ticket of the configured Jira site" in site.refusal("jira:x.y/SEC-3")
+
+
+def test_the_doctor_says_whose_credential_it_is_or_what_is_missing(fake: FakeJira) -> None:
+    from looproom.doctor import jira_check
+
+    ok = jira_check.finding(JiraSink(_site(fake.url), env=ENV))
+    assert ok.level == "ok" and jira_api.ACCOUNT in ok.says
+    missing = jira_check.finding(JiraSink(_site(fake.url), env={}))
+    assert missing.level == "problem" and "THELOOP_JIRA_TOKEN" in missing.says

@@ -30,7 +30,7 @@ from looproom.decide.members import Directory, Grants, UnknownHandle, resolve_gr
 from looproom.decide.reconcile import Reconcile
 from looproom.decide.slash_desk import SlashDesk
 from looproom.decide.talk_desk import TalkDesk
-from looproom.doctor import findings
+from looproom.doctor import findings, jira_check
 from looproom.doctor.examine import SlackSide, examine
 from looproom.doctor.split_watch import SplitWatch
 from looproom.durable.queue import DurableQueue
@@ -632,6 +632,8 @@ class LoopRoom:
         )
         if self.decisions.split is not None:
             found = [*found, self.decisions.split.finding()]
+        if self.decisions.sinks.jira is not None:
+            found = [*found, jira_check.finding(self.decisions.sinks.jira)]
         return findings.report(found)
 
     def status(self, now: float) -> str:

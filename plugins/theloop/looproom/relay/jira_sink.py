@@ -82,6 +82,14 @@ class JiraSink:
         log.warning("jira: more than %d pages of comments on %s", MOST_PAGES, issue)
         return found
 
+    def missing(self) -> str:
+        """What is missing of the credential, naming the variables; ``""`` when it is set."""
+        try:
+            self.site.authorization(self._env)
+        except JiraConfigError as exc:
+            return str(exc)
+        return ""
+
     def myself(self) -> str:
         """The account the relay writes as (``accountId`` on Cloud, ``key`` on Data
         Center); ``""`` when Jira cannot say."""
