@@ -314,9 +314,9 @@ def test_a_bad_variable_is_an_error_naming_it(env: dict[str, str], message: str)
     assert caught.value.errors[0].startswith(message)
 
 
-def test_deliveries_run_in_eight_slots_unless_told_otherwise() -> None:
-    assert Environment.from_env({}).delivery_slots == 8
-    assert Environment.from_env({"THELOOP_DELIVERY_SLOTS": "16"}).delivery_slots == 16
+def test_deliveries_run_in_sixteen_slots_unless_told_otherwise() -> None:
+    assert Environment.from_env({}).delivery_slots == 16
+    assert Environment.from_env({"THELOOP_DELIVERY_SLOTS": "4"}).delivery_slots == 4
 
 
 def test_every_bad_variable_is_named_in_one_error() -> None:

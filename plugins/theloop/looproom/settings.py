@@ -35,8 +35,9 @@ MIN_CHARS, MAX_CHARS, DEFAULT_MAX_CHARS = 200, 3000, 1500
 BACKENDS = ("Text", "SlackV3", "Null", "Test")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 DEFAULT_CONFIG_PATH = "theloop.yaml"
-#: Deliveries side by side: enough for one workspace's rooms at Slack's round trip.
-DEFAULT_DELIVERY_SLOTS = 8
+#: Deliveries side by side. A delivery mostly waits for Slack, so N rooms busy at once take
+#: about N / slots times one room's time: 16 keeps twenty rooms within twice one room's.
+DEFAULT_DELIVERY_SLOTS = 16
 MAX_DELIVERY_SLOTS = 64
 
 _TOP_KEYS = ("slack", "rooms", "people", "relay")
