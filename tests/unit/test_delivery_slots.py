@@ -7,6 +7,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from looproom.durable.outcome import Delivered, Outcome, RetryLater
 from looproom.durable.queue import DurableQueue, Item
@@ -153,3 +155,46 @@ def test_no_more_deliveries_run_at_once_than_there_are_slots(q: DurableQueue) ->
 def test_a_worker_needs_a_slot() -> None:
     with pytest.raises(ValueError, match="at least one delivery slot"):
         Worker(None, lambda _item: Delivered(), slots=0)  # type: ignore[arg-type]
+
+
+# Work items and, per event, how many attempts fail before it lands (0: the first lands).
+_work = st.lists(
+    st.tuples(st.sampled_from("abcde"), st.integers(min_value=0, max_value=2)),
+    min_size=1,
+    max_size=25,
+)
+
+
+@settings(
+    deadline=None, max_examples=25, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(work=_work, slots=st.integers(min_value=1, max_value=4))
+def test_any_mix_of_work_items_and_retries_is_delivered_in_order_one_at_a_time_per_item(
+    tmp_path_factory: pytest.TempPathFactory, work: list[tuple[str, int]], slots: int
+) -> None:
+    q = DurableQueue(tmp_path_factory.mktemp("q") / "q.sqlite3", "inbox")
+    failures = {f"{group}-{n}": fails for n, (group, fails) in enumerate(work)}
+    seen = Recorder()
+
+    def deliver(item: Item) -> Outcome:
+        seen.begin(item)
+        with seen.lock:
+            left = failures[item.key]
+            failures[item.key] = left - 1
+            if left > 0:  # a retry in this work item while the others go on
+                seen.running.discard(item.key)
+                return RetryLater("not yet", after=0.0)
+        seen.end(item)
+        return Delivered()
+
+    for key in failures:
+        q.put(key, "{}", group=key.split("-")[0])
+    worker = _run(Worker(q, deliver, slots=slots))
+    try:
+        wait_for(lambda: q.depth() == 0, TIMEOUT, "everything delivered")
+    finally:
+        assert worker.stop() is True
+        q.close()
+    for group in "abcde":
+        assert seen.of(group) == [key for key in failures if key.startswith(f"{group}-")]
+    assert seen.overlap == []
