@@ -50,7 +50,7 @@ TEAM_ID = "T0FAKE"
 #: app created from slack-app-manifest.yaml is granted. A test may grant fewer (``scopes``).
 SCOPES = (
     "channels:history,channels:read,chat:write,commands,files:read,groups:history,groups:read,"
-    "im:history,im:read,reactions:write,team:read,users:read"
+    "im:history,im:read,mpim:history,mpim:read,reactions:write,team:read,users:read"
 )
 
 SECTION_LIMIT, HEADER_LIMIT, BLOCK_LIMIT, TEXT_LIMIT = 3000, 150, 50, 40_000
@@ -181,14 +181,17 @@ class FakeSlack(LoopbackHTTP):
         member: bool = True,
         private: bool = False,
         listed: bool = True,
+        group_dm: bool = False,
     ) -> str:
-        """A channel the bot is (or is not) a member of; returns its id."""
-        channel_id = channel_id or "C" + uuid.uuid4().hex[:9].upper()
+        """A channel the bot is (or is not) a member of; returns its id. ``group_dm``: a
+        group DM (Slack's ``mpim``: private, ``G…``, never in a channel listing)."""
+        channel_id = channel_id or ("G" if group_dm else "C") + uuid.uuid4().hex[:9].upper()
         self.channels[channel_id] = {
             "name": name,
             "member": member,
-            "private": private,
-            "listed": listed,
+            "private": private or group_dm,
+            "listed": listed and not group_dm,
+            "group_dm": group_dm,
             "messages": [],
         }
         return channel_id
@@ -233,7 +236,9 @@ class FakeSlack(LoopbackHTTP):
                 _count_reply(messages, thread_ts, message["ts"])
             messages.append(message)
             self._changed.notify_all()
-        return {**message, "channel": channel_id}
+            kind = self.channels[channel_id]
+            kind = "mpim" if kind["group_dm"] else "group" if kind["private"] else "channel"
+        return {**message, "channel": channel_id, "channel_type": kind}
 
     def calls_to(self, method: str) -> list[Call]:
         """The recorded calls of one method, in order."""
@@ -420,7 +425,9 @@ def _channel_object(slack: FakeSlack, channel_id: str) -> dict[str, Any]:
     return {
         "id": channel_id,
         "name": channel["name"],
-        "is_channel": True,
+        "is_channel": not channel["group_dm"],
+        "is_group": channel["group_dm"],
+        "is_mpim": channel["group_dm"],
         "is_private": channel["private"],
         "is_archived": False,
         "is_member": channel["member"],
