@@ -25,6 +25,7 @@ pytestmark = pytest.mark.e2e
 ITEM = "github:acme/api#7"
 REPO = "acme/api"
 ALICE = "U0ALICE01"  # a decider, and the bot's admin (THELOOP_ADMINS)
+ALICE_DM = "D0ALICE01"  # her direct message with the bot, where admin commands are said
 GROUP_DM = "G0GROUPDM1"
 TIMEOUT = 60.0
 
@@ -91,3 +92,48 @@ def test_a_group_dm_with_the_bot_is_a_room_its_replies_reach_the_session(group_d
         TIMEOUT,
         "the command answered in the group DM",
     )
+
+
+@pytest.fixture
+def room(slack_bot: StartBot, fake_slack: FakeSlack) -> Iterator[Rig]:
+    fake_slack.add_channel("alice-dm", ALICE_DM)
+    yield from _rig(slack_bot, fake_slack, LOOP)
+
+
+def _admin_says(rig: Rig, command: str, answer: str) -> None:
+    """Alice, an admin, types ``command`` in her DM with the bot (Errbot takes admin
+    commands there only) and it answers ``answer``."""
+    rig.bot.say(ALICE, command, "", ALICE_DM)
+    wait_for(
+        lambda: any(answer in m["text"] for m in rig.said_by_bot(ALICE_DM)),
+        TIMEOUT,
+        f"the bot to say {answer!r}",
+    )
+
+
+def test_a_room_switched_to_listen_to_everything_takes_plain_replies_across_restarts(
+    room: Rig,
+) -> None:
+    thread = room.thread(LOOP, "r1")
+    plain = room.bot.say(ALICE, "what about the old rows?", thread)
+    mention = room.bot.say(ALICE, f"<@{BOT_USER}> keep the old rows", thread)
+    wait_for(lambda: "white_check_mark" in room.reactions(mention["ts"]), TIMEOUT, "the ✅")
+    assert room.relayed() == ["keep the old rows"], "by default a plain message is not a reply"
+    assert not room.reactions(plain["ts"])
+
+    _admin_says(room, "!theloop listen all #the-loop", "`#the-loop` now listens to everything")
+    said = room.bot.say(ALICE, "drop the old rows after all", thread)
+    wait_for(lambda: "white_check_mark" in room.reactions(said["ts"]), TIMEOUT, "the ✅")
+    assert room.relayed()[-1] == "drop the old rows after all"
+
+    room.bot.process.restart()
+    again = room.bot.say(ALICE, "and vacuum afterwards", thread)
+    wait_for(lambda: "white_check_mark" in room.reactions(again["ts"]), TIMEOUT, "the ✅")
+    assert room.relayed()[-1] == "and vacuum afterwards"
+
+    _admin_says(room, "!theloop listen addressed #the-loop", "now hears only words addressed")
+    quiet = room.bot.say(ALICE, "just thinking aloud", thread)
+    last = room.bot.say(ALICE, f"<@{BOT_USER}> that is all", thread)
+    wait_for(lambda: "white_check_mark" in room.reactions(last["ts"]), TIMEOUT, "the ✅")
+    assert "just thinking aloud" not in room.relayed()
+    assert not room.reactions(quiet["ts"])

@@ -26,6 +26,8 @@ from looproom.decide.catchup import MOST_THREADS, CatchUp
 from looproom.decide.cursors import Cursors
 from looproom.decide.desk import Desk, room_facts
 from looproom.decide.judging import Said, Where
+from looproom.decide.listening import ListenAll
+from looproom.decide.listening import command as listen_command
 from looproom.decide.members import Directory, Grants, UnknownHandle, resolve_grants
 from looproom.decide.slash_desk import SlashDesk
 from looproom.decide.talk_desk import TalkDesk
@@ -224,6 +226,8 @@ class Decisions:
             else None
         )
         self.opener = self._opener(env, slack, memory, store)
+        #: The rooms an admin switched to hear every message as words to the bot.
+        self.listen_all = ListenAll(store if store is not None else {})
         self.slash = SlashDesk(
             self.desk,
             book,
@@ -268,7 +272,9 @@ class Decisions:
             is_bot=bool(event.get("bot_id")) or event.get("subtype") == "bot_message",
             addressed=addressed,
             subtype=str(event.get("subtype") or ""),
-            to_bot=talk.mentions(raw or text, own) or bool(named),
+            to_bot=talk.mentions(raw or text, own)
+            or bool(named)
+            or self.listen_all.hears_all(channel),
             files=talk.files_text(event.get("files") or []),
         )
         where = self.desk.where(channel, thread_ts, *self._room_facts(channel))
@@ -384,6 +390,12 @@ class Decisions:
         if checked.status == 200 and checked.payload is not None:
             self.pressed(checked.payload)
         return checked
+
+    def listen(self, args: str, here: str) -> str:
+        """``!theloop listen``: switch a room to hear everything, or back; list them."""
+        return listen_command(
+            self.listen_all, args, here, self._channel_id, direct=talk.is_direct(here)
+        )
 
     def queue_lines(self, now: float) -> list[str]:
         """``!theloop queue``'s lines for the decisions not relayed yet."""
@@ -609,6 +621,10 @@ class LoopRoom:
         if act(command.key):
             return f"{command.action}: done for `{command.key}`."
         return f"No undelivered item `{command.key}` (see `!theloop queue`)."
+
+    def listen(self, args: str, here: str) -> str:
+        """``!theloop listen``: which rooms hear every message as words to the bot."""
+        return self.decisions.listen(args, here)
 
     def why(self, args: str, now: float) -> str:
         """``!theloop why <work item>``: the room's last decisions for it, with their rules."""
