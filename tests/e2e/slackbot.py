@@ -47,10 +47,18 @@ class SlackBot:
 
         return wait_for(posted, timeout, f"{event['id']} to be posted")[0]
 
-    def say(self, member: str, text: str, thread_ts: str, room: str = LOOP) -> dict[str, Any]:
-        """A member types in ``room`` (in the thread under ``thread_ts``, if any): the
-        message is in Slack, and its event is delivered to the bot over Socket Mode."""
-        message = self.slack.say(room, member, text, thread_ts=thread_ts)
+    def say(
+        self,
+        member: str,
+        text: str,
+        thread_ts: str,
+        room: str = LOOP,
+        files: list[dict[str, Any]] | None = None,
+    ) -> dict[str, Any]:
+        """A member types in ``room`` (in the thread under ``thread_ts``, if any), with
+        ``files`` attached: the message is in Slack, and its event is delivered to the bot
+        over Socket Mode."""
+        message = self.slack.say(room, member, text, thread_ts=thread_ts, files=files)
         event = {"type": "event_callback", "event": message}
         assert self.slack.push_envelope(event) is not None, "the bot did not ack the message"
         return message

@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from looproom import admin
+from looproom.attach import fetch as file_fetch
+from looproom.attach import slack_files
 from looproom.decide import presses, slash, talk
 from looproom.decide.authorization import Policy, holders
 from looproom.decide.catchup import MOST_THREADS, CatchUp
@@ -63,6 +65,8 @@ log = logging.getLogger(__name__)
 INBOX = "inbox"
 QUEUES_FILE = "queues.sqlite3"
 LEDGER_FILE = "relay-ledger.jsonl"
+#: Where the files people attach to replies are kept for the sessions to read.
+FILES_DIR = "files"
 
 #: ``say(to, text)``: one plain line to a room or a person, through the chat backend.
 Say = Callable[[str, str], None]
@@ -89,6 +93,20 @@ def _keywords(env: Environment, settings: Settings) -> keywords.Keywords:
         return keywords.resolve(env.loop_config, settings.relay_keywords)
     except keywords.KeywordError as exc:
         raise ConfigError(exc.errors, env.loop_config or settings.source) from None
+
+
+def _file_store(
+    env: Environment, data_dir: Path, slack: SlackTransport | None
+) -> slack_files.FileStore | None:
+    """Where attached files are fetched to, with the bot token, from Slack's file hosts
+    (and the Slack API address the operator set, for a proxy or a test's loopback)."""
+    if slack is None:
+        return None
+    allowed = list(file_fetch.SLACK_ORIGINS)
+    configured = file_fetch.origin_of(env.slack_api_url) if env.slack_api_url else None
+    if configured is not None:
+        allowed.append(configured)
+    return slack_files.FileStore(data_dir / FILES_DIR, slack.token, allowed)
 
 
 class SlackPoster:
@@ -186,7 +204,9 @@ class Decisions:
         sinks = Sinks(
             ledger=LedgerSink(ledger),
             github=GitHubSink(env.github_api, env.github_token) if env.github_token else None,
-            loop=LoopSink(env.loop_api) if env.loop_api else None,
+            loop=LoopSink(env.loop_api, files=_file_store(env, ledger.parent, slack))
+            if env.loop_api
+            else None,
             keywords=self.keywords,
         )
         # On Slack, said off the caller's thread: a press is answered within Slack's
@@ -263,6 +283,7 @@ class Decisions:
             text = raw
         own = self._bot_member()
         named = talk.named_work_item(text) if talk.is_direct(channel) else ""
+        attached = slack_files.kept(event.get("files") or [])
         said = Said(
             member,
             text.strip(),
@@ -275,7 +296,8 @@ class Decisions:
             to_bot=talk.mentions(raw or text, own)
             or bool(named)
             or self.listen_all.hears_all(channel),
-            files=talk.files_text(event.get("files") or []),
+            files=slack_files.record(attached),
+            attached=attached,
         )
         where = self.desk.where(channel, thread_ts, *self._room_facts(channel))
         if named and not where.work_item:

@@ -65,7 +65,7 @@ METHOD_SCOPES: Mapping[str, frozenset[str]] = {
 }
 #: Scopes no method call shows: what Slack puts in the events the bot reads.
 CONTENT_SCOPES: Mapping[str, str] = {
-    "files:read": "a file attached to a reply reaches the agent as its name and link",
+    "files:read": "a file attached to a reply is fetched for the agent's session",
 }
 #: What Errbot's SlackV3 backend calls on the bot's behalf while it runs: at start-up (the
 #: token, the bot's own user and workspace) and for each message it hands the plugin.
