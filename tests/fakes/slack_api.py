@@ -262,8 +262,8 @@ class FakeSlack(LoopbackHTTP):
             if thread_ts:
                 message["thread_ts"] = thread_ts
                 _count_reply(messages, thread_ts, message["ts"])
-            if files:
-                message["files"] = files
+            if files:  # as Slack sends a message someone attached files to
+                message.update(subtype="file_share", upload=True, files=files)
             messages.append(message)
             self._changed.notify_all()
             kind = self.channels[channel_id]
