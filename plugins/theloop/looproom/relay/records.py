@@ -188,22 +188,22 @@ class Talk:
 
     def target(self, decision: Decision, destinations: forms.Destinations) -> dict[str, Any]:
         text = body(said_of(decision, self.kind))
-        issue = forms.github_target(decision.work_item)
-        if destinations.github and issue:
-            mirror: dict[str, Any] = {"sink": forms.GITHUB, **issue, "body": text}
-        else:
-            mirror = {"sink": forms.LEDGER, "body": text}
+        mirror = forms.on_ticket(decision.work_item, destinations, text, "record")
         request = {
             "ref": decision.work_item,
             "text": session_text(decision, self.kind),
             "actor": f"slack:{decision.member}",
             "comment": False,
         }
-        deliver = {
+        deliver: dict[str, Any] = {
             "sink": forms.LOOP if destinations.loop else forms.LEDGER,
             "path": forms.REPLY_PATH,
             "json": request,
         }
+        if destinations.loop and decision.files:
+            # Fetched at delivery, for the session only: the record names them, the
+            # ledger never holds their private URLs.
+            deliver["files"] = [dict(attached) for attached in decision.files]
         return {"sink": TALK, "mirror": mirror, "deliver": deliver}
 
 

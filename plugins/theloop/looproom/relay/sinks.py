@@ -29,9 +29,11 @@ from pathlib import Path
 from typing import Any
 
 from looproom import times
+from looproom.attach.slack_files import FileStore, section
 from looproom.durable.outcome import Delivered, Failed, Outcome, RetryLater
 from looproom.relay import forms, records
 from looproom.relay.http_client import USER_AGENT, HttpResult, http, outcome_of
+from looproom.relay.jira_sink import JiraSink
 from looproom.relay.keywords import Keywords
 
 log = logging.getLogger(__name__)
@@ -102,6 +104,25 @@ class GitHubSink:
         log.warning("relay: more than %d pages of comments on %s; posting", FIND_PAGES, url)
         return None
 
+    def comments(self, repo: str, number: int) -> tuple[str, list[dict[str, Any]] | str]:
+        """The token's login, and every comment on the issue (oldest first, up to
+        :data:`FIND_PAGES` pages) — or a sentence saying why they cannot be read."""
+        me = http("GET", f"{self._api}/user", self._headers(), None, self._timeout).json()
+        login = str(me.get("login") or "") if isinstance(me, dict) else ""
+        found: list[dict[str, Any]] = []
+        page: str | None = f"{self._api}/repos/{repo}/issues/{int(number)}/comments?per_page=100"
+        for _ in range(FIND_PAGES):
+            if page is None:
+                break
+            answer = http("GET", page, self._headers(), None, self._timeout)
+            failed = outcome_of(answer, "GitHub", time.time())
+            if failed is not None:
+                return login, failed.reason
+            listed = answer.json()
+            found += [c for c in listed if isinstance(c, dict)] if isinstance(listed, list) else []
+            page = self._next_page(answer)
+        return login, found
+
     def _next_page(self, answer: HttpResult) -> str | None:
         for part in answer.header("link").split(","):
             target, _, params = part.partition(";")
@@ -129,8 +150,9 @@ def _earlier(at: str) -> str:
 class LoopSink:
     """the-loop's control plane: ``/api/v1/sessions/reply`` and ``/api/v1/graph/skip``."""
 
-    def __init__(self, api: str, *, timeout: float = 15.0) -> None:
-        self._api, self._timeout = api.rstrip("/"), timeout
+    def __init__(self, api: str, *, timeout: float = 15.0, files: FileStore | None = None) -> None:
+        """``files`` fetches what a reply had attached, for the session to read."""
+        self._api, self._timeout, self._files = api.rstrip("/"), timeout, files
 
     def send(
         self, target: Mapping[str, Any], *, key: str, unsure: bool = False, first_try: float = 0.0
@@ -143,7 +165,7 @@ class LoopSink:
             found = self._reply_sent(target["json"], first_try, key)
             if found is not None:
                 return found
-        answer = http("POST", url, headers, target["json"], self._timeout)
+        answer = http("POST", url, headers, self._request(target), self._timeout)
         if is_reply and _maybe_applied(answer):
             what = f"answered {answer.status}" if answer.status else f"no answer ({answer.error})"
             return RetryLater(f"the-loop may have delivered the reply ({what})", uncertain=True)
@@ -153,6 +175,14 @@ class LoopSink:
         if target["path"] == forms.SKIP_PATH:
             return _skip_outcome(answer.json())
         return _reply_outcome(answer.json())
+
+    def _request(self, target: Mapping[str, Any]) -> Mapping[str, Any]:
+        """The call's body; a reply with files gets the attachments section, fetched now."""
+        request, attached = target["json"], target.get("files")
+        if not attached or self._files is None:
+            return request
+        told = section(self._files.fetch_all(attached))
+        return {**request, "text": f"{request.get('text', '')}\n\n{told}".strip()}
 
     def _reply_sent(self, request: Mapping[str, Any], first_try: float, key: str) -> Outcome | None:
         """``Delivered`` when the-loop's event log shows this reply typed into the session
@@ -265,6 +295,7 @@ class Sinks:
     loop: LoopSink | None = None
     #: the-loop's control keywords: the words a control command's comment opens with.
     keywords: Keywords = field(default_factory=Keywords)
+    jira: JiraSink | None = None
 
     def available(self, repos: Mapping[str, str]) -> forms.Destinations:
         """The destinations these sinks reach (``repos``: the-loop's checkouts for skips)."""
@@ -273,6 +304,7 @@ class Sinks:
             loop=self.loop is not None,
             repos=repos,
             keywords=self.keywords,
+            jira=self.jira.site if self.jira is not None else None,
         )
 
     def send(
@@ -304,6 +336,8 @@ class Sinks:
         if sink == forms.LOOP and self.loop is not None:
             key = str(item["key"])
             return self.loop.send(target, key=key, unsure=ambiguous, first_try=first_try)
+        if sink == forms.JIRA and self.jira is not None:
+            return self.jira.send(target, key=str(item["key"]), unsure=unsure)
         if sink == forms.LEDGER:
             return self.ledger.send({**item, "target": target})
         # Stored while that sink was configured; it is not now. Kept, not lost.
