@@ -30,6 +30,7 @@ from looproom.decide.desk import Desk, room_facts
 from looproom.decide.judging import Said, Where
 from looproom.decide.listening import ListenAll
 from looproom.decide.listening import command as listen_command
+from looproom.decide.listening import status_line as listen_status
 from looproom.decide.members import Directory, Grants, UnknownHandle, resolve_grants
 from looproom.decide.reconcile import Reconcile
 from looproom.decide.slash_desk import SlashDesk
@@ -691,6 +692,7 @@ class LoopRoom:
         text += "\n" + self.decisions.keyword_line()
         text += "\n" + self.settings.reactions.describe()
         text += "\n" + self.settings.read.describe()
+        text += "\n" + listen_status(self.decisions.listen_all)
         if self.decisions.split is not None:
             text += "\n" + self.decisions.split.line()
         grants = "\n".join(f"- {line}" for line in self.decisions.grant_lines())
