@@ -2,8 +2,10 @@
 
 Every test here runs twice — ``sqlite`` (the embedded default: ``DurableQueue`` and
 Errbot's storage on the SQLite storage plugin) and ``postgresql`` (the shared mode, on a
-real server: tests/conftest.py) — so the room behaves the same on either. What only the
-shared mode has (replicas, leases, the schema's versions) is in test_shared_mode.py.
+real server: tests/conftest.py) — so the room behaves the same on either. The claimers'
+side of the queue (order per group, restarts, interleavings) is test_queue_contract.py's,
+on both stores too; what only the shared mode has (replicas, leases, the schema's
+versions) is in test_shared_mode.py.
 """
 
 from __future__ import annotations
@@ -21,12 +23,12 @@ from errbot.storage import StoreMixin
 
 from looproom.decide.cursors import Cursors
 from looproom.durable import queue as queue_module
+from looproom.durable.contract import WorkQueue as Queue
 from looproom.durable.queue import DurableQueue
 from looproom.postgres.database import Database
 from looproom.postgres.queue import PostgresQueue
 from looproom.postgres.state import PostgresState
 from looproom.room.routing import RoomBook, Thread
-from looproom.stores import Queue
 
 STORAGE_DIR = Path(__file__).resolve().parents[2] / "storage" / "sqlite"
 LEASE = 30.0

@@ -1,7 +1,7 @@
 """The durable queue on the shared database: one queue, many replicas, each item once.
 
-The same contract as :class:`looproom.durable.queue.DurableQueue` (its docstring has the
-states and the order within a group), made safe for several processes at once:
+The contract of :mod:`looproom.durable.contract` (the SQLite queue's docstring has the
+states), kept by several processes at once:
 
 - A claim locks the row it takes (``FOR UPDATE SKIP LOCKED``): two replicas claiming at
   once take two different items, neither waits for the other.
@@ -26,10 +26,9 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import fields
 
-from looproom.durable import queue as contract
-from looproom.durable.queue import Failure, Item
+from looproom.durable import queue as sqlite_queue
+from looproom.durable.contract import Failure, Item
 from looproom.durable.sqlite import StorageError
 from looproom.postgres.database import Database
 from looproom.postgres.wakeups import CHANNEL
@@ -42,8 +41,6 @@ _FIRST_IN_GROUP = (
 _COLUMNS = (
     "key, payload, state, attempts, maybe_delivered, due, created, last_error, first_try, grp"
 )
-#: Whether the queue contract's items say their group (newer contracts do).
-_GROUPED = "group" in {f.name for f in fields(Item)}
 _OPEN = ("pending", "inflight", "parked")
 
 log = logging.getLogger(__name__)
@@ -93,7 +90,7 @@ class PostgresQueue:
         if added:
             self._changed.set()
         self._puts += 1
-        if self._puts % contract._PRUNE_EVERY == 0:
+        if self._puts % sqlite_queue._PRUNE_EVERY == 0:
             self.prune()
         return added
 
@@ -116,7 +113,7 @@ class PostgresQueue:
                 f" RETURNING {_COLUMNS}",
                 (now, now, self.replica, now + self.lease, self.name, now, now),
             ).fetchone()
-        return None if row is None else _item(row)
+        return None if row is None else sqlite_queue._item(row)
 
     def done(self, key: str) -> None:
         """Delivered: forget the payload, remember the key for deduplication."""
@@ -196,7 +193,7 @@ class PostgresQueue:
     def get(self, key: str) -> Item | None:
         """One item by key, in any state (done items have an empty payload)."""
         row = self._one(f"SELECT {_COLUMNS} FROM theloop_items WHERE queue = %s AND key = %s", key)
-        return None if row is None else _item(row)
+        return None if row is None else sqlite_queue._item(row)
 
     def list(self, limit: int = 100) -> list[Item]:
         """The open items (pending, in flight, parked), oldest first."""
@@ -206,7 +203,7 @@ class PostgresQueue:
                 " ORDER BY seq LIMIT %s",
                 (self.name, list(_OPEN), limit),
             ).fetchall()
-        return [_item(row) for row in rows]
+        return [sqlite_queue._item(row) for row in rows]
 
     def depth(self) -> int:
         """How many items are not delivered yet (pending, in flight or parked)."""
@@ -235,12 +232,16 @@ class PostgresQueue:
 
     def next_due(self) -> float | None:
         """When the earliest claimable item becomes due — a pending one, or one in flight
-        whose lease runs out — None when there is none."""
-        row = self._one(
-            "SELECT MIN(CASE WHEN i.state = 'pending' THEN i.due ELSE i.lease_until END)"
-            " FROM theloop_items AS i WHERE i.queue = %s AND i.state IN ('pending', 'inflight')"
-            f" AND {_FIRST_IN_GROUP}"
-        )
+        whose lease runs out — None when there is none, or when the database cannot say
+        (the worker then looks again after its idle wait; its claim meets the outage)."""
+        try:
+            row = self._one(
+                "SELECT MIN(CASE WHEN i.state = 'pending' THEN i.due ELSE i.lease_until END)"
+                " FROM theloop_items AS i WHERE i.queue = %s"
+                f" AND i.state IN ('pending', 'inflight') AND {_FIRST_IN_GROUP}"
+            )
+        except StorageError:
+            return None
         return None if row is None or row[0] is None else float(row[0])
 
     def last_error(self) -> Failure | None:
@@ -267,7 +268,7 @@ class PostgresQueue:
 
     def prune(self) -> None:
         """Forget delivered keys past the retention window or beyond the row budget."""
-        cutoff = self._clock() - contract.RETENTION_SECONDS
+        cutoff = self._clock() - sqlite_queue.RETENTION_SECONDS
         with self._db.transaction() as db:
             db.execute(
                 "DELETE FROM theloop_items WHERE queue = %s AND state IN ('done', 'dropped')"
@@ -277,7 +278,7 @@ class PostgresQueue:
             db.execute(
                 "DELETE FROM theloop_items WHERE seq IN (SELECT seq FROM theloop_items"
                 " WHERE queue = %s AND state IN ('done', 'dropped') ORDER BY seq DESC OFFSET %s)",
-                (self.name, contract.RETENTION_ROWS),
+                (self.name, sqlite_queue.RETENTION_ROWS),
             )
 
     def writable(self) -> str:
@@ -286,9 +287,3 @@ class PostgresQueue:
 
     def close(self) -> None:
         """Nothing of its own to close: the database is its owner's to close."""
-
-
-def _item(row: tuple[object, ...]) -> Item:
-    """The row as the SQLite queue reads its own (with its group, where the contract's
-    items say it)."""
-    return contract._item(row if _GROUPED else row[:-1])
