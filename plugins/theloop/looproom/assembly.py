@@ -20,12 +20,14 @@ from pathlib import Path
 from typing import Any
 
 from looproom import admin
-from looproom.decide import presses, slash, talk
+from looproom.decide import kinds, presses, slash, talk
 from looproom.decide.authorization import Policy, holders
 from looproom.decide.catchup import MOST_THREADS, CatchUp
 from looproom.decide.cursors import Cursors
 from looproom.decide.desk import Desk, room_facts
+from looproom.decide.effects import Effects
 from looproom.decide.judging import Said, Where
+from looproom.decide.loop_control import LoopControl
 from looproom.decide.members import Directory, Grants, UnknownHandle, resolve_grants
 from looproom.decide.slash_desk import SlashDesk
 from looproom.decide.talk_desk import TalkDesk
@@ -44,11 +46,13 @@ from looproom.metrics import Metrics
 from looproom.relay import forms, keywords, texts
 from looproom.relay.relay import RELAY, Relay
 from looproom.relay.sinks import GitHubSink, LedgerSink, LoopSink, Sinks
+from looproom.room.channel_moves import ChannelMoves
 from looproom.room.memory import Memory
 from looproom.room.outlets import Outlet, PlainOutlet, SlackOutlet, event_delivery
 from looproom.room.pulls import PullReader
 from looproom.room.queued_room import QueuedRoom
 from looproom.room.render import work_item_label
+from looproom.room.roster import Roster
 from looproom.room.routing import RoomBook, Thread
 from looproom.room.slack_transport import SlackTransport, is_channel_id
 from looproom.room.told import ToldBook
@@ -83,8 +87,11 @@ def _grants(
 def _keywords(env: Environment, settings: Settings) -> keywords.Keywords:
     """the-loop's control keywords, from its own config when named (a bad one refuses the
     activation: relaying in words it does not read would be silently ignored)."""
+    reserved = (*kinds.VERBS, *slash.WORDS)
     try:
-        return keywords.resolve(env.loop_config, settings.relay_keywords)
+        return keywords.resolve(
+            env.loop_config, settings.relay_keywords, settings.relay_commands, reserved
+        )
     except keywords.KeywordError as exc:
         raise ConfigError(exc.errors, env.loop_config or settings.source) from None
 
@@ -200,6 +207,10 @@ class Decisions:
             observe=metrics.relay_settled if metrics is not None else lambda _i, _o: None,
         )
         self.cursors = cursors if cursors is not None else Cursors({})
+        kept: MutableMapping[str, Any] = store if store is not None else {}
+        self.roster = Roster(kept)
+        #: What a collaborator or channel command changes here, and what an ending ends.
+        self.effects = Effects(self.roster, ChannelMoves(kept, book, room.reply), settings.people)
         self.desk = Desk(
             memory,
             self.relay,
@@ -207,6 +218,7 @@ class Decisions:
             self._policy,
             cursors=self.cursors,
             thread_lines=self._thread_lines if slack is not None else lambda _c, _t: None,
+            recorded=self.effects.recorded,
         )
         self.talk = TalkDesk(self.desk, self._open_view, self._policy)
         self.desk.ask_why = self.talk.ask_why
@@ -231,6 +243,7 @@ class Decisions:
             self._room_facts,
             loop_api=env.loop_api,
             kickoff=self.opener,
+            control=LoopControl(env.loop_api, self._policy, kept, self._thread_link),
         )
 
     def start(self) -> None:
@@ -412,7 +425,13 @@ class Decisions:
             self._destinations,
             collaborators=self.grants.collaborators,
             granted=settings.publish,
+            roster=self.roster.snapshot(),
         )
+
+    def _thread_link(self, work_item: str) -> str:
+        """A link to the room's thread for ``work_item`` (a standing session's), ``""``."""
+        found = [t for t in self._book.recent_threads() if t.work_item == work_item]
+        return talk.thread_link(found[0].channel, found[0].ts) if found else ""
 
     def _room_facts(self, channel: str) -> tuple[str, str]:
         book = self._book
@@ -421,6 +440,18 @@ class Decisions:
             return room if is_channel_id(room) else book.channel_id(room) or room
 
         return room_facts(channel, book.room_bindings(), self._settings.rooms, id_of)
+
+
+class Observers:
+    """Every part told of an event the room consumed: the memory, then the effects (a
+    closure ends the work item's roster and channel move once its message is out)."""
+
+    def __init__(self, memory: Memory, effects: Effects) -> None:
+        self._memory, self._effects = memory, effects
+
+    def observe(self, event: Event, channel: str = "", ts: str = "", thread_ts: str = "") -> None:
+        self._memory.observe(event, channel, ts, thread_ts)
+        self._effects.observe(event, channel, ts, thread_ts)
 
 
 class LoopRoom:
@@ -633,17 +664,18 @@ class LoopRoom:
     def _outlet(self, slack: SlackTransport | None) -> Outlet:
         """Slack: rooms, threads, Block Kit through the transport; elsewhere plain text.
         Either tells the memory what it posted, which is what a decision is checked against."""
+        observer = Observers(self.memory, self.decisions.effects)
         if slack is not None:
             return SlackOutlet(
                 slack,
                 self.book,
                 self.settings,
-                observer=self.memory,
+                observer=observer,
                 interactive=self.interactive,
                 told=self.told,
                 pulls=PullReader(self.env.github_api, self.env.github_token),
             )
-        return PlainOutlet(self._post, self.book, self.settings, observer=self.memory)
+        return PlainOutlet(self._post, self.book, self.settings, observer=observer)
 
     def _post(self, room: str | None, text: str, _thread: str | None) -> None:
         # A plain backend has no threads; without a room the admins hear it.

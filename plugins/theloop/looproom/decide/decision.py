@@ -46,6 +46,9 @@ class Decision:
     link: str = ""
     topic: str = ""
     why: str = ""
+    #: Whom or what a collaborator or channel command is about, as the-loop reads them:
+    #: ``slack:U…``, ``@login``, ``slack@C…``.
+    subjects: tuple[str, ...] = ()
 
     @property
     def key(self) -> str:
@@ -56,11 +59,17 @@ class Decision:
     def to_dict(self) -> dict[str, Any]:
         raw = asdict(self)
         raw["rows"], raw["nodes"] = list(self.rows), list(self.nodes)
+        raw["subjects"] = list(self.subjects)
         return raw
 
     @classmethod
     def from_dict(cls, raw: Mapping[str, Any]) -> Decision:
-        fields = {**raw, "rows": tuple(raw.get("rows", ())), "nodes": tuple(raw.get("nodes", ()))}
+        fields = {
+            **raw,
+            "rows": tuple(raw.get("rows", ())),
+            "nodes": tuple(raw.get("nodes", ())),
+            "subjects": tuple(raw.get("subjects", ())),
+        }
         return cls(**fields)
 
 
