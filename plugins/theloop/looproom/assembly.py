@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from looproom import admin
-from looproom.decide import kinds, presses, slash, talk
+from looproom.decide import kinds, presses, room_help, slash, talk
 from looproom.decide.authorization import Policy, holders
 from looproom.decide.catchup import MOST_THREADS, CatchUp
 from looproom.decide.cursors import Cursors
@@ -264,6 +264,8 @@ class Decisions:
         channel = str(event.get("channel") or "") or elsewhere
         ts = str(event.get("ts") or "") or f"plain-{time.time_ns()}"
         thread_ts = str(event.get("thread_ts") or "")
+        if self._help(member, event, channel, ts, thread_ts):
+            return
         if self._kickoff(member, event, channel, thread_ts):
             return
         # Slack's own text keeps a mention as ``<@U…>``; the backend's has made it a name.
@@ -290,6 +292,25 @@ class Decisions:
         if where.thread_bound and not self.cursors.claim(channel, thread_ts, ts):
             return  # read already, live or by the catch-up
         self.desk.said(said, where)
+
+    def _help(
+        self, member: str, event: Mapping[str, Any], channel: str, ts: str, thread_ts: str
+    ) -> bool:
+        """``@theloop help [public]``: this room's grammar — to the asker, or to the thread."""
+        wanted = room_help.asked(str(event.get("text") or ""), self._bot_member())
+        if not wanted or event.get("bot_id") or event.get("subtype"):
+            return False
+        where = self.desk.where(channel, thread_ts, *self._room_facts(channel))
+        kickoff = self._kickoff_for(channel)
+        room = room_help.Room(
+            where.work_item, where.thread_bound, where.repository, kickoff.repos if kickoff else ()
+        )
+        text = room_help.text(room, self._policy().on(where.work_item))
+        if wanted == "public":
+            self.desk.room.reply(channel, thread_ts or ts, text)
+        else:
+            self.desk.room.tell(channel, member, text, thread_ts)
+        return True
 
     def _missed(self, message: Mapping[str, Any]) -> None:
         """A message the catch-up found: through the same pipeline as a live one."""
