@@ -13,32 +13,37 @@ from __future__ import annotations
 
 import re
 
-from looproom import workitem
-
-_PREFIX = re.compile(r"^\s*`?(?P<repo>[A-Za-z0-9][A-Za-z0-9._/-]*)`?\s*:\s+(?P<rest>\S.*)$", re.S)
+#: One or two ``/``-separated segments, each opening alphanumeric, then ``:``, on the first
+#: line — a grammar that cannot hold ``../`` or a scheme's ``//``.
+_SEGMENT = r"[A-Za-z0-9][A-Za-z0-9._-]*"
+_PREFIX = re.compile(rf"^[ \t]*(?P<repo>{_SEGMENT}(?:/{_SEGMENT})?)[ \t]*:[ \t]*(?P<rest>.*)$")
 
 
 def split(words: str, repos: tuple[str, ...]) -> tuple[str, str, str]:
     """``(repository, words without the prefix, refusal)`` — the repository ``""`` when
-    the words name none; ``refusal`` set when they name one the room does not open in."""
-    found = _PREFIX.match(words or "")
+    the words name none; ``refusal`` set when they name one the room does not open in,
+    or nothing is left once the prefix is read."""
+    lines = (words or "").strip().splitlines() or [""]
+    found = _PREFIX.match(lines[0])
     if found is None:
         return "", words, ""
-    named, rest = found["repo"], found["rest"]
-    allowed = {repo.lower(): repo for repo in repos}
+    named = found["repo"]
     if "/" in named:
-        repo = allowed.get(named.lower(), "")
-        if repo:
-            return repo, rest, ""
-        if workitem.is_repository(named):
-            return (
-                "",
-                words,
-                (
-                    f"`{named}` is not a repository this room opens work items in "
-                    f"({', '.join(f'`{r}`' for r in repos)}), so nothing was opened."
-                ),
-            )
-        return "", words, ""
-    by_name = [repo for repo in repos if repo.rsplit("/", 1)[-1].lower() == named.lower()]
-    return (by_name[0], rest, "") if len(by_name) == 1 else ("", words, "")
+        matches = [repo for repo in repos if repo.lower() == named.lower()]
+    else:
+        matches = [repo for repo in repos if repo.rsplit("/", 1)[-1].lower() == named.lower()]
+    if len(matches) != 1:
+        if "/" not in named:
+            return "", words, ""  # "Bug: the teardown" — a title, not a repository
+        return (
+            "",
+            words,
+            (
+                f"`{named}` is not a repository this room opens work items in "
+                f"({', '.join(f'`{r}`' for r in repos)}), so nothing was opened."
+            ),
+        )
+    rest = "\n".join([found["rest"].rstrip(), *lines[1:]]).strip()
+    if not rest:
+        return "", words, "Say what the new work item is after the repository's name."
+    return matches[0], rest, ""
