@@ -16,7 +16,7 @@ from looproom.decide.effects import Effects
 from looproom.decide.judging import Said, Where
 from looproom.durable.queue import DurableQueue
 from looproom.inbound.events import Event
-from looproom.relay import relay
+from looproom.relay import forms, relay
 from looproom.relay.sinks import LedgerSink, Sinks
 from looproom.room.channel_moves import ChannelMoves
 from looproom.room.memory import Memory
@@ -123,3 +123,31 @@ def test_a_move_ends_with_the_work_item_but_an_admins_binding_does_not(rig: Rig)
     rig.say(ALICE, "cleanup")
     rig.effects.end(OTHER)
     assert rig.book.room_bindings() == {OTHER: "C0ADMIN01"}
+
+
+def test_what_the_loop_never_got_is_taken_back_here(rig: Rig) -> None:
+    rig.say(ALICE, f"add-collaborator <@{EVE}>")
+    rig.say(ALICE, "add-channel #war-room")
+    stored = [forms.decision_of(item.payload) for item in rig.relay.queue.list()]
+    assert len(stored) == 2
+    for decision in stored:
+        assert decision is not None
+        rig.effects.given_up(decision)  # the relay parked it for good
+    assert rig.roster.snapshot() == {} and rig.book.room_bindings() == {}
+
+
+def test_a_room_named_when_moved_is_the_room_its_id_names_when_moved_back(
+    tmp_path: Path,
+) -> None:
+    store: dict[str, Any] = {}
+    book = RoomBook(store)
+    said: list[str] = []
+
+    def known(room: str) -> str:
+        return book.channel_id(room) or room
+
+    moves = ChannelMoves(store, book, lambda _c, _t, text: said.append(text), known)
+    moves.move(ITEM, "#war-room", ("C1", "50.0"))
+    book.learn_channel_id("#war-room", "C0WAR0001")  # the first post there learnt it
+    assert moves.back(ITEM, "C0WAR0001", ("C0WAR0001", "60.0"))
+    assert book.room_bindings() == {} and "no longer" in said[-1]

@@ -24,6 +24,7 @@ from looproom.decide import kinds, presses, room_help, slash, talk
 from looproom.decide.authorization import Policy, holders
 from looproom.decide.catchup import MOST_THREADS, CatchUp
 from looproom.decide.cursors import Cursors
+from looproom.decide.decision import Decision
 from looproom.decide.desk import Desk, room_facts
 from looproom.decide.effects import Effects
 from looproom.decide.judging import Said, Where
@@ -203,14 +204,15 @@ class Decisions:
             relay_queue,
             sinks,
             room,
-            on_given_up=lambda decision: self.desk.given_up(decision),
+            on_given_up=self._given_up,
             observe=metrics.relay_settled if metrics is not None else lambda _i, _o: None,
         )
         self.cursors = cursors if cursors is not None else Cursors({})
         kept: MutableMapping[str, Any] = store if store is not None else {}
         self.roster = Roster(kept)
         #: What a collaborator or channel command changes here, and what an ending ends.
-        self.effects = Effects(self.roster, ChannelMoves(kept, book, room.reply), settings.people)
+        moves = ChannelMoves(kept, book, room.reply, self._known_id)
+        self.effects = Effects(self.roster, moves, settings.people)
         self.desk = Desk(
             memory,
             self.relay,
@@ -449,18 +451,23 @@ class Decisions:
             roster=self.roster.snapshot(),
         )
 
+    def _given_up(self, decision: Decision) -> None:
+        """A decision parked for good: its question reopens, and what it granted goes."""
+        self.desk.given_up(decision)
+        self.effects.given_up(decision)
+
+    def _known_id(self, room: str) -> str:
+        """A room's id as written or as learnt, without asking Slack; else the room."""
+        return room if is_channel_id(room) else self._book.channel_id(room) or room
+
     def _thread_link(self, work_item: str) -> str:
         """A link to the room's thread for ``work_item`` (a standing session's), ``""``."""
         found = [t for t in self._book.recent_threads() if t.work_item == work_item]
         return talk.thread_link(found[0].channel, found[0].ts) if found else ""
 
     def _room_facts(self, channel: str) -> tuple[str, str]:
-        book = self._book
-
-        def id_of(room: str) -> str:
-            return room if is_channel_id(room) else book.channel_id(room) or room
-
-        return room_facts(channel, book.room_bindings(), self._settings.rooms, id_of)
+        bound = self._book.room_bindings()
+        return room_facts(channel, bound, self._settings.rooms, self._known_id)
 
 
 class Observers:

@@ -45,6 +45,15 @@ class Effects:
         elif decision.kind == kinds.CLEANUP:
             self.end(item)
 
+    def given_up(self, decision: Decision) -> None:
+        """The relay parked a decision for good: what it granted here is taken back, so the
+        room never lets in more than the-loop was told of (a removal is left applied)."""
+        item = decision.work_item
+        if decision.kind == kinds.ADD_COLLABORATOR:
+            self.roster.remove(item, self._members(decision.subjects))
+        elif decision.kind == kinds.ADD_CHANNEL and decision.subjects:
+            self.moves.back(item, subjects.room_of(decision.subjects[0]), ("", ""))
+
     def observe(self, event: Event, channel: str = "", ts: str = "", thread_ts: str = "") -> None:
         """An event the room consumed (after it was posted): a closure ends the work item."""
         del channel, ts, thread_ts

@@ -31,8 +31,16 @@ def shown(room: str) -> str:
 class ChannelMoves:
     """Work item → the room its conversation was moved to; one per activation."""
 
-    def __init__(self, store: MutableMapping[str, Any], book: RoomBook, say: Say) -> None:
-        self._store, self._book, self._say = store, book, say
+    def __init__(
+        self,
+        store: MutableMapping[str, Any],
+        book: RoomBook,
+        say: Say,
+        id_of: Callable[[str], str] = lambda room: room,
+    ) -> None:
+        """``id_of(room)`` is a room's id where it is known (a name as learnt), so a room
+        named one way and typed in another is the same room."""
+        self._store, self._book, self._say, self._id_of = store, book, say, id_of
         self._lock = threading.Lock()
 
     def move(self, work_item: str, room: str, said_in: tuple[str, str]) -> None:
@@ -57,7 +65,7 @@ class ChannelMoves:
         with self._lock:
             moves = self._all()
             moved = moves.get(work_item)
-            if moved is None or (room and moved.lstrip("#") != room.lstrip("#")):
+            if moved is None or (room and not self._same(moved, room)):
                 return False
             del moves[work_item]
             self._store[_KEY] = moves
@@ -73,6 +81,9 @@ class ChannelMoves:
     def moved(self) -> dict[str, str]:
         """Every move in force, work item → room."""
         return self._all()
+
+    def _same(self, one: str, other: str) -> bool:
+        return one.lower() == other.lower() or self._id_of(one) == self._id_of(other)
 
     def _tell(self, said_in: tuple[str, str], text: str) -> None:
         channel, thread = said_in
