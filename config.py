@@ -20,7 +20,8 @@ _HERE = Path(__file__).resolve().parent
 if str(_HERE / "plugins" / "theloop") not in sys.path:
     sys.path.insert(0, str(_HERE / "plugins" / "theloop"))
 
-from looproom.settings import ConfigError, Environment  # noqa: E402 - needs the path above
+from looproom import configured  # noqa: E402 - needs the path above
+from looproom.settings import ConfigError  # noqa: E402
 
 
 def _slackv3_dir() -> str | None:
@@ -33,8 +34,9 @@ def _slackv3_dir() -> str | None:
 
 
 try:
-    _ENV = Environment.from_env(os.environ)
-    # The whole file is the plugin's to read; only whether a named one exists is said here.
+    # The file may name where the Slack tokens are (slack.botTokenEnv): it is read too.
+    _ENV = configured.environment(os.environ)
+    # The whole file is the plugin's to report on; only whether a named one exists is said here.
     if _ENV.config_given and not Path(_ENV.config_path).is_file():
         raise ConfigError(["THELOOP_CONFIG names a file that does not exist"], _ENV.config_path)
 except ConfigError as _error:

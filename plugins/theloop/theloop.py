@@ -23,7 +23,7 @@ import theloop_decisions as chat
 from errbot import BotPlugin, arg_botcmd, botcmd, core_plugins
 
 # Errbot puts every folder holding a .plug file on sys.path, so the core imports plainly.
-from looproom import admin, manifest
+from looproom import admin, configured, manifest
 from looproom.assembly import LoopRoom
 from looproom.inbound import slack_events
 from looproom.inbound import webhook as ingress
@@ -66,6 +66,7 @@ class TheLoop(BotPlugin):
         self._core = core
         unpress = chat.listen_for_presses(self._bot, self._pressed)
         unhello = chat.listen_for_connections(self._bot, core.decisions.reconnected)
+        core.decisions.listen(getattr(self._bot, "slack_socket_mode", None))
         self._unlisten = lambda: (unpress(), unhello())
         self._unlisten_commands = chat.listen_for_commands(self._bot, self._commanded)
         self._http = HttpServer(App(core, self._mounts(core)))
@@ -101,8 +102,7 @@ class TheLoop(BotPlugin):
 
     def _configuration(self) -> tuple[Environment, Settings]:
         try:
-            env = Environment.from_env(os.environ)
-            settings = Settings.load(env.config_path, required=env.config_given)
+            env, settings = configured.read(os.environ)
         except ConfigError as exc:
             self.log.error("theloop refuses to activate, fix the configuration: %s", exc)
             raise
@@ -197,6 +197,11 @@ class TheLoop(BotPlugin):
     def theloop_why(self, _msg: Any, args: str) -> str:
         """Where did my message go: the room's last decisions for `why <work item>`."""
         return self._core.why(args, time.time()) if self._core else NOT_ACTIVE
+
+    @botcmd
+    def theloop_records(self, _msg: Any, args: str) -> str:
+        """What was recorded on a work item's ticket from Slack: `records <work item>`."""
+        return self._core.records(args) if self._core else NOT_ACTIVE
 
     @botcmd(admin_only=True)
     def theloop_bind(self, _msg: Any, args: str) -> str:

@@ -485,7 +485,8 @@ def _conversations_history(slack: FakeSlack, args: dict) -> dict:
         return {"ok": False, "error": "channel_not_found"}
     messages = slack.channels[channel_id]["messages"]
     top = [m for m in reversed(messages) if m.get("thread_ts", m["ts"]) == m["ts"]]
-    return _messages_page(top, args, default=100)
+    oldest = float(args.get("oldest") or 0)  # Slack: only messages after it
+    return _messages_page([m for m in top if float(m["ts"]) > oldest], args, default=100)
 
 
 def _conversations_replies(slack: FakeSlack, args: dict) -> dict:

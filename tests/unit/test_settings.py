@@ -185,10 +185,10 @@ def test_a_section_copied_from_the_loops_config_loads_with_what_is_ignored_named
         }
     )
     assert settings.channel == "C1"
+    assert settings.bot_token_env == "X"  # honoured: the token is read from X first
     assert sorted(w.split(":")[0] for w in settings.warnings) == [
-        "slack.botTokenEnv",
         "slack.enabled",
-        "slack.read",
+        "slack.read.mode",
     ]
 
 

@@ -22,7 +22,8 @@ from looproom.settings import MAX_CHARS, MIN_CHARS, Environment, Settings
 ABOUT = (
     "theloop posts the-loop's events into rooms and threads and carries decisions back. "
     "Try `!theloop preview <markdown>` to see how a long message is drawn, "
-    "`!theloop why <work item>` to see what the room did with its last events; admins: "
+    "`!theloop why <work item>` to see what the room did with its last events, "
+    "`!theloop records <work item>` for what was recorded on its ticket from Slack; admins: "
     "`!theloop status`, `!theloop queue`, `!theloop doctor` (why the room may be silent)."
 )
 QUEUE_USAGE = "usage: !theloop queue [list | retry KEY | drop KEY]"

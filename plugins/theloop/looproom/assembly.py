@@ -22,7 +22,7 @@ from typing import Any
 from looproom import admin
 from looproom.decide import kinds, presses, room_help, slash, talk
 from looproom.decide.authorization import Policy, holders
-from looproom.decide.catchup import MOST_THREADS, CatchUp
+from looproom.decide.catchup import TOP, CatchUp
 from looproom.decide.cursors import Cursors
 from looproom.decide.decision import Decision
 from looproom.decide.desk import Desk, room_facts
@@ -30,10 +30,12 @@ from looproom.decide.effects import Effects
 from looproom.decide.judging import Said, Where
 from looproom.decide.loop_control import LoopControl
 from looproom.decide.members import Directory, Grants, UnknownHandle, resolve_grants
+from looproom.decide.reconcile import Reconcile
 from looproom.decide.slash_desk import SlashDesk
 from looproom.decide.talk_desk import TalkDesk
-from looproom.doctor import findings
+from looproom.doctor import findings, jira_check
 from looproom.doctor.examine import SlackSide, examine
+from looproom.doctor.split_watch import SplitWatch
 from looproom.durable.queue import DurableQueue
 from looproom.durable.worker import Worker
 from looproom.inbound import local_secret, slack_events
@@ -44,7 +46,9 @@ from looproom.inbound.stream import StreamFollower
 from looproom.kickoff.github import IssueMaker
 from looproom.kickoff.opener import Opener
 from looproom.metrics import Metrics
-from looproom.relay import forms, keywords, texts
+from looproom.relay import jira_config, keywords, texts
+from looproom.relay.jira_sink import JiraSink
+from looproom.relay.record_reader import RecordReader
 from looproom.relay.relay import RELAY, Relay
 from looproom.relay.sinks import GitHubSink, LedgerSink, LoopSink, Sinks
 from looproom.room.channel_moves import ChannelMoves
@@ -52,6 +56,7 @@ from looproom.room.memory import Memory
 from looproom.room.outlets import Outlet, PlainOutlet, SlackOutlet, event_delivery
 from looproom.room.pulls import PullReader
 from looproom.room.queued_room import QueuedRoom
+from looproom.room.reactions import Reacting
 from looproom.room.render import work_item_label
 from looproom.room.roster import Roster
 from looproom.room.routing import RoomBook, Thread
@@ -83,6 +88,17 @@ def _grants(
         return resolve_grants(settings.authorized_users, settings.collaborators, directory)
     except UnknownHandle as exc:
         raise ConfigError([str(exc)], settings.source) from None
+
+
+def _jira(env: Environment, settings: Settings) -> jira_config.JiraSite | None:
+    """the-loop's Jira ledger: its own ``integrations.jira`` when its config is named,
+    else ``jira`` in theloop.yaml (a bad one refuses the activation)."""
+    if not env.loop_config:
+        return settings.jira
+    try:
+        return jira_config.resolve(env.loop_config, None) or settings.jira
+    except jira_config.JiraConfigError as exc:
+        raise ConfigError(exc.errors, env.loop_config) from None
 
 
 def _keywords(env: Environment, settings: Settings) -> keywords.Keywords:
@@ -182,23 +198,23 @@ class Decisions:
         self.grants = grants or Grants(settings.authorized_users, settings.collaborators)
         self._signing_secret = env.slack_signing_secret
         self.keywords = _keywords(env, settings)
-        self._destinations = forms.Destinations(
-            github=bool(env.github_token),
-            loop=bool(env.loop_api),
-            repos=settings.relay_repos,
-            keywords=self.keywords,
-        )
+        jira = _jira(env, settings)
         self._bot_member = bot_member
         sinks = Sinks(
             ledger=LedgerSink(ledger),
             github=GitHubSink(env.github_api, env.github_token) if env.github_token else None,
             loop=LoopSink(env.loop_api) if env.loop_api else None,
             keywords=self.keywords,
+            jira=JiraSink(jira) if jira is not None else None,
         )
+        self.sinks = sinks
+        self._destinations = sinks.available(settings.relay_repos)
+        #: ``!theloop records``: read back from the ticket, for work items the room follows.
+        self.records = RecordReader(sinks.ledger, sinks.github, sinks.jira, known=memory.knows)
         # On Slack, said off the caller's thread: a press is answered within Slack's
         # 3 s, and the desk's lock is never held across a Slack call.
         self._voice = QueuedRoom(SlackRoom(slack)) if slack is not None else None
-        room = self._voice or PlainRoom(say)
+        room = Reacting(self._voice or PlainRoom(say), settings.reactions)
         # A parked decision reopens its question, so the member can answer again.
         self.relay = Relay(
             relay_queue,
@@ -224,18 +240,26 @@ class Decisions:
         )
         self.talk = TalkDesk(self.desk, self._open_view, self._policy)
         self.desk.ask_why = self.talk.ask_why
-        #: What was typed while the bot was away, read after each (re)connection on Slack.
+        #: What was typed while the bot was away, read after each (re)connection on Slack
+        #: and every ``slack.read.catchUpSeconds`` while connected.
         self.catch_up = (
             CatchUp(
-                lambda: [
-                    (thread.channel, thread.ts) for thread in book.recent_threads(MOST_THREADS)
-                ],
+                lambda: [(thread.channel, thread.ts) for thread in book.recent_threads()],
                 lambda channel, thread, oldest: slack.thread(channel, thread, oldest),
                 self._missed,
                 self.cursors,
+                rooms=self._rooms_read,
+                read_room=slack.top_level,
             )
             if slack is not None
             else None
+        )
+        #: The listener's own second-consumer check, once Socket Mode is handed over.
+        self.split: SplitWatch | None = None
+        self.reconcile = Reconcile(
+            self.catch_up.run if self.catch_up is not None else lambda: 0,
+            settings.read.catch_up_seconds,
+            check=lambda: self.split.check() if self.split is not None else None,
         )
         self.opener = self._opener(env, slack, memory, store)
         self.slash = SlashDesk(
@@ -251,8 +275,30 @@ class Decisions:
     def start(self) -> None:
         self.relay.start()
         self.reconnected()  # at start, too: the bot was away until now
+        if self.catch_up is not None:
+            self.reconcile.start()
+
+    def listen(self, socket: Any) -> None:
+        """The bot's Socket Mode client: the split check runs on it after each reconcile."""
+        if socket is None or self._slack is None:
+            return
+        room = self._settings.channel
+        self.split = SplitWatch(
+            self._slack,
+            lambda: self._channel_id(room) if room else "",
+            socket,
+            self._settings.read.split_check_beats,
+        )
+
+    def _rooms_read(self) -> list[str]:
+        """The rooms whose top-level messages are for the bot too: kickoff rooms, and
+        rooms bound to a work item."""
+        rooms = [room for room, _kickoff in self._settings.kickoffs]
+        rooms += list(self._book.room_bindings().values())
+        return [found for found in map(self._channel_id, rooms) if found]
 
     def close(self) -> None:
+        self.reconcile.stop()
         self.relay.stop()
         self.relay.queue.close()
         if self._voice is not None:
@@ -266,6 +312,8 @@ class Decisions:
         channel = str(event.get("channel") or "") or elsewhere
         ts = str(event.get("ts") or "") or f"plain-{time.time_ns()}"
         thread_ts = str(event.get("thread_ts") or "")
+        if self._read_before(event, channel, thread_ts):
+            return  # a top-level message read already, live or by the catch-up
         if self._help(member, event, channel, ts, thread_ts):
             return
         if self._kickoff(member, event, channel, thread_ts):
@@ -313,6 +361,14 @@ class Decisions:
         else:
             self.desk.room.tell(channel, member, text, thread_ts)
         return True
+
+    def _read_before(self, event: Mapping[str, Any], channel: str, thread_ts: str) -> bool:
+        """Claim a top-level message in a room (the catch-up reads rooms too); True when
+        it was claimed before. Threads are claimed once their work item is known."""
+        ts = str(event.get("ts") or "")
+        if not ts or thread_ts or talk.is_direct(channel):
+            return False
+        return not self.cursors.claim(channel, TOP, ts)
 
     def _missed(self, message: Mapping[str, Any]) -> None:
         """A message the catch-up found: through the same pipeline as a live one."""
@@ -633,6 +689,10 @@ class LoopRoom:
             local_secret=local,
             recent=self._answered.counts(),
         )
+        if self.decisions.split is not None:
+            found = [*found, self.decisions.split.finding()]
+        if self.decisions.sinks.jira is not None:
+            found = [*found, jira_check.finding(self.decisions.sinks.jira)]
         return findings.report(found)
 
     def status(self, now: float) -> str:
@@ -650,6 +710,10 @@ class LoopRoom:
         if self._secret != self.env.webhook_secret:
             text += "\nwebhook secret: the console's own, in the data directory (env unset)"
         text += "\n" + self.decisions.keyword_line()
+        text += "\n" + self.settings.reactions.describe()
+        text += "\n" + self.settings.read.describe()
+        if self.decisions.split is not None:
+            text += "\n" + self.decisions.split.line()
         grants = "\n".join(f"- {line}" for line in self.decisions.grant_lines())
         return f"{text}\n\n**grants** (act: who may)\n{grants}"
 
@@ -675,6 +739,10 @@ class LoopRoom:
         known = self.told.items()
         match = next((k for k in known if asked in (k, work_item_label(k))), asked)
         return admin.why_text(asked, known, self.told.why(match) if asked else [], now)
+
+    def records(self, args: str) -> str:
+        """``!theloop records <work item>``: what was recorded on its ticket from Slack."""
+        return self.decisions.records.answer(args)
 
     def bind(self, args: str) -> str:
         """``!theloop bind``."""

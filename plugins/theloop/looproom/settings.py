@@ -22,10 +22,12 @@ from urllib.parse import urlsplit
 
 import yaml
 
+from looproom.decide import reconcile
 from looproom.decide.authorization import DEFAULT_GRANTS, GRANTABLE, REPLY
 from looproom.digest import DEFAULT_DIGEST_MODE, DIGEST_MODES
 from looproom.inbound.events import ASK, KNOWN_EVENTS
-from looproom.relay import keywords
+from looproom.relay import jira_config, keywords
+from looproom.room import reactions
 
 DEFAULT_SUBSCRIBE = (ASK,)
 VERBOSITIES = ("quiet", "normal", "verbose")
@@ -36,7 +38,7 @@ BACKENDS = ("Text", "SlackV3", "Null", "Test")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 DEFAULT_CONFIG_PATH = "theloop.yaml"
 
-_TOP_KEYS = ("slack", "rooms", "people", "relay")
+_TOP_KEYS = ("slack", "rooms", "people", "relay", "jira")
 _SLACK_KEYS = (
     "channel",
     "subscribe",
@@ -48,17 +50,19 @@ _SLACK_KEYS = (
     "publish",
     "kickoff",
     "room",
+    "reactions",
+    "botTokenEnv",
+    "appTokenEnv",
+    "read",
 )
 #: Keys of the-loop's ``channels.slack`` that mean nothing here: a section copied from
 #: the-loop's config still loads, and the operator is told what is ignored.
 _THE_LOOP_ONLY_KEYS = (
     "enabled",
-    "botTokenEnv",
-    "appTokenEnv",
-    "read",
-    "reactions",
     "events",
 )
+#: An environment variable's name, as ``slack.botTokenEnv`` may name one.
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 _CHANNEL = re.compile(r"#?[A-Za-z0-9._-]{1,80}")
 _MEMBER_ID = re.compile(r"[UW][A-Z0-9]{2,}")
 #: A Slack handle as people type it; resolved to a member id at activation.
@@ -150,6 +154,15 @@ class Settings:
     #: The operator's own command words (``relay.commands``), word → keyword or
     #: ``{keyword}``; checked with the keywords (``looproom.relay.own_words``).
     relay_commands: Mapping[str, Any] = field(default_factory=_frozen, hash=False)
+    #: The emoji of each moment an accepted message is acknowledged at (``slack.reactions``).
+    reactions: reactions.Reactions = field(default_factory=reactions.Reactions)
+    #: Where the Slack tokens are read from first (``slack.botTokenEnv``/``appTokenEnv``).
+    bot_token_env: str = ""
+    app_token_env: str = ""
+    #: How often the threads are read again while connected, and the split check's beats.
+    read: reconcile.ReadSettings = field(default_factory=reconcile.ReadSettings)
+    #: the-loop's Jira ledger (``jira``, the shape of its ``integrations.jira``); None: none.
+    jira: jira_config.JiraSite | None = None
     warnings: tuple[str, ...] = ()
     #: The file these came from; "" when built from a mapping or when no file exists.
     source: str = ""
@@ -238,7 +251,27 @@ class _Parser:
             "relay_commands": MappingProxyType(
                 dict(self._mapping(relay.get("commands"), "relay.commands"))
             ),
+            "reactions": reactions.parse(slack.get("reactions"), self.errors),
+            "bot_token_env": self._env_name(slack.get("botTokenEnv"), "slack.botTokenEnv"),
+            "app_token_env": self._env_name(slack.get("appTokenEnv"), "slack.appTokenEnv"),
+            "jira": self._jira(raw.get("jira")),
+            "read": reconcile.parse(slack.get("read"), self.errors, self.warnings),
         }
+
+    def _jira(self, value: Any) -> jira_config.JiraSite | None:
+        try:
+            return jira_config.parse(value, "jira")
+        except jira_config.JiraConfigError as exc:
+            self.errors.extend(exc.errors)
+            return None
+
+    def _env_name(self, value: Any, key: str) -> str:
+        if value is None or value == "":
+            return ""
+        if not isinstance(value, str) or not _ENV_NAME.fullmatch(value.strip()):
+            self.errors.append(f"{key}: expected a variable's name, got {_shown(value)}")
+            return ""
+        return value.strip()
 
     def _unknown(self, raw: Mapping[str, Any], known: Iterable[str], prefix: str) -> None:
         allowed = tuple(known)
@@ -541,15 +574,19 @@ class Environment:
     warnings: tuple[str, ...] = ()
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str]) -> Environment:
-        """Read ``env`` (``os.environ``); raise :class:`ConfigError` naming each bad variable."""
+    def from_env(
+        cls, env: Mapping[str, str], *, bot_token_env: str = "", app_token_env: str = ""
+    ) -> Environment:
+        """Read ``env`` (``os.environ``); raise :class:`ConfigError` naming each bad variable.
+        ``bot_token_env``/``app_token_env``: the variables ``slack.botTokenEnv`` and
+        ``slack.appTokenEnv`` name, read before the bot's own."""
 
         def get(*names: str, default: str = "") -> str:
             values = (env.get(name, "").strip() for name in names)
             return next((value for value in values if value), default)
 
         errors: list[str] = []
-        bot_token = get("THELOOP_SLACK_BOT_TOKEN", "THE_LOOP_SLACK_BOT_TOKEN")
+        bot_token = get(*_names(bot_token_env, "SLACK_BOT_TOKEN"))
         backend = get("THELOOP_BACKEND", default="SlackV3" if bot_token else "Text")
         if backend not in BACKENDS:
             errors.append(f"THELOOP_BACKEND: must be one of {', '.join(BACKENDS)}, got {backend!r}")
@@ -584,7 +621,7 @@ class Environment:
         return cls(
             webhook_secret=secret,
             slack_bot_token=bot_token,
-            slack_app_token=get("THELOOP_SLACK_APP_TOKEN", "THE_LOOP_SLACK_APP_TOKEN"),
+            slack_app_token=get(*_names(app_token_env, "SLACK_APP_TOKEN")),
             slack_signing_secret=get("THELOOP_SLACK_SIGNING_SECRET"),
             github_token=get("THELOOP_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN"),
             data_dir=data_dir,
@@ -609,6 +646,11 @@ class Environment:
         for var in _URLS:
             shown[var] = redact_url(shown[var])
         return dict(sorted(shown.items()))
+
+
+def _names(configured: str, suffix: str) -> tuple[str, ...]:
+    """Where a Slack token is read: the configured variable, then the bot's, then the-loop's."""
+    return tuple(n for n in (configured, f"THELOOP_{suffix}", f"THE_LOOP_{suffix}") if n)
 
 
 def redact_url(url: str) -> str:

@@ -10,6 +10,12 @@ live is not handled again here, nor the other way round.
 A thread with no cursor yet is read back :data:`LOOKBACK` seconds at most, and never
 before the bot first kept cursors: a bot that was away for longer does not act on day-old
 words as if they were just said, and an upgrade does not act on words it passed over.
+
+Every kept thread is read, newest first — not only the most recent ones. Rooms where a
+top-level message is itself meant for the bot (a kickoff room; a room bound to one work
+item) are read too, with ``conversations.history`` from their own cursor (:data:`TOP`,
+shared with the live path the same way). A room with no cursor yet is read from this
+activation's start only: its backlog never becomes a burst of new work items.
 """
 
 from __future__ import annotations
@@ -25,11 +31,13 @@ from looproom.decide.cursors import Cursors
 log = logging.getLogger(__name__)
 
 LOOKBACK = 24 * 3600.0
-#: The threads read on each catch-up: the most recently used ones.
-MOST_THREADS = 50
+#: The cursor of a room's top-level messages (beside its threads' cursors).
+TOP = ""
 
 #: ``(channel, thread, oldest)`` → the replies after ``oldest``, oldest first; None: unreadable.
 ReadThread = Callable[[str, str, str], "list[Mapping[str, Any]] | None"]
+#: ``(channel, oldest)`` → the room's top-level messages after ``oldest``, oldest first.
+ReadRoom = Callable[[str, str], "list[Mapping[str, Any]] | None"]
 #: One missed message, as Slack's message event (with its ``channel``), fed to the pipeline.
 Feed = Callable[[Mapping[str, Any]], None]
 
@@ -44,11 +52,17 @@ class CatchUp:
         feed: Feed,
         cursors: Cursors,
         *,
+        rooms: Callable[[], Sequence[str]] = lambda: (),
+        read_room: ReadRoom = lambda _c, _o: [],
         clock: Callable[[], float] = time.time,
     ) -> None:
+        """``rooms``: the rooms whose top-level messages are read too, by ``read_room``."""
         self._threads, self._read, self._feed = threads, read, feed
+        self._rooms, self._read_room = rooms, read_room
         self._cursors, self._clock = cursors, clock
         self._running = threading.Lock()
+        #: A room read for the first time is read from here: this activation's start.
+        self._started = clock()
 
     def run(self) -> int:
         """Catch up now; how many messages were fed (0 when a run is already going)."""
@@ -57,7 +71,10 @@ class CatchUp:
         try:
             # Asked even with no thread yet: from the first run on, nothing is passed over.
             since = self._cursors.since(self._clock())
-            return sum(self._thread(channel, thread, since) for channel, thread in self._threads())
+            fed = sum(self._room(channel, since) for channel in dict.fromkeys(self._rooms()))
+            return fed + sum(
+                self._thread(channel, thread, since) for channel, thread in self._threads()
+            )
         finally:
             self._running.release()
 
@@ -85,4 +102,18 @@ class CatchUp:
             self._feed({**message, "channel": channel, "thread_ts": thread})
         if messages:
             self._cursors.caught_up(channel, thread, str(messages[-1].get("ts") or ""))
+        return len(messages)
+
+    def _room(self, channel: str, since: float) -> int:
+        # First sight: from this activation on, never the room's backlog.
+        floor = float(self._cursors.floor(channel, TOP) or self._started)
+        oldest = max(floor, self._clock() - LOOKBACK, since)
+        messages = self._read_room(channel, f"{oldest:.6f}")
+        if messages is None:
+            log.warning("theloop catch-up: room %s could not be read", channel)
+            return 0
+        for message in messages:
+            self._feed({**message, "channel": channel})
+        if messages:
+            self._cursors.caught_up(channel, TOP, str(messages[-1].get("ts") or ""))
         return len(messages)

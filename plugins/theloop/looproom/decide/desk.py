@@ -24,6 +24,7 @@ from looproom.decide.cursors import Cursors
 from looproom.decide.decision import ADMITTED, REFUSED, Decision, Verdict, refuse
 from looproom.decide.judging import Said, Where
 from looproom.relay.relay import Relay
+from looproom.room import reactions
 from looproom.room.memory import Memory
 from looproom.room.queued_room import Voice, quietly
 
@@ -185,7 +186,7 @@ class Desk:
         if verdict.status != REFUSED:
             return
         if verdict.reason == "unauthorized":
-            quietly(self.room.react, channel, ts, "warning")
+            quietly(self.room.react, channel, ts, reactions.ERROR)
         quietly(self.room.tell, channel, member, verdict.text, thread)
 
     def given_up(self, decision: Decision) -> None:

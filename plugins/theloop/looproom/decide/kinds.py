@@ -609,7 +609,7 @@ def unwritable(kind: DecisionKind, work_item: str, destinations: forms.Destinati
     switched off — ``""`` when it can."""
     if not isinstance(kind.form, forms.Comment):
         return ""
-    refusal = forms.tracker_refusal(work_item)
+    refusal = forms.tracker_refusal(work_item, destinations)
     if not refusal and kind.form.command:
         refusal = destinations.keywords.refusal(kind.form.command)
     return refusal

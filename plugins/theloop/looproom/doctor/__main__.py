@@ -17,19 +17,19 @@ from typing import Any
 
 from slack_sdk import WebClient
 
+from looproom import configured
 from looproom.doctor.examine import SlackSide, examine
 from looproom.doctor.findings import PROBLEM, report
 from looproom.inbound.local_secret import local_secret_in
 from looproom.room.slack_transport import SlackTransport
-from looproom.settings import ConfigError, Environment, Settings
+from looproom.settings import ConfigError, Environment
 
 CONNECT_WAIT = 10.0
 
 
 def main() -> int:
     try:
-        env = Environment.from_env(os.environ)
-        settings = Settings.load(env.config_path)
+        env, settings = configured.read(os.environ)
     except ConfigError as exc:
         print(f"theloop doctor: fix the configuration first: {exc}", file=sys.stderr)
         return 2

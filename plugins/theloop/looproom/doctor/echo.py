@@ -86,6 +86,23 @@ def probe(
     nonce: Callable[[], str] = lambda: secrets.token_hex(8),
 ) -> Finding:
     """Post ``beats`` nonces into ``channel`` and count the echoes; delete the posts after."""
+    heard = listen(slack, channel, echoes, beats=beats, window=window, nonce=nonce)
+    if isinstance(heard, str):
+        return Finding(EVIDENCE, SUBJECT, f"could not post the probe ({heard})")
+    return verdict(heard, beats, window)
+
+
+def listen(
+    slack: SlackTransport,
+    channel: str,
+    echoes: Echoes,
+    *,
+    beats: int = BEATS,
+    window: float = WINDOW,
+    nonce: Callable[[], str] = lambda: secrets.token_hex(8),
+) -> int | str:
+    """How many of ``beats`` posted nonces came back within ``window`` seconds; Slack's
+    error when one could not be posted. The posts are deleted after."""
     posted: list[tuple[str, str]] = []
     echoes.start()
     try:
@@ -95,14 +112,13 @@ def probe(
                 channel, text=f"{_MARK} {value} — checking that this bot hears its room"
             )
             if not reply.ok:
-                return Finding(EVIDENCE, SUBJECT, f"could not post the probe ({reply.error})")
+                return reply.error or "not posted"
             posted.append((value, reply.ts))
-        heard = echoes.wait_for({value for value, _ in posted}, window)
+        return len(echoes.wait_for({value for value, _ in posted}, window))
     finally:
         echoes.stop()
         for _, ts in posted:
             slack.delete_message(channel, ts)
-    return verdict(len(heard), beats, window)
 
 
 def verdict(heard: int, beats: int, window: float) -> Finding:

@@ -19,9 +19,10 @@ from typing import Any
 
 from looproom import workitem
 from looproom.decide.decision import Decision
+from looproom.relay.jira_config import JiraSite
 from looproom.relay.keywords import Keywords
 
-GITHUB, LOOP, LEDGER = "github", "loop", "ledger"
+GITHUB, LOOP, LEDGER, JIRA = "github", "loop", "ledger", "jira"
 
 #: The words the-loop's gate classifier reads; a button's value in the-loop's own Slack.
 APPROVED, CHANGES_REQUESTED = "approved", "changes requested"
@@ -49,6 +50,8 @@ class Destinations:
     repos: Mapping[str, str] = field(default_factory=dict)
     #: the-loop's control keywords as this deployment configured them.
     keywords: Keywords = field(default_factory=Keywords)
+    #: the-loop's Jira ledger, where its work items are Jira tickets; None: none.
+    jira: JiraSite | None = None
 
 
 def actor(member: str, login: str = "") -> dict[str, str]:
@@ -100,6 +103,19 @@ def github_target(work_item: str) -> dict[str, Any] | None:
     return {"repo": ref.repository, "number": ref.number}
 
 
+def on_ticket(work_item: str, destinations: Destinations, body: str, kind: str) -> dict[str, Any]:
+    """``body`` as a comment on the work item's own ticket — a GitHub issue, or a Jira
+    ticket (``kind``: ``relay`` or ``record``, which Jira marks differently) — where that
+    sink is configured; else in the ledger."""
+    issue = github_target(work_item)
+    if destinations.github and issue:
+        return {"sink": GITHUB, **issue, "body": body}
+    key = destinations.jira.key_of(work_item) if destinations.jira is not None else ""
+    if key:
+        return {"sink": JIRA, "key": key, "body": body, "as": kind}
+    return {"sink": LEDGER, "body": body}
+
+
 def skip_refusal(work_item: str, destinations: Destinations) -> str:
     """Why a skip after the gate cannot be relayed — ``""`` when it can."""
     if not destinations.loop:
@@ -115,12 +131,17 @@ def skip_refusal(work_item: str, destinations: Destinations) -> str:
     )
 
 
-def tracker_refusal(work_item: str) -> str:
+def tracker_refusal(work_item: str, destinations: Destinations | None = None) -> str:
     """Why a decision the-loop reads from the ticket's comments cannot reach this work
-    item — ``""`` when it can. Only GitHub issues are written here; recording a Jira
-    key's decision in the local ledger alone would show ✅ while the-loop never sees it."""
+    item — ``""`` when it can: a GitHub issue, or a ticket of the configured Jira site.
+    Recording another tracker's decision in the local ledger alone would show ✅ while
+    the-loop never sees it."""
     if github_target(work_item) is not None:
         return ""
+    jira = destinations.jira if destinations is not None else None
+    ref = workitem.parse(work_item)
+    if jira is not None and ref is not None and ref.tracker == JIRA:
+        return jira.refusal(work_item)
     return (
         f"{work_item} is not a GitHub issue, and the-loop reads this decision from the "
         "work item's own comments, which only a GitHub issue can be given from here — so "
@@ -188,10 +209,7 @@ class Comment:
     def target(self, decision: Decision, destinations: Destinations) -> dict[str, Any]:
         """On the work item's issue when GitHub is configured, else in the ledger."""
         body = self.body(decision, destinations.keywords)
-        issue = github_target(decision.work_item)
-        if destinations.github and issue:
-            return {"sink": GITHUB, **issue, "body": body}
-        return {"sink": LEDGER, "body": body}
+        return on_ticket(decision.work_item, destinations, body, "relay")
 
 
 def reply_request(decision: Decision, repos: Mapping[str, str]) -> dict[str, Any]:

@@ -188,11 +188,7 @@ class Talk:
 
     def target(self, decision: Decision, destinations: forms.Destinations) -> dict[str, Any]:
         text = body(said_of(decision, self.kind))
-        issue = forms.github_target(decision.work_item)
-        if destinations.github and issue:
-            mirror: dict[str, Any] = {"sink": forms.GITHUB, **issue, "body": text}
-        else:
-            mirror = {"sink": forms.LEDGER, "body": text}
+        mirror = forms.on_ticket(decision.work_item, destinations, text, "record")
         request = {
             "ref": decision.work_item,
             "text": session_text(decision, self.kind),

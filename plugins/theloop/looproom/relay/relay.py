@@ -23,6 +23,7 @@ from looproom.durable.queue import DurableQueue, Item
 from looproom.durable.worker import Worker
 from looproom.relay import forms, records, texts
 from looproom.relay.sinks import Sinks, Undeliverable, Unsure
+from looproom.room import reactions
 from looproom.room.queued_room import Voice, quietly
 
 log = logging.getLogger(__name__)
@@ -59,7 +60,7 @@ class Relay:
             decision.key, forms.payload(decision, target), group=_group(decision, target)
         )
         if stored:
-            quietly(self.acks.react, decision.channel, decision.ts, "eyes")
+            quietly(self.acks.react, decision.channel, decision.ts, reactions.RECEIVED)
             log.info(
                 "relay: recorded %s %s by %s", decision.kind, decision.work_item, decision.member
             )
@@ -110,7 +111,7 @@ class Relay:
         log.info("relay: %s landed (%s)", item.key, outcome.detail or "ok")
         if decision is None:
             return
-        quietly(self.acks.react, decision.channel, decision.ts, "white_check_mark")
+        quietly(self.acks.react, decision.channel, decision.ts, reactions.COMPLETED)
         thread = decision.thread or decision.ts
         text = texts.landed_text(decision, outcome.detail)
         quietly(self.acks.reply, decision.channel, thread, text)
@@ -125,7 +126,7 @@ class Relay:
         decision = forms.decision_of(item.payload)
         if decision is None:
             return
-        quietly(self.acks.react, decision.channel, decision.ts, "warning")
+        quietly(self.acks.react, decision.channel, decision.ts, reactions.ERROR)
         unsure = isinstance(outcome, Unsure)
         if isinstance(outcome, Undeliverable):
             text = texts.undeliverable_text(decision, outcome.reason, outcome.record)

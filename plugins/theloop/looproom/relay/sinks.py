@@ -32,6 +32,7 @@ from looproom import times
 from looproom.durable.outcome import Delivered, Failed, Outcome, RetryLater
 from looproom.relay import forms, records
 from looproom.relay.http_client import USER_AGENT, HttpResult, http, outcome_of
+from looproom.relay.jira_sink import JiraSink
 from looproom.relay.keywords import Keywords
 
 log = logging.getLogger(__name__)
@@ -101,6 +102,25 @@ class GitHubSink:
             page = self._next_page(answer)
         log.warning("relay: more than %d pages of comments on %s; posting", FIND_PAGES, url)
         return None
+
+    def comments(self, repo: str, number: int) -> tuple[str, list[dict[str, Any]] | str]:
+        """The token's login, and every comment on the issue (oldest first, up to
+        :data:`FIND_PAGES` pages) — or a sentence saying why they cannot be read."""
+        me = http("GET", f"{self._api}/user", self._headers(), None, self._timeout).json()
+        login = str(me.get("login") or "") if isinstance(me, dict) else ""
+        found: list[dict[str, Any]] = []
+        page: str | None = f"{self._api}/repos/{repo}/issues/{int(number)}/comments?per_page=100"
+        for _ in range(FIND_PAGES):
+            if page is None:
+                break
+            answer = http("GET", page, self._headers(), None, self._timeout)
+            failed = outcome_of(answer, "GitHub", time.time())
+            if failed is not None:
+                return login, failed.reason
+            listed = answer.json()
+            found += [c for c in listed if isinstance(c, dict)] if isinstance(listed, list) else []
+            page = self._next_page(answer)
+        return login, found
 
     def _next_page(self, answer: HttpResult) -> str | None:
         for part in answer.header("link").split(","):
@@ -265,6 +285,7 @@ class Sinks:
     loop: LoopSink | None = None
     #: the-loop's control keywords: the words a control command's comment opens with.
     keywords: Keywords = field(default_factory=Keywords)
+    jira: JiraSink | None = None
 
     def available(self, repos: Mapping[str, str]) -> forms.Destinations:
         """The destinations these sinks reach (``repos``: the-loop's checkouts for skips)."""
@@ -273,6 +294,7 @@ class Sinks:
             loop=self.loop is not None,
             repos=repos,
             keywords=self.keywords,
+            jira=self.jira.site if self.jira is not None else None,
         )
 
     def send(
@@ -304,6 +326,8 @@ class Sinks:
         if sink == forms.LOOP and self.loop is not None:
             key = str(item["key"])
             return self.loop.send(target, key=key, unsure=ambiguous, first_try=first_try)
+        if sink == forms.JIRA and self.jira is not None:
+            return self.jira.send(target, key=str(item["key"]), unsure=unsure)
         if sink == forms.LEDGER:
             return self.ledger.send({**item, "target": target})
         # Stored while that sink was configured; it is not now. Kept, not lost.

@@ -127,6 +127,10 @@ class Memory:
         raw = self._store.get(f"item:{work_item}")
         return ItemState.from_dict(raw) if raw else ItemState()
 
+    def knows(self, work_item: str) -> bool:
+        """Whether the room was shown anything of ``work_item``."""
+        return f"item:{work_item}" in self._store
+
     def put(self, work_item: str, state: ItemState) -> None:
         self._store[f"item:{work_item}"] = state.to_dict()
 

@@ -35,7 +35,7 @@ from slack_sdk.http_retry.response import HttpResponse
 from slack_sdk.http_retry.state import RetryState
 
 from looproom import http_rules
-from looproom.times import later
+from looproom.times import later, slack_seconds
 
 log = logging.getLogger(__name__)
 
@@ -365,11 +365,37 @@ class SlackTransport:
 
     # -- reading -------------------------------------------------------------------
 
-    def history(self, channel: str, *, limit: int = 200, cursor: str = "") -> Reply:
-        """One page of ``conversations.history`` (newest first), metadata included."""
+    def history(
+        self, channel: str, *, limit: int = 200, cursor: str = "", oldest: str = ""
+    ) -> Reply:
+        """One page of ``conversations.history`` (newest first), metadata included;
+        ``oldest``: only messages after it."""
         args = {"channel": channel, "limit": limit, "include_all_metadata": True}
-        args.update(_optional(cursor=cursor or None))
+        args.update(_optional(cursor=cursor or None, oldest=oldest or None))
         return self._call("conversations.history", args)
+
+    def top_level(
+        self, channel: str, oldest: str, *, max_pages: int = 10
+    ) -> list[Mapping[str, Any]] | None:
+        """The room's top-level messages after ``oldest``, oldest first (at most
+        ``max_pages`` pages of 200); ``None`` when Slack did not answer."""
+        found: list[Mapping[str, Any]] = []
+        cursor = ""
+        for _ in range(max_pages):
+            reply = self.history(channel, cursor=cursor, oldest=oldest)
+            if not reply.ok:
+                return None
+            messages = [m for m in reply.data.get("messages") or [] if isinstance(m, Mapping)]
+            found.extend(
+                m
+                for m in messages
+                if later(str(m.get("ts") or ""), oldest)
+                and str(m.get("thread_ts") or m.get("ts")) == str(m.get("ts"))
+            )
+            cursor = next_cursor(reply)
+            if not cursor:
+                break
+        return sorted(found, key=lambda m: slack_seconds(str(m.get("ts") or "")))
 
     def replies(
         self, channel: str, ts: str, *, limit: int = 200, cursor: str = "", oldest: str = ""

@@ -1,0 +1,36 @@
+"""The environment and the settings file read together, in the order each needs the other.
+
+The file is found through the environment (``THELOOP_CONFIG``), and the environment's
+Slack tokens through the file (``slack.botTokenEnv``/``appTokenEnv``, as the-loop names
+them): so the file is read first, then the environment with the names it gives. Both
+``config.py`` and the plugin read them here, so they agree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from looproom.settings import DEFAULT_CONFIG_PATH, ConfigError, Environment, Settings
+
+
+def read(env: Mapping[str, str]) -> tuple[Environment, Settings]:
+    """The environment and the settings; :class:`looproom.settings.ConfigError` names
+    what is wrong in either."""
+    named = env.get("THELOOP_CONFIG", "").strip()
+    settings = Settings.load(named or DEFAULT_CONFIG_PATH, required=bool(named))
+    environment = Environment.from_env(
+        env, bot_token_env=settings.bot_token_env, app_token_env=settings.app_token_env
+    )
+    return environment, settings
+
+
+def environment(env: Mapping[str, str]) -> Environment:
+    """The environment alone, for ``config.py``: a settings file it cannot read is the
+    plugin's to report (to the admins, naming the key), so here only its token names
+    are taken from it, when it reads."""
+    try:
+        return read(env)[0]
+    except ConfigError as exc:
+        if exc.source == "the environment":
+            raise
+    return Environment.from_env(env)

@@ -1,0 +1,124 @@
+"""The periodic reconcile while connected: the catch-up again, then the split check.
+
+A connection can stay up and still lose a message — an envelope dropped on the way, or
+handed to a second Socket Mode consumer of the same app — and Slack will not send it
+again. So besides the catch-up at each connect, the catch-up runs every
+``slack.read.catchUpSeconds`` (the-loop's key and default: 900; ``0`` is at connect only;
+below 60 is raised to 60 — a safety net must not spend the rate limit of the rooms it
+serves), and the listener's split check after it (``slack.read.splitCheckBeats``
+heartbeats, default 2, at most 5, ``0`` off). The check rides the reconcile's cadence
+rather than the connect: heartbeats are messages in a room people read, posted as seldom
+as the safety net runs. The cursors are shared with the live path,
+so a message is read exactly once whichever path comes first.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+DEFAULT_SECONDS, MIN_SECONDS = 900, 60
+DEFAULT_BEATS, MAX_BEATS = 2, 5
+#: Keys of the-loop's ``channels.slack.read`` that mean nothing here (its transport).
+_THEIRS = ("mode", "intervalSeconds")
+
+
+@dataclass(frozen=True)
+class ReadSettings:
+    """``slack.read``: how often to reconcile, and how many heartbeats a split check posts."""
+
+    catch_up_seconds: int = DEFAULT_SECONDS
+    split_check_beats: int = DEFAULT_BEATS
+
+    def describe(self) -> str:
+        """``!theloop status``'s line."""
+        every = (
+            f"every {self.catch_up_seconds} s"
+            if self.catch_up_seconds
+            else "at connect only (slack.read.catchUpSeconds: 0)"
+        )
+        return (
+            f"catch-up: at connect and {every}" if self.catch_up_seconds else f"catch-up: {every}"
+        )
+
+
+def parse(raw: Any, errors: list[str], warnings: list[str]) -> ReadSettings:
+    """``slack.read``; a value outside the range is brought into it, with a warning, as
+    the-loop does; one that is not a number is an error naming the key."""
+    if raw is None:
+        return ReadSettings()
+    if not isinstance(raw, Mapping):
+        errors.append("slack.read: expected a mapping (catchUpSeconds, splitCheckBeats)")
+        return ReadSettings()
+    for key in raw:
+        if key in _THEIRS:
+            warnings.append(f"slack.read.{key}: the-loop's key, not used by the bot (ignored)")
+        elif key not in ("catchUpSeconds", "splitCheckBeats"):
+            errors.append(f"slack.read.{key}: unknown key (known: catchUpSeconds, splitCheckBeats)")
+    seconds = _number(raw.get("catchUpSeconds"), "catchUpSeconds", DEFAULT_SECONDS, errors)
+    if 0 < seconds < MIN_SECONDS:
+        warnings.append(
+            f"slack.read.catchUpSeconds: {seconds} is below {MIN_SECONDS} — using {MIN_SECONDS}; "
+            "the reconcile is a safety net, not a second way to read"
+        )
+        seconds = MIN_SECONDS
+    beats = _number(raw.get("splitCheckBeats"), "splitCheckBeats", DEFAULT_BEATS, errors)
+    if beats > MAX_BEATS:
+        warnings.append(f"slack.read.splitCheckBeats: {beats} is above {MAX_BEATS} — using it")
+        beats = MAX_BEATS
+    return ReadSettings(max(0, seconds), max(0, beats))
+
+
+def _number(value: Any, key: str, default: int, errors: list[str]) -> int:
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int):
+        errors.append(f"slack.read.{key}: expected a whole number, got {value!r}")
+        return default
+    return value
+
+
+class Reconcile:
+    """Every ``interval`` seconds, off the caller's thread: ``catch_up``, then ``check``."""
+
+    def __init__(
+        self,
+        catch_up: Callable[[], int],
+        interval: float,
+        *,
+        check: Callable[[], object] = lambda: None,
+    ) -> None:
+        self._catch_up, self._interval, self._check = catch_up, interval, check
+        self._stopped = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        if self._interval > 0 and self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="theloop-reconcile", daemon=True)
+            self._thread.start()
+
+    def stop(self) -> None:
+        self._stopped.set()
+
+    def now(self) -> None:
+        """One cycle: the catch-up, then the split check. Never raises: a cycle that
+        failed must not end the ones after it."""
+        try:
+            fed = self._catch_up()
+            if fed:
+                log.info("theloop reconcile: %d missed message(s) read", fed)
+        except Exception:
+            log.exception("theloop reconcile: the catch-up failed; the next cycle retries")
+        try:
+            self._check()
+        except Exception:
+            log.exception("theloop reconcile: the split check failed")
+
+    def _run(self) -> None:
+        while not self._stopped.wait(self._interval):
+            self.now()
