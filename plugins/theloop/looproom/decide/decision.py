@@ -49,6 +49,9 @@ class Decision:
     #: Whom or what a collaborator or channel command is about, as the-loop reads them:
     #: ``slack:U…``, ``@login``, ``slack@C…``.
     subjects: tuple[str, ...] = ()
+    #: The files attached to a reply, as Slack described them (``looproom.attach``): the
+    #: relay fetches them for the session. Their private URLs stay in the bot's queue.
+    files: tuple[dict[str, Any], ...] = ()
 
     @property
     def key(self) -> str:
@@ -60,6 +63,7 @@ class Decision:
         raw = asdict(self)
         raw["rows"], raw["nodes"] = list(self.rows), list(self.nodes)
         raw["subjects"] = list(self.subjects)
+        raw["files"] = [dict(attached) for attached in self.files]
         return raw
 
     @classmethod
@@ -70,6 +74,7 @@ class Decision:
             "nodes": tuple(raw.get("nodes", ())),
             "subjects": tuple(raw.get("subjects", ())),
         }
+        fields["files"] = tuple(dict(attached) for attached in raw.get("files", ()))
         return cls(**fields)
 
 
