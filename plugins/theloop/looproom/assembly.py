@@ -20,13 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from looproom import admin
-<<<<<<< HEAD
-from looproom.decide import kinds, presses, room_help, slash, talk
-=======
 from looproom.attach import fetch as file_fetch
 from looproom.attach import slack_files
-from looproom.decide import presses, slash, talk
->>>>>>> main
+from looproom.decide import kinds, presses, room_help, slash, talk
 from looproom.decide.authorization import Policy, holders
 from looproom.decide.catchup import TOP, CatchUp
 from looproom.decide.cursors import Cursors
@@ -34,13 +30,10 @@ from looproom.decide.decision import Decision
 from looproom.decide.desk import Desk, room_facts
 from looproom.decide.effects import Effects
 from looproom.decide.judging import Said, Where
-<<<<<<< HEAD
-from looproom.decide.loop_control import LoopControl
-=======
 from looproom.decide.listening import ListenAll
 from looproom.decide.listening import command as listen_command
 from looproom.decide.listening import status_line as listen_status
->>>>>>> main
+from looproom.decide.loop_control import LoopControl
 from looproom.decide.members import Directory, Grants, UnknownHandle, resolve_grants
 from looproom.decide.reconcile import Reconcile
 from looproom.decide.slash_desk import SlashDesk
@@ -387,6 +380,8 @@ class Decisions:
         if not wanted or event.get("bot_id") or event.get("subtype"):
             return False
         where = self.desk.where(channel, thread_ts, *self._room_facts(channel))
+        if where.thread_bound and not self.cursors.claim(channel, thread_ts, ts):
+            return True  # answered already, live or by the catch-up
         kickoff = self._kickoff_for(channel)
         room = room_help.Room(
             where.work_item, where.thread_bound, where.repository, kickoff.repos if kickoff else ()
