@@ -123,7 +123,13 @@ def _file_store(
     configured = file_fetch.origin_of(env.slack_api_url) if env.slack_api_url else None
     if configured is not None:
         allowed.append(configured)
-    return slack_files.FileStore(data_dir / FILES_DIR, slack.token, allowed)
+
+    def info(file_id: str) -> Mapping[str, Any] | None:
+        reply = slack.file_info(file_id)
+        found = reply.data.get("file") if reply.ok else None
+        return found if isinstance(found, Mapping) else None
+
+    return slack_files.FileStore(data_dir / FILES_DIR, slack.token, allowed, info=info)
 
 
 class SlackPoster:
