@@ -243,6 +243,7 @@ class Decisions:
             room,
             on_given_up=lambda decision: self.desk.given_up(decision),
             observe=metrics.relay_settled if metrics is not None else lambda _i, _o: None,
+            slots=env.delivery_slots,
         )
         self.cursors = cursors if cursors is not None else Cursors({})
         self.desk = Desk(
@@ -570,7 +571,10 @@ class LoopRoom:
             store=store,
         )
         self.worker = Worker(
-            self.inbox, event_delivery(self._outlet(slack)), settled=self.metrics.delivery_settled
+            self.inbox,
+            event_delivery(self._outlet(slack)),
+            settled=self.metrics.delivery_settled,
+            slots=env.delivery_slots,
         )
         self.metrics.watch(self.inbox)
         self.metrics.watch(self.decisions.relay.queue)
