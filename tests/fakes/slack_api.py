@@ -195,6 +195,8 @@ class FakeSlack(LoopbackHTTP):
         self.stored_files: dict[str, tuple[str, bytes]] = {}  # path → (type, body)
         self.redirects: dict[str, str] = {}  # path → where it answers a 302 to
         self.downloads: list[tuple[str, str]] = []  # (path, token) of each download
+        #: Each file's successive ``files.info`` answers (the last one is kept answering).
+        self.file_objects: dict[str, list[dict[str, Any]]] = {}
         for channel_id, name in channels:
             self.add_channel(name, channel_id)
 
@@ -296,11 +298,13 @@ class FakeSlack(LoopbackHTTP):
         return {**message, "channel": channel_id, "channel_type": kind}
 
     def add_file(
-        self, name: str, body: bytes, mimetype: str, *, transcript: str = ""
+        self, name: str, body: bytes, mimetype: str, *, transcript: str = "", processing: int = 0
     ) -> dict[str, Any]:
         """A file someone uploaded; the file object Slack puts in the message's ``files``.
         ``transcript``: a voice clip, with Slack's transcription complete (a preview, and
-        the whole text as WebVTT captions behind the private URL ``vtt``)."""
+        the whole text as WebVTT captions behind the private URL ``vtt``) — or, with
+        ``processing``, still in progress in the message and for that many ``files.info``
+        reads after it."""
         file_id = "F" + uuid.uuid4().hex[:9].upper()
         path = f"{FILES_PATH}{TEAM_ID}-{file_id}/{quote(name)}"
         with self._changed:
@@ -328,6 +332,13 @@ class FakeSlack(LoopbackHTTP):
                     "preview": {"content": transcript[:20], "has_more": len(transcript) > 20},
                 },
             )
+        with self._changed:
+            self.file_objects[file_id] = [dict(found)]
+            if processing:
+                pending = {**found, "transcription": {"status": "processing"}}
+                pending.pop("vtt", None)
+                self.file_objects[file_id] = [pending] * processing + [dict(found)]
+                return dict(pending)
         return found
 
     def download(self, path: str, token: str) -> tuple[int, dict[str, str], bytes]:
@@ -471,6 +482,13 @@ class FakeSlack(LoopbackHTTP):
 
 
 # -- the Web API methods -----------------------------------------------------------------------
+
+
+def _files_info(slack: FakeSlack, args: dict) -> dict:
+    answers = slack.file_objects.get(str(args.get("file", "")))
+    if not answers:
+        return {"ok": False, "error": "file_not_found"}
+    return {"ok": True, "file": answers.pop(0) if len(answers) > 1 else answers[0]}
 
 
 def _api(slack: FakeSlack, method: str, args: dict[str, Any], token: str) -> dict[str, Any]:
@@ -919,6 +937,7 @@ _METHODS: dict[str, Callable[[FakeSlack, dict], dict]] = {
     "chat.update": _update,
     "chat.postEphemeral": _post_ephemeral,
     "views.open": _views_open,
+    "files.info": _files_info,
     "chat.delete": _delete,
     "reactions.add": _reactions_add,
     "apps.connections.open": _connections_open,

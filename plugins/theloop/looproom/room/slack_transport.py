@@ -297,6 +297,10 @@ class SlackTransport:
         #: Told of every 429 Slack answers, retried inline or not (the metrics).
         self.on_rate_limited: Callable[[], None] = lambda: None
 
+    def file_info(self, file_id: str) -> Reply:
+        """``files.info``: a file as Slack knows it now (a voice clip's transcript done?)."""
+        return self._call("files.info", {"file": file_id})
+
     def token(self) -> str:
         """The bot token the client calls with: a file's private URL opens with it too."""
         return str(getattr(self._client, "token", "") or "")
