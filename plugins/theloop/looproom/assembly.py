@@ -653,6 +653,13 @@ class LoopRoom:
         text += "\n" + self.decisions.keyword_line()
         text += "\n" + self.settings.reactions.describe()
         text += "\n" + self.settings.read.describe()
+        jira = self.decisions.sinks.jira
+        if jira is not None:
+            credential = "missing: " + jira.missing() if jira.missing() else "set"
+            text += (
+                f"\njira ledger: {jira.site.site} ({jira.site.deployment}), projects "
+                f"{', '.join(jira.site.projects) or 'none'}; credential {credential}"
+            )
         if self.decisions.split is not None:
             text += "\n" + self.decisions.split.line()
         grants = "\n".join(f"- {line}" for line in self.decisions.grant_lines())
