@@ -209,6 +209,13 @@ class TheLoop(BotPlugin):
         return self._core.bind(args) if self._core else NOT_ACTIVE
 
     @botcmd(admin_only=True)
+    def theloop_listen(self, msg: Any, args: str) -> str:
+        """What a room hears: `listen all [room]` (every message in a work item's thread is a
+        reply to it), `listen addressed [room]` (only a mention, the default); alone: list."""
+        here = str(chat.slack_event(msg).get("channel") or "") or chat.plain_channel(msg)
+        return self._core.listen_mode(args, here) if self._core else NOT_ACTIVE
+
+    @botcmd(admin_only=True)
     def theloop_unbind(self, _msg: Any, args: str) -> str:
         """A work item's events go to its configured room again: `unbind <work item>`."""
         return self._core.unbind(args) if self._core else NOT_ACTIVE

@@ -59,9 +59,12 @@ class BotProcess:
         host: str = "127.0.0.1",
         extra_pythonpath: Sequence[str | Path] = (),
         console: bool = False,
+        config: Path = CONFIG,
     ) -> None:
         """``console``: keep the process's standard input open, for :meth:`type` (the Text
-        backend's console reads it; closed, the console ends at once)."""
+        backend's console reads it; closed, the console ends at once). ``config``: the
+        Errbot configuration file to run (the bundle's own by default); the process runs in
+        its folder."""
         self.data_dir = Path(data_dir)
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.backend = backend
@@ -70,6 +73,7 @@ class BotProcess:
         self.extra_env = dict(env or {})
         self.extra_pythonpath = [str(p) for p in extra_pythonpath]
         self.console = console
+        self.config = Path(config)
         self.log_path = self.data_dir / "process.log"
         #: Errbot's own log file (config.py puts it in the data directory).
         self.errbot_log = self.data_dir / "errbot.log"
@@ -128,8 +132,8 @@ class BotProcess:
         with self.log_path.open("ab") as log:
             self._log_offset = log.tell()
             self.process = subprocess.Popen(
-                [str(ERRBOT), "-c", str(CONFIG)],
-                cwd=REPO,
+                [str(ERRBOT), "-c", str(self.config)],
+                cwd=self.config.parent,
                 env=self.environment(),
                 stdin=subprocess.PIPE if self.console else subprocess.DEVNULL,
                 stdout=log,

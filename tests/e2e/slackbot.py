@@ -38,19 +38,27 @@ class SlackBot:
         status, answer = signed.post(host, port, signed.WEBHOOK_PATH, body, headers)
         return status, json.loads(answer or b"{}")
 
-    def show(self, event: dict[str, Any], timeout: float) -> dict[str, Any]:
-        """Send ``event``; the room's message for it in ``LOOP``, once posted."""
+    def show(self, event: dict[str, Any], timeout: float, room: str = LOOP) -> dict[str, Any]:
+        """Send ``event``; the room's message for it in ``room``, once posted."""
         assert self.send(event)[0] == 202
 
         def posted() -> list[dict[str, Any]]:
-            return [m for m in self.slack.messages(LOOP) if event_key(m) == event["id"]]
+            return [m for m in self.slack.messages(room) if event_key(m) == event["id"]]
 
         return wait_for(posted, timeout, f"{event['id']} to be posted")[0]
 
-    def say(self, member: str, text: str, thread_ts: str) -> dict[str, Any]:
-        """A member types in a thread of ``LOOP``: the message is in Slack, and its event is
-        delivered to the bot over Socket Mode."""
-        message = self.slack.say(LOOP, member, text, thread_ts=thread_ts)
+    def say(
+        self,
+        member: str,
+        text: str,
+        thread_ts: str,
+        room: str = LOOP,
+        files: list[dict[str, Any]] | None = None,
+    ) -> dict[str, Any]:
+        """A member types in ``room`` (in the thread under ``thread_ts``, if any), with
+        ``files`` attached: the message is in Slack, and its event is delivered to the bot
+        over Socket Mode."""
+        message = self.slack.say(room, member, text, thread_ts=thread_ts, files=files)
         event = {"type": "event_callback", "event": message}
         assert self.slack.push_envelope(event) is not None, "the bot did not ack the message"
         return message

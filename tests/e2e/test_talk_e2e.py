@@ -12,9 +12,11 @@ was away is read when it is back.
 from __future__ import annotations
 
 import json
+import re
 import urllib.parse
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -328,3 +330,25 @@ def test_shortcuts_and_forms_work_over_signed_http_and_forged_ones_do_nothing(ri
     assert _over_http(rig, submitted) == 200
     (comment,) = wait_for(rig.comments, TIMEOUT, "the decision on the ticket")
     assert "> ship on Friday" in comment and "_why:_ the freeze starts Monday" in comment
+
+
+def test_a_screenshot_and_a_voice_note_on_a_reply_reach_the_session_as_files(rig: Rig) -> None:
+    thread = rig.thread()
+    png = b"\x89PNG\r\n\x1a\n" + b"pixels" * 50
+    shot = rig.slack.add_file("screen shot.png", png, "image/png")
+    words = "use the smaller migration"
+    voice = rig.slack.add_file("note.m4a", b"audio", "audio/mp4", transcript=words)
+    said = rig.bot.say(ALICE, f"<@{BOT_USER}> see these", thread, files=[shot, voice])
+    wait_for(lambda: "white_check_mark" in rig.reactions(said["ts"]), TIMEOUT, "the ✅")
+
+    (reply,) = rig.loop.replies
+    text = reply["text"]
+    assert text.startswith("see these") and "UNTRUSTED data from a chat" in text
+    paths = [Path(p) for p in re.findall(r"saved at (\S+)", text)]
+    assert [p.parent for p in paths] == [rig.bot.process.data_dir / "theloop" / "files"] * 2
+    assert paths[0].read_bytes() == png
+    assert f'Slack\'s transcript: "{words}"' in text
+
+    (comment,) = rig.comments()
+    assert shot["permalink"] in comment and voice["permalink"] in comment
+    assert "files-pri" not in comment and "saved at" not in comment

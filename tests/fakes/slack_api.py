@@ -15,6 +15,10 @@ With ``echo_posts`` set, each message the bot posts comes back as Slack sends it
 ``message`` event to one connected client, taking turns as Slack splits an app's events
 across its connections.
 
+Files: :meth:`FakeSlack.add_file` keeps a file as Slack does and returns the file object a
+message event carries; its private URL (under ``/files-pri/``) answers only the bot token,
+``redirect`` makes it answer a 302 instead, and every download is recorded.
+
 For the doctor: ``scopes`` is what ``auth.test`` says the token was granted; ``page_limit``
 cuts every listing's pages short; a private room (``add_channel(private=True)``) is listed
 by ``conversations.list`` only while the bot is in it, and ``listed=False`` hides a room
@@ -36,7 +40,7 @@ import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 from tests.fakes.loopback import LoopbackHandler, LoopbackHTTP, flat
 
@@ -50,9 +54,11 @@ TEAM_ID = "T0FAKE"
 #: app created from slack-app-manifest.yaml is granted. A test may grant fewer (``scopes``).
 SCOPES = (
     "channels:history,channels:read,chat:write,commands,files:read,groups:history,groups:read,"
-    "im:history,im:read,reactions:write,team:read,users:read"
+    "im:history,im:read,mpim:history,mpim:read,reactions:write,team:read,users:read"
 )
 
+#: Where a file's private URL (and its captions) live on the fake, as on files.slack.com.
+FILES_PATH = "/files-pri/"
 SECTION_LIMIT, HEADER_LIMIT, BLOCK_LIMIT, TEXT_LIMIT = 3000, 150, 50, 40_000
 _WS_GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 _KNOWN_BLOCKS = frozenset(
@@ -94,8 +100,19 @@ class _Handler(LoopbackHandler):
     def do_GET(self) -> None:
         if self.path.startswith("/socket-mode"):
             _serve_websocket(self.fake, self)
+        elif self.path.startswith(FILES_PATH):
+            self._file()
         else:
             self.serve()
+
+    def _file(self) -> None:
+        token = self.headers.get("Authorization", "").removeprefix("Bearer ").strip()
+        status, headers, body = self.fake.download(urlsplit(self.path).path, token)
+        self.send_response(status)
+        for name, value in {**headers, "Content-Length": str(len(body))}.items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(body)
 
     def serve(self) -> None:
         parts = urlsplit(self.path)
@@ -150,6 +167,9 @@ class FakeSlack(LoopbackHTTP):
         self.triggers: set[str] = set()  # trigger ids handed out with interactive payloads
         self.views: list[dict[str, Any]] = []  # the forms opened, as opened
         self._released = threading.Event()
+        self.stored_files: dict[str, tuple[str, bytes]] = {}  # path → (type, body)
+        self.redirects: dict[str, str] = {}  # path → where it answers a 302 to
+        self.downloads: list[tuple[str, str]] = []  # (path, token) of each download
         for channel_id, name in channels:
             self.add_channel(name, channel_id)
 
@@ -181,14 +201,17 @@ class FakeSlack(LoopbackHTTP):
         member: bool = True,
         private: bool = False,
         listed: bool = True,
+        group_dm: bool = False,
     ) -> str:
-        """A channel the bot is (or is not) a member of; returns its id."""
-        channel_id = channel_id or "C" + uuid.uuid4().hex[:9].upper()
+        """A channel the bot is (or is not) a member of; returns its id. ``group_dm``: a
+        group DM (Slack's ``mpim``: private, ``G…``, never in a channel listing)."""
+        channel_id = channel_id or ("G" if group_dm else "C") + uuid.uuid4().hex[:9].upper()
         self.channels[channel_id] = {
             "name": name,
             "member": member,
-            "private": private,
-            "listed": listed,
+            "private": private or group_dm,
+            "listed": listed and not group_dm,
+            "group_dm": group_dm,
             "messages": [],
         }
         return channel_id
@@ -213,7 +236,15 @@ class FakeSlack(LoopbackHTTP):
         """The replies under the message at ``ts``, oldest first (the parent excluded)."""
         return [m for m in self.messages(room) if m.get("thread_ts") == ts and m["ts"] != ts]
 
-    def say(self, room: str, member: str, text: str, *, thread_ts: str = "") -> dict[str, Any]:
+    def say(
+        self,
+        room: str,
+        member: str,
+        text: str,
+        *,
+        thread_ts: str = "",
+        files: list[dict[str, Any]] | None = None,
+    ) -> dict[str, Any]:
         """A member posts ``text`` in ``room`` (in the thread under ``thread_ts``), kept as
         Slack keeps it. Returns the message event Slack would send the bot (with its
         ``channel``): :meth:`push_envelope` it as ``{"type": "event_callback", "event": …}``."""
@@ -231,9 +262,60 @@ class FakeSlack(LoopbackHTTP):
             if thread_ts:
                 message["thread_ts"] = thread_ts
                 _count_reply(messages, thread_ts, message["ts"])
+            if files:  # as Slack sends a message someone attached files to
+                message.update(subtype="file_share", upload=True, files=files)
             messages.append(message)
             self._changed.notify_all()
-        return {**message, "channel": channel_id}
+            kind = self.channels[channel_id]
+            kind = "mpim" if kind["group_dm"] else "group" if kind["private"] else "channel"
+        return {**message, "channel": channel_id, "channel_type": kind}
+
+    def add_file(
+        self, name: str, body: bytes, mimetype: str, *, transcript: str = ""
+    ) -> dict[str, Any]:
+        """A file someone uploaded; the file object Slack puts in the message's ``files``.
+        ``transcript``: a voice clip, with Slack's transcription complete (a preview, and
+        the whole text as WebVTT captions behind the private URL ``vtt``)."""
+        file_id = "F" + uuid.uuid4().hex[:9].upper()
+        path = f"{FILES_PATH}{TEAM_ID}-{file_id}/{quote(name)}"
+        with self._changed:
+            self.stored_files[path] = (mimetype, body)
+        found: dict[str, Any] = {
+            "id": file_id,
+            "name": name,
+            "title": name,
+            "mimetype": mimetype,
+            "size": len(body),
+            "url_private": f"{super().url}{path}",
+            "url_private_download": f"{super().url}{path}?download=1",
+            "permalink": f"https://fake.slack.com/files/U0ALICE01/{file_id}/{name}",
+        }
+        if transcript:
+            captions = f"WEBVTT\n\n1\n00:00:00.000 --> 00:00:02.000\n{transcript}\n"
+            vtt = f"{FILES_PATH}{TEAM_ID}-{file_id}/file.vtt"
+            with self._changed:
+                self.stored_files[vtt] = ("text/vtt", captions.encode())
+            found.update(
+                subtype="slack_audio",
+                vtt=f"{super().url}{vtt}",
+                transcription={
+                    "status": "complete",
+                    "preview": {"content": transcript[:20], "has_more": len(transcript) > 20},
+                },
+            )
+        return found
+
+    def download(self, path: str, token: str) -> tuple[int, dict[str, str], bytes]:
+        """A file's private URL, as Slack answers it: the bytes for the bot token only."""
+        with self._changed:
+            self.downloads.append((path, token))
+            self._changed.notify_all()
+            if path in self.redirects:
+                return 302, {"Location": self.redirects[path]}, b""
+            if path not in self.stored_files or token != BOT_TOKEN:
+                return 404, {"Content-Type": "text/plain"}, b"not found"
+            mimetype, body = self.stored_files[path]
+        return 200, {"Content-Type": mimetype}, body
 
     def calls_to(self, method: str) -> list[Call]:
         """The recorded calls of one method, in order."""
@@ -420,7 +502,9 @@ def _channel_object(slack: FakeSlack, channel_id: str) -> dict[str, Any]:
     return {
         "id": channel_id,
         "name": channel["name"],
-        "is_channel": True,
+        "is_channel": not channel["group_dm"],
+        "is_group": channel["group_dm"],
+        "is_mpim": channel["group_dm"],
         "is_private": channel["private"],
         "is_archived": False,
         "is_member": channel["member"],

@@ -72,11 +72,12 @@ def test_the_manifest_asks_for_exactly_the_scopes_the_code_needs() -> None:
 
 
 def test_the_bot_hears_messages_wherever_it_reads_and_answers() -> None:
-    # It reads thread history in public and private rooms (so it serves both) and Errbot
-    # answers commands in a direct message: a message event for each of those kinds.
+    # It reads thread history in public and private rooms and group DMs (so it serves each)
+    # and Errbot answers commands in a direct message: a message event for each of those.
     reads = {s for m in _called_methods() for s in manifest.METHOD_SCOPES[m] if "history" in s}
-    kinds = {"channels:history": "message.channels", "groups:history": "message.groups"}
-    expected = {kinds[scope] for scope in reads} | {"message.im"}
+    event_of = {scope: event for event, scope in manifest.EVENT_SCOPES.items()}
+    expected = {event_of[scope] for scope in reads} | {"message.im"}
+    assert "message.mpim" in expected
     assert manifest.bot_events(manifest.load()) == expected
 
 

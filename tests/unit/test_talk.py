@@ -13,6 +13,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from looproom.attach import slack_files
 from looproom.decide import grammar, judging, kinds, talk
 from looproom.decide.authorization import Policy
 from looproom.decide.catchup import LOOKBACK, CatchUp
@@ -75,11 +76,27 @@ def test_words_in_an_open_asks_thread_still_answer_it() -> None:
     assert verdict.decision is not None and verdict.decision.kind == kinds.ANSWER
 
 
-def test_files_attached_to_a_reply_reach_the_session_as_names_and_links() -> None:
-    files = talk.files_text([{"name": "plan.pdf", "permalink": "https://x.slack.com/files/F1"}])
-    verdict = judge(f"<@{BOT}> see the plan", files=files)
+def test_files_attached_to_a_reply_are_named_in_its_words_and_carried_for_the_session() -> None:
+    attached = slack_files.kept(
+        [
+            {
+                "id": "F1",
+                "name": "plan.pdf",
+                "mimetype": "application/pdf",
+                "size": 2048,
+                "permalink": "https://x.slack.com/files/F1",
+                "url_private_download": "https://files.slack.com/files-pri/T1-F1/plan.pdf",
+            }
+        ]
+    )
+    files = slack_files.record(attached)
+    verdict = judge(f"<@{BOT}> see the plan", files=files, attached=attached)
     assert verdict.decision is not None
-    assert verdict.decision.words == "see the plan\n\n📎 plan.pdf: https://x.slack.com/files/F1"
+    assert verdict.decision.words == (
+        "see the plan\n\n📎 plan.pdf (application/pdf, 2 KB) — https://x.slack.com/files/F1"
+    )
+    assert "files-pri" not in verdict.decision.words  # a private URL is never on the ticket
+    assert verdict.decision.files == attached
 
 
 def test_a_direct_message_names_its_work_item() -> None:

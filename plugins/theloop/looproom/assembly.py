@@ -20,12 +20,16 @@ from pathlib import Path
 from typing import Any
 
 from looproom import admin
+from looproom.attach import fetch as file_fetch
+from looproom.attach import slack_files
 from looproom.decide import presses, slash, talk
 from looproom.decide.authorization import Policy, holders
 from looproom.decide.catchup import TOP, CatchUp
 from looproom.decide.cursors import Cursors
 from looproom.decide.desk import Desk, room_facts
 from looproom.decide.judging import Said, Where
+from looproom.decide.listening import ListenAll
+from looproom.decide.listening import command as listen_command
 from looproom.decide.members import Directory, Grants, UnknownHandle, resolve_grants
 from looproom.decide.reconcile import Reconcile
 from looproom.decide.slash_desk import SlashDesk
@@ -66,6 +70,8 @@ log = logging.getLogger(__name__)
 INBOX = "inbox"
 QUEUES_FILE = "queues.sqlite3"
 LEDGER_FILE = "relay-ledger.jsonl"
+#: Where the files people attach to replies are kept for the sessions to read.
+FILES_DIR = "files"
 
 #: ``say(to, text)``: one plain line to a room or a person, through the chat backend.
 Say = Callable[[str, str], None]
@@ -103,6 +109,20 @@ def _keywords(env: Environment, settings: Settings) -> keywords.Keywords:
         return keywords.resolve(env.loop_config, settings.relay_keywords)
     except keywords.KeywordError as exc:
         raise ConfigError(exc.errors, env.loop_config or settings.source) from None
+
+
+def _file_store(
+    env: Environment, data_dir: Path, slack: SlackTransport | None
+) -> slack_files.FileStore | None:
+    """Where attached files are fetched to, with the bot token, from Slack's file hosts
+    (and the Slack API address the operator set, for a proxy or a test's loopback)."""
+    if slack is None:
+        return None
+    allowed = list(file_fetch.SLACK_ORIGINS)
+    configured = file_fetch.origin_of(env.slack_api_url) if env.slack_api_url else None
+    if configured is not None:
+        allowed.append(configured)
+    return slack_files.FileStore(data_dir / FILES_DIR, slack.token, allowed)
 
 
 class SlackPoster:
@@ -195,7 +215,9 @@ class Decisions:
         sinks = Sinks(
             ledger=LedgerSink(ledger),
             github=GitHubSink(env.github_api, env.github_token) if env.github_token else None,
-            loop=LoopSink(env.loop_api) if env.loop_api else None,
+            loop=LoopSink(env.loop_api, files=_file_store(env, ledger.parent, slack))
+            if env.loop_api
+            else None,
             keywords=self.keywords,
             jira=JiraSink(jira) if jira is not None else None,
         )
@@ -248,6 +270,8 @@ class Decisions:
             check=lambda: self.split.check() if self.split is not None else None,
         )
         self.opener = self._opener(env, slack, memory, store)
+        #: The rooms an admin switched to hear every message as words to the bot.
+        self.listen_all = ListenAll(store if store is not None else {})
         self.slash = SlashDesk(
             self.desk,
             book,
@@ -307,6 +331,7 @@ class Decisions:
             text = raw
         own = self._bot_member()
         named = talk.named_work_item(text) if talk.is_direct(channel) else ""
+        attached = slack_files.kept(event.get("files") or [])
         said = Said(
             member,
             text.strip(),
@@ -316,8 +341,11 @@ class Decisions:
             is_bot=bool(event.get("bot_id")) or event.get("subtype") == "bot_message",
             addressed=addressed,
             subtype=str(event.get("subtype") or ""),
-            to_bot=talk.mentions(raw or text, own) or bool(named),
-            files=talk.files_text(event.get("files") or []),
+            to_bot=talk.mentions(raw or text, own)
+            or bool(named)
+            or self.listen_all.hears_all(channel),
+            files=slack_files.record(attached),
+            attached=attached,
         )
         where = self.desk.where(channel, thread_ts, *self._room_facts(channel))
         if named and not where.work_item:
@@ -440,6 +468,12 @@ class Decisions:
         if checked.status == 200 and checked.payload is not None:
             self.pressed(checked.payload)
         return checked
+
+    def listen_mode(self, args: str, here: str) -> str:
+        """``!theloop listen``: switch a room to hear everything, or back; list them."""
+        return listen_command(
+            self.listen_all, args, here, self._channel_id, direct=talk.is_direct(here)
+        )
 
     def queue_lines(self, now: float) -> list[str]:
         """``!theloop queue``'s lines for the decisions not relayed yet."""
@@ -680,6 +714,10 @@ class LoopRoom:
         if act(command.key):
             return f"{command.action}: done for `{command.key}`."
         return f"No undelivered item `{command.key}` (see `!theloop queue`)."
+
+    def listen_mode(self, args: str, here: str) -> str:
+        """``!theloop listen``: which rooms hear every message as words to the bot."""
+        return self.decisions.listen_mode(args, here)
 
     def why(self, args: str, now: float) -> str:
         """``!theloop why <work item>``: the room's last decisions for it, with their rules."""

@@ -6,8 +6,9 @@ and the slash command to. ``!theloop manifest`` and ``make manifest`` print it; 
 compares the token's granted scopes with :func:`bot_scopes`.
 
 :data:`METHOD_SCOPES` says which bot scopes each Slack Web API method needs for the rooms the
-bot serves (public and private channels, and direct messages for commands); a test reads the
-code's calls and compares what they need with the file, so the two cannot drift apart.
+bot serves (public and private channels, group DMs, and direct messages for commands); a
+test reads the code's calls and compares what they need with the file, so the two cannot
+drift apart.
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ SHORTCUTS = {
 }
 
 _PUBLIC_PRIVATE_READ = frozenset({"channels:read", "groups:read"})
-_PUBLIC_PRIVATE_HISTORY = frozenset({"channels:history", "groups:history"})
+#: A thread is read wherever the room posts: public and private rooms, and group DMs.
+_ROOM_HISTORY = frozenset({"channels:history", "groups:history", "mpim:history"})
 #: Bot scopes each Web API method needs here (Slack's method reference; a method that works
 #: on several conversation kinds needs the scope of each kind the bot is used in).
 METHOD_SCOPES: Mapping[str, frozenset[str]] = {
@@ -50,10 +52,10 @@ METHOD_SCOPES: Mapping[str, frozenset[str]] = {
     "chat.postEphemeral": frozenset({"chat:write"}),
     "chat.postMessage": frozenset({"chat:write"}),
     "chat.update": frozenset({"chat:write"}),
-    "conversations.history": _PUBLIC_PRIVATE_HISTORY,
-    "conversations.info": _PUBLIC_PRIVATE_READ | {"im:read"},
+    "conversations.history": _ROOM_HISTORY,
+    "conversations.info": _PUBLIC_PRIVATE_READ | {"im:read", "mpim:read"},
     "conversations.list": _PUBLIC_PRIVATE_READ,
-    "conversations.replies": _PUBLIC_PRIVATE_HISTORY,
+    "conversations.replies": _ROOM_HISTORY,
     "reactions.add": frozenset({"reactions:write"}),
     "team.info": frozenset({"team:read"}),
     "users.conversations": _PUBLIC_PRIVATE_READ,
@@ -63,7 +65,7 @@ METHOD_SCOPES: Mapping[str, frozenset[str]] = {
 }
 #: Scopes no method call shows: what Slack puts in the events the bot reads.
 CONTENT_SCOPES: Mapping[str, str] = {
-    "files:read": "a file attached to a reply reaches the agent as its name and link",
+    "files:read": "a file attached to a reply is fetched for the agent's session",
 }
 #: What Errbot's SlackV3 backend calls on the bot's behalf while it runs: at start-up (the
 #: token, the bot's own user and workspace) and for each message it hands the plugin.

@@ -10,7 +10,8 @@ what the room was shown. Nothing here does I/O: the desk records what is admitte
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 from looproom import workitem
 from looproom.decide import grammar, kinds, talk
@@ -32,7 +33,8 @@ class Said:
     where it maps to no work item. ``ts`` is the message's own id in its channel.
     ``subtype`` is Slack's message subtype (``message_changed`` for an edit).
     ``to_bot`` marks words addressed to the bot (a mention, or a direct message naming
-    a work item): a reply to the session. ``files`` names what was attached, with links.
+    a work item): a reply to the session. ``files`` names what was attached, with links;
+    ``attached`` is what Slack said of each file, which a reply carries to the relay.
     """
 
     member: str
@@ -45,6 +47,7 @@ class Said:
     subtype: str = ""
     to_bot: bool = False
     files: str = ""
+    attached: tuple[dict[str, Any], ...] = ()
     #: Where it was said when there is no message (a slash command's trigger): the key.
     origin: str = ""
     #: Already read (a submitted form says what it is): not parsed from ``text`` again.
@@ -145,7 +148,7 @@ def judge_typed(
         words = talk.without_mentions_of(said.text, policy.own_id)
         words = "\n\n".join(part for part in (words, said.files) if part)
         reply = grammar.Command(kinds.REPLY, words=words)
-        return kinds.reply(reply, state, base, policy.destinations)
+        return kinds.reply(reply, state, replace(base, files=said.attached), policy.destinations)
     if isinstance(parsed, grammar.Text):
         if not answers:
             # A plain reply at a gate is not an answer to it: the-loop reads "not

@@ -15,9 +15,8 @@ messages are made into one quoted snapshot here; the desk records them.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from looproom import workitem
 from looproom.decide import grammar
@@ -61,17 +60,6 @@ def named_work_item(text: str) -> str:
 def is_direct(channel: str) -> bool:
     """A direct message with the bot (Slack's ``D…`` conversations)."""
     return channel.startswith("D")
-
-
-def files_text(files: Iterable[Mapping[str, Any]]) -> str:
-    """The files attached to a message, as the session gets them: a name and a link each."""
-    lines = []
-    for attached in files:
-        name = str(attached.get("name") or attached.get("title") or "file")
-        link = str(attached.get("permalink") or attached.get("url_private") or "")
-        if link:
-            lines.append(f"📎 {name}: {link}")
-    return "\n".join(lines)
 
 
 # -- the typed records ---------------------------------------------------------------------

@@ -195,11 +195,15 @@ class Talk:
             "actor": f"slack:{decision.member}",
             "comment": False,
         }
-        deliver = {
+        deliver: dict[str, Any] = {
             "sink": forms.LOOP if destinations.loop else forms.LEDGER,
             "path": forms.REPLY_PATH,
             "json": request,
         }
+        if destinations.loop and decision.files:
+            # Fetched at delivery, for the session only: the record names them, the
+            # ledger never holds their private URLs.
+            deliver["files"] = [dict(attached) for attached in decision.files]
         return {"sink": TALK, "mirror": mirror, "deliver": deliver}
 
 

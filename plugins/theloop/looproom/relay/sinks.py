@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from looproom import times
+from looproom.attach.slack_files import FileStore, section
 from looproom.durable.outcome import Delivered, Failed, Outcome, RetryLater
 from looproom.relay import forms, records
 from looproom.relay.http_client import USER_AGENT, HttpResult, http, outcome_of
@@ -149,8 +150,9 @@ def _earlier(at: str) -> str:
 class LoopSink:
     """the-loop's control plane: ``/api/v1/sessions/reply`` and ``/api/v1/graph/skip``."""
 
-    def __init__(self, api: str, *, timeout: float = 15.0) -> None:
-        self._api, self._timeout = api.rstrip("/"), timeout
+    def __init__(self, api: str, *, timeout: float = 15.0, files: FileStore | None = None) -> None:
+        """``files`` fetches what a reply had attached, for the session to read."""
+        self._api, self._timeout, self._files = api.rstrip("/"), timeout, files
 
     def send(
         self, target: Mapping[str, Any], *, key: str, unsure: bool = False, first_try: float = 0.0
@@ -163,7 +165,7 @@ class LoopSink:
             found = self._reply_sent(target["json"], first_try, key)
             if found is not None:
                 return found
-        answer = http("POST", url, headers, target["json"], self._timeout)
+        answer = http("POST", url, headers, self._request(target), self._timeout)
         if is_reply and _maybe_applied(answer):
             what = f"answered {answer.status}" if answer.status else f"no answer ({answer.error})"
             return RetryLater(f"the-loop may have delivered the reply ({what})", uncertain=True)
@@ -173,6 +175,14 @@ class LoopSink:
         if target["path"] == forms.SKIP_PATH:
             return _skip_outcome(answer.json())
         return _reply_outcome(answer.json())
+
+    def _request(self, target: Mapping[str, Any]) -> Mapping[str, Any]:
+        """The call's body; a reply with files gets the attachments section, fetched now."""
+        request, attached = target["json"], target.get("files")
+        if not attached or self._files is None:
+            return request
+        told = section(self._files.fetch_all(attached))
+        return {**request, "text": f"{request.get('text', '')}\n\n{told}".strip()}
 
     def _reply_sent(self, request: Mapping[str, Any], first_try: float, key: str) -> Outcome | None:
         """``Delivered`` when the-loop's event log shows this reply typed into the session

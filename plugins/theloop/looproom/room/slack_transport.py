@@ -277,6 +277,10 @@ class SlackTransport:
         #: Told of every 429 Slack answers, retried inline or not (the metrics).
         self.on_rate_limited: Callable[[], None] = lambda: None
 
+    def token(self) -> str:
+        """The bot token the client calls with: a file's private URL opens with it too."""
+        return str(getattr(self._client, "token", "") or "")
+
     @classmethod
     def beside(
         cls,
