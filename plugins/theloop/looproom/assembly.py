@@ -300,10 +300,10 @@ class Decisions:
         )
 
     def _rooms_read(self) -> list[str]:
-        """The rooms whose top-level messages are for the bot too: kickoff rooms, and
-        rooms bound to a work item."""
+        """The rooms whose top-level messages are for the bot too: kickoff rooms, rooms
+        bound to a work item, and rooms that listen to everything."""
         rooms = [room for room, _kickoff in self._settings.kickoffs]
-        rooms += list(self._book.room_bindings().values())
+        rooms += list(self._book.room_bindings().values()) + self.listen_all.rooms()
         return [found for found in map(self._channel_id, rooms) if found]
 
     def close(self) -> None:
