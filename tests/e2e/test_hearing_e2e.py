@@ -122,6 +122,7 @@ def test_a_room_switched_to_listen_to_everything_takes_plain_replies_across_rest
     assert not room.reactions(plain["ts"])
 
     _admin_says(room, "!theloop listen all #the-loop", "`#the-loop` now listens to everything")
+    _admin_says(room, "!theloop status", f"listening to everything: <#{LOOP}>")
     said = room.bot.say(ALICE, "drop the old rows after all", thread)
     wait_for(lambda: "white_check_mark" in room.reactions(said["ts"]), TIMEOUT, "the ✅")
     assert room.relayed()[-1] == "drop the old rows after all"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from looproom.decide import listening
-from looproom.decide.listening import ADDRESSED, ALL, ListenAll, command
+from looproom.decide.listening import ADDRESSED, ALL, ListenAll, command, status_line
 
 ROOM, OTHER = "C0LOOP0001", "C0OTHER001"
 
@@ -27,6 +27,13 @@ def test_a_room_hears_only_words_to_the_bot_until_an_admin_switches_it() -> None
     assert ListenAll(store).hears_all(ROOM), "kept in the storage, read again after a restart"
     assert "only words addressed to the bot" in _said(modes, "addressed")
     assert not ListenAll(store).hears_all(ROOM)
+
+
+def test_the_status_says_which_rooms_listen_to_everything() -> None:
+    modes = ListenAll({})
+    assert status_line(modes) == "listening to everything: none (every room: addressed)"
+    modes.switch(ROOM, ALL)
+    assert status_line(modes) == f"listening to everything: <#{ROOM}>"
 
 
 def test_another_room_is_named_by_name_or_as_slack_links_it() -> None:

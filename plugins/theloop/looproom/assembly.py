@@ -30,6 +30,7 @@ from looproom.decide.desk import Desk, room_facts
 from looproom.decide.judging import Said, Where
 from looproom.decide.listening import ListenAll
 from looproom.decide.listening import command as listen_command
+from looproom.decide.listening import status_line as listen_status
 from looproom.decide.members import Directory, Grants, UnknownHandle, resolve_grants
 from looproom.decide.reconcile import Reconcile
 from looproom.decide.slash_desk import SlashDesk
@@ -687,6 +688,7 @@ class LoopRoom:
         text += "\n" + self.decisions.keyword_line()
         text += "\n" + self.settings.reactions.describe()
         text += "\n" + self.settings.read.describe()
+        text += "\n" + listen_status(self.decisions.listen_all)
         jira = self.decisions.sinks.jira
         if jira is not None:
             credential = "missing: " + jira.missing() if jira.missing() else "set"

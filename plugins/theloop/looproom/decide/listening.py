@@ -92,6 +92,13 @@ def command(
     return f"{where} now hears only words addressed to the bot (a mention), as by default."
 
 
+def status_line(listening: ListenAll) -> str:
+    """``!theloop status``'s line: the rooms that listen to everything."""
+    rooms = listening.rooms()
+    shown = ", ".join(_shown(room) for room in rooms) if rooms else "none (every room: addressed)"
+    return f"listening to everything: {shown}"
+
+
 def _listing(listening: ListenAll) -> str:
     rooms = listening.rooms()
     if not rooms:
