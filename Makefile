@@ -32,7 +32,7 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/bench_digest.py
 	$(BIN)/python bench/bench_ingest.py
-	$(BIN)/python bench/bench_e2e.py
+	$(BIN)/python bench/bench_rooms.py
 	$(BIN)/python bench/bench_room.py
 
 # A real work item played through the signed webhook into the Text console: type your decisions.

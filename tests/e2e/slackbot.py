@@ -1,6 +1,6 @@
 """A real SlackV3 bot pointed at the loopback fake of Slack, and a signed sender for it.
 
-Used by the e2e fixtures (``conftest.py``) and by ``bench/bench_e2e.py``.
+Used by the e2e fixtures (``conftest.py``) and by ``bench/bench_rooms.py``.
 """
 
 from __future__ import annotations

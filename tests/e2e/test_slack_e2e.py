@@ -184,3 +184,33 @@ def test_a_killed_bot_posts_every_accepted_event_exactly_once_after_restart(
     (parent,) = parents(fake_slack).values()
     assert thread_keys(fake_slack, parent) == keys
     wait_state(fake_slack, parent_item(parent), "✅ Finished the requirements")
+
+
+def test_several_deliveries_in_flight_at_a_kill_are_each_posted_once_after_restart(
+    slack_bot: StartBot, fake_slack: FakeSlack
+) -> None:
+    bot = slack_bot(SETTINGS.format(max_chars=1500))
+    items = [f"github:MadaraUchiha-314/the-loop#{n}" for n in (260, 261, 262)]
+
+    def of(item: str) -> list[dict[str, Any]]:
+        number = item.rsplit("#", 1)[1]
+        return [
+            {**corpus(s), "workItem": item, "id": f"{number}-{s}"}
+            for s in ("03", "04", "05", "06", "07")
+        ]
+
+    # Each work item's parent lands in Slack but its answer never comes: three deliveries,
+    # side by side, are in flight when the bot dies.
+    fake_slack.fail("chat.postMessage", "land_then_hang", times=3)
+    send_all(bot, [of(item)[0] for item in items])
+    wait_for(lambda: len(fake_slack.top_level(LOOP)) == 3, DELIVERY_TIMEOUT, "three parents")
+    send_all(bot, [event for item in items for event in of(item)[1:]])  # queued behind them
+    bot.process.kill()
+    fake_slack.release()
+    bot.process.start(timeout=START_TIMEOUT)
+    keys = [event["id"] for item in items for event in of(item)]
+    assert wait_posted(fake_slack, keys) == Counter({key: 1 for key in keys})
+    found = parents(fake_slack)  # one parent each: the lost answers' parents were found
+    assert set(found) == set(items)
+    for item in items:
+        assert thread_keys(fake_slack, found[item]) == [event["id"] for event in of(item)]

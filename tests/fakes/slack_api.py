@@ -15,6 +15,11 @@ With ``echo_posts`` set, each message the bot posts comes back as Slack sends it
 ``message`` event to one connected client, taking turns as Slack splits an app's events
 across its connections.
 
+Speed and limits, for the benches and the tests of many rooms: ``latency`` is how long each
+Web API call takes to answer (a real round trip is about 150 ms); ``limits`` holds Slack's
+per-method limits across the workspace (:class:`Limit`, e.g. tier 3 for ``chat.update``): a
+call over its method's budget is answered 429 with the ``Retry-After`` Slack would send.
+
 Files: :meth:`FakeSlack.add_file` keeps a file as Slack does and returns the file object a
 message event carries; its private URL (under ``/files-pri/``) answers only the bot token,
 ``redirect`` makes it answer a 302 instead, and every download is recorded.
@@ -32,12 +37,13 @@ import contextlib
 import hashlib
 import itertools
 import json
+import math
 import socket
 import struct
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote, urlsplit
@@ -94,6 +100,18 @@ class Fault:
     key: str = ""
 
 
+@dataclass(frozen=True)
+class Limit:
+    """Slack's limit on one method, workspace-wide: ``per_minute`` on average, ``burst`` at once."""
+
+    per_minute: float
+    burst: float
+
+
+#: Slack's tier 3 (``chat.update``, ``reactions.add``, ``conversations.*``): 50+ a minute.
+TIER_3 = Limit(per_minute=50, burst=10)
+
+
 class _Handler(LoopbackHandler):
     """The Web API under ``/api/``; ``GET /socket-mode`` upgrades to the websocket."""
 
@@ -122,6 +140,8 @@ class _Handler(LoopbackHandler):
         method = parts.path[len("/api/") :]
         args: dict[str, Any] = {**flat(parts.query), **self._body()}
         token = self.headers.get("Authorization", "").removeprefix("Bearer ").strip()
+        if self.fake.latency > 0:  # the round trip to Slack and back, before it answers
+            time.sleep(self.fake.latency)
         status, headers, body = self.fake.handle(method, args, token)
         if status == 0:
             self.hang_up()
@@ -150,8 +170,13 @@ class FakeSlack(LoopbackHTTP):
         channels: Iterable[tuple[str, str]] = (("C0LOOP0001", "the-loop"),),
         users: Iterable[tuple[str, str]] = (("U0ALICE01", "alice"), ("U0BOB0001", "bob")),
         host: str = "127.0.0.1",
+        latency: float = 0.0,
+        limits: Mapping[str, Limit] | None = None,
     ) -> None:
         super().__init__(host)
+        self.latency = latency
+        self.limits = dict(limits or {})
+        self._budget: dict[str, tuple[float, float]] = {}  # method -> (tokens, at)
         self.calls: list[Call] = []
         self.channels: dict[str, dict[str, Any]] = {}
         self.users = {BOT_USER: "theloop", **dict(users)}
@@ -170,6 +195,8 @@ class FakeSlack(LoopbackHTTP):
         self.stored_files: dict[str, tuple[str, bytes]] = {}  # path → (type, body)
         self.redirects: dict[str, str] = {}  # path → where it answers a 302 to
         self.downloads: list[tuple[str, str]] = []  # (path, token) of each download
+        #: Each file's successive ``files.info`` answers (the last one is kept answering).
+        self.file_objects: dict[str, list[dict[str, Any]]] = {}
         for channel_id, name in channels:
             self.add_channel(name, channel_id)
 
@@ -271,11 +298,13 @@ class FakeSlack(LoopbackHTTP):
         return {**message, "channel": channel_id, "channel_type": kind}
 
     def add_file(
-        self, name: str, body: bytes, mimetype: str, *, transcript: str = ""
+        self, name: str, body: bytes, mimetype: str, *, transcript: str = "", processing: int = 0
     ) -> dict[str, Any]:
         """A file someone uploaded; the file object Slack puts in the message's ``files``.
         ``transcript``: a voice clip, with Slack's transcription complete (a preview, and
-        the whole text as WebVTT captions behind the private URL ``vtt``)."""
+        the whole text as WebVTT captions behind the private URL ``vtt``) — or, with
+        ``processing``, still in progress in the message and for that many ``files.info``
+        reads after it."""
         file_id = "F" + uuid.uuid4().hex[:9].upper()
         path = f"{FILES_PATH}{TEAM_ID}-{file_id}/{quote(name)}"
         with self._changed:
@@ -303,6 +332,13 @@ class FakeSlack(LoopbackHTTP):
                     "preview": {"content": transcript[:20], "has_more": len(transcript) > 20},
                 },
             )
+        with self._changed:
+            self.file_objects[file_id] = [dict(found)]
+            if processing:
+                pending = {**found, "transcription": {"status": "processing"}}
+                pending.pop("vtt", None)
+                self.file_objects[file_id] = [pending] * processing + [dict(found)]
+                return dict(pending)
         return found
 
     def download(self, path: str, token: str) -> tuple[int, dict[str, str], bytes]:
@@ -377,6 +413,20 @@ class FakeSlack(LoopbackHTTP):
                 return fault
         return None
 
+    def _over_limit(self, method: str) -> Fault | None:
+        """A 429 when ``method`` spent its budget (a token bucket per method), else None."""
+        limit = self.limits.get(method)
+        if limit is None:
+            return None
+        now, rate = time.monotonic(), limit.per_minute / 60.0
+        tokens, at = self._budget.get(method, (limit.burst, now))
+        tokens = min(limit.burst, tokens + (now - at) * rate)
+        if tokens < 1.0:
+            self._budget[method] = (tokens, now)
+            return Fault(method, "429", retry_after=math.ceil((1.0 - tokens) / rate))
+        self._budget[method] = (tokens - 1.0, now)
+        return None
+
     def release(self) -> None:
         """Let every call held by a ``land_then_hang`` fault answer."""
         self._released.set()
@@ -384,7 +434,7 @@ class FakeSlack(LoopbackHTTP):
     def handle(self, method: str, args: dict[str, Any], token: str) -> tuple[int, dict, dict]:
         """Answer one API call: ``(status, headers, body)``; records it."""
         with self._changed:
-            fault = self._take_fault(method, args)
+            fault = self._take_fault(method, args) or self._over_limit(method)
             status, headers, body = self._answer(method, args, token, fault)
             self.calls.append(Call(method, args, token, status, body))
             self._changed.notify_all()
@@ -432,6 +482,13 @@ class FakeSlack(LoopbackHTTP):
 
 
 # -- the Web API methods -----------------------------------------------------------------------
+
+
+def _files_info(slack: FakeSlack, args: dict) -> dict:
+    answers = slack.file_objects.get(str(args.get("file", "")))
+    if not answers:
+        return {"ok": False, "error": "file_not_found"}
+    return {"ok": True, "file": answers.pop(0) if len(answers) > 1 else answers[0]}
 
 
 def _api(slack: FakeSlack, method: str, args: dict[str, Any], token: str) -> dict[str, Any]:
@@ -880,6 +937,7 @@ _METHODS: dict[str, Callable[[FakeSlack, dict], dict]] = {
     "chat.update": _update,
     "chat.postEphemeral": _post_ephemeral,
     "views.open": _views_open,
+    "files.info": _files_info,
     "chat.delete": _delete,
     "reactions.add": _reactions_add,
     "apps.connections.open": _connections_open,

@@ -11,13 +11,16 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from slack_sdk import WebClient
 
 from looproom.attach import fetch as web
 from looproom.attach.slack_files import FileStore, kept, record, safe_name, section, vtt_text
+from looproom.room.slack_transport import SlackTransport
 from tests.fakes.slack_api import BOT_TOKEN, FakeSlack
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"pixels" * 100
@@ -72,6 +75,27 @@ def test_a_voice_note_comes_with_slacks_own_transcript(slack: FakeSlack, tmp_pat
     (fetched,) = _store(slack, tmp_path).fetch_all(attached)
     assert fetched.kind == "audio" and fetched.transcript == words
     assert f'Slack\'s transcript: "{words}"' in section([fetched])
+
+
+def test_a_voice_note_still_being_transcribed_is_asked_about_again(
+    slack: FakeSlack, tmp_path: Path
+) -> None:
+    words = "keep the old rows"
+    transport = SlackTransport(WebClient(token=BOT_TOKEN, base_url=slack.url))
+    voice = slack.add_file("voice.m4a", b"audio", "audio/mp4", transcript=words, processing=1)
+    attached = kept([voice])
+    assert attached[0]["transcribing"] and not record(attached).count("transcript")
+    waits: list[float] = []
+
+    def info(file_id: str) -> dict[str, Any] | None:
+        return transport.file_info(file_id).data.get("file")
+
+    store = _store(slack, tmp_path, info=info, sleep=waits.append)
+    (fetched,) = store.fetch_all(attached)
+    assert fetched.transcript == words and len(waits) == 2
+    never = kept([slack.add_file("v2.m4a", b"a", "audio/mp4", transcript=words, processing=9)])
+    (fetched,) = _store(slack, tmp_path, info=info, sleep=waits.append).fetch_all(never)
+    assert fetched.path and fetched.transcript == ""  # named and saved, without a transcript
 
 
 def test_a_redirect_to_a_host_not_allowed_is_refused_before_the_token_goes_there(

@@ -304,12 +304,19 @@ def test_the_environment_is_read_as_set() -> None:
         ({"THELOOP_SLACK_API_URL": "slack"}, "THELOOP_SLACK_API_URL: must be an http(s) URL"),
         ({"THELOOP_BACKEND": "SlackV3"}, "THELOOP_BACKEND: SlackV3 needs THELOOP_SLACK_BOT_TOKEN"),
         ({"THELOOP_LOG_LEVEL": "verbose"}, "THELOOP_LOG_LEVEL: must be one of DEBUG, INFO,"),
+        ({"THELOOP_DELIVERY_SLOTS": "0"}, "THELOOP_DELIVERY_SLOTS: must be an integer from 1 to"),
+        ({"THELOOP_DELIVERY_SLOTS": "many"}, "THELOOP_DELIVERY_SLOTS: must be an integer from 1"),
     ],
 )
 def test_a_bad_variable_is_an_error_naming_it(env: dict[str, str], message: str) -> None:
     with pytest.raises(ConfigError) as caught:
         Environment.from_env(env)
     assert caught.value.errors[0].startswith(message)
+
+
+def test_deliveries_run_in_sixteen_slots_unless_told_otherwise() -> None:
+    assert Environment.from_env({}).delivery_slots == 16
+    assert Environment.from_env({"THELOOP_DELIVERY_SLOTS": "4"}).delivery_slots == 4
 
 
 def test_every_bad_variable_is_named_in_one_error() -> None:

@@ -123,7 +123,13 @@ def _file_store(
     configured = file_fetch.origin_of(env.slack_api_url) if env.slack_api_url else None
     if configured is not None:
         allowed.append(configured)
-    return slack_files.FileStore(data_dir / FILES_DIR, slack.token, allowed)
+
+    def info(file_id: str) -> Mapping[str, Any] | None:
+        reply = slack.file_info(file_id)
+        found = reply.data.get("file") if reply.ok else None
+        return found if isinstance(found, Mapping) else None
+
+    return slack_files.FileStore(data_dir / FILES_DIR, slack.token, allowed, info=info)
 
 
 class SlackPoster:
@@ -237,6 +243,7 @@ class Decisions:
             room,
             on_given_up=lambda decision: self.desk.given_up(decision),
             observe=metrics.relay_settled if metrics is not None else lambda _i, _o: None,
+            slots=env.delivery_slots,
         )
         self.cursors = cursors if cursors is not None else Cursors({})
         self.desk = Desk(
@@ -564,7 +571,10 @@ class LoopRoom:
             store=store,
         )
         self.worker = Worker(
-            self.inbox, event_delivery(self._outlet(slack)), settled=self.metrics.delivery_settled
+            self.inbox,
+            event_delivery(self._outlet(slack)),
+            settled=self.metrics.delivery_settled,
+            slots=env.delivery_slots,
         )
         self.metrics.watch(self.inbox)
         self.metrics.watch(self.decisions.relay.queue)

@@ -53,6 +53,7 @@ METHOD_SCOPES: Mapping[str, frozenset[str]] = {
     "chat.postMessage": frozenset({"chat:write"}),
     "chat.update": frozenset({"chat:write"}),
     "conversations.history": _ROOM_HISTORY,
+    "files.info": frozenset({"files:read"}),
     "conversations.info": _PUBLIC_PRIVATE_READ | {"im:read", "mpim:read"},
     "conversations.list": _PUBLIC_PRIVATE_READ,
     "conversations.replies": _ROOM_HISTORY,

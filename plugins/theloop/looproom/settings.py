@@ -37,6 +37,10 @@ MIN_CHARS, MAX_CHARS, DEFAULT_MAX_CHARS = 200, 3000, 1500
 BACKENDS = ("Text", "SlackV3", "Null", "Test")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 DEFAULT_CONFIG_PATH = "theloop.yaml"
+#: Deliveries side by side. A delivery mostly waits for Slack, so N rooms busy at once take
+#: about N / slots times one room's time: 16 keeps twenty rooms within twice one room's.
+DEFAULT_DELIVERY_SLOTS = 16
+MAX_DELIVERY_SLOTS = 64
 
 _TOP_KEYS = ("slack", "rooms", "people", "relay", "jira")
 _SLACK_KEYS = (
@@ -530,6 +534,7 @@ _PLAIN = {
     "loop_config": "THELOOP_LOOP_CONFIG",
     "log_level": "THELOOP_LOG_LEVEL",
     "slack_api_url": "THELOOP_SLACK_API_URL",
+    "delivery_slots": "THELOOP_DELIVERY_SLOTS",
 }
 #: Shown redacted: a URL may carry ``user:pass@`` or ``?token=``.
 _URLS = ("THELOOP_GITHUB_API", "THELOOP_LOOP_API", "THELOOP_LOOP_STREAM", "THELOOP_SLACK_API_URL")
@@ -561,6 +566,8 @@ class Environment:
     log_level: str = "INFO"
     #: Another Slack Web API base URL (a proxy, GovSlack, a test fake); "" is Slack's own.
     slack_api_url: str = ""
+    #: How many deliveries (and, apart, decisions) run side by side, each work item's in order.
+    delivery_slots: int = DEFAULT_DELIVERY_SLOTS
     #: Whether ``THELOOP_CONFIG`` was set: then its file must exist.
     config_given: bool = False
     #: What is allowed but unwise (a short secret on the console backend).
@@ -591,6 +598,7 @@ class Environment:
             levels = ", ".join(LOG_LEVELS)
             errors.append(f"THELOOP_LOG_LEVEL: must be one of {levels}, got {_shown(log_level)}")
         port = _port(get("THELOOP_HTTP_PORT", default="3141"), errors)
+        slots = _slots(get("THELOOP_DELIVERY_SLOTS", default=str(DEFAULT_DELIVERY_SLOTS)), errors)
         urls = {
             name: _url(get(*names, default=default), names[0], errors)
             for name, names, default in (
@@ -620,6 +628,7 @@ class Environment:
             data_dir=data_dir,
             http_host=get("THELOOP_HTTP_HOST", default="127.0.0.1"),
             http_port=port,
+            delivery_slots=slots,
             config_path=get("THELOOP_CONFIG", default=DEFAULT_CONFIG_PATH),
             backend=backend,
             admins=admins,
@@ -678,6 +687,18 @@ def _port(raw: str, errors: list[str]) -> int:
         return int(raw)
     errors.append(f"THELOOP_HTTP_PORT: must be an integer from 0 to 65535, got {_shown(raw)}")
     return 0
+
+
+def _slots(raw: str, errors: list[str]) -> int:
+    """Delivery slots: at least one; past :data:`MAX_DELIVERY_SLOTS` Slack's workspace-wide
+    limits, not the slots, are what holds deliveries back."""
+    if raw.isascii() and raw.isdigit() and 1 <= int(raw) <= MAX_DELIVERY_SLOTS:
+        return int(raw)
+    errors.append(
+        f"THELOOP_DELIVERY_SLOTS: must be an integer from 1 to {MAX_DELIVERY_SLOTS}, "
+        f"got {_shown(raw)}"
+    )
+    return DEFAULT_DELIVERY_SLOTS
 
 
 def _url(raw: str, name: str, errors: list[str]) -> str:

@@ -30,6 +30,11 @@ from looproom.attach.fetch import FetchError, Origin
 MOST_FILES = 10
 #: A fetched file is kept this long (seconds), for the session to read, then removed.
 KEEP = 7 * 24 * 3600.0
+#: A voice clip whose transcript Slack is still making is asked about again this many
+#: times, this many seconds apart, before it goes without one.
+TRANSCRIPT_TRIES, TRANSCRIPT_WAIT = 3, 2.0
+#: ``file id`` → the file as Slack knows it now (``files.info``), ``None`` when unreadable.
+FileInfo = Callable[[str], "Mapping[str, Any] | None"]
 _NAME_MAX = 80
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _VTT_TIMING = re.compile(r"^\s*(?:\d+:)?\d{2}:\d{2}[.,]\d{3}\s*-->")
@@ -67,7 +72,8 @@ def kept(files: Iterable[Any]) -> tuple[dict[str, Any], ...]:
         transcription = transcription if isinstance(transcription, Mapping) else {}
         preview = transcription.get("preview")
         preview = preview if isinstance(preview, Mapping) else {}
-        done = transcription.get("status") == "complete"
+        status = transcription.get("status")
+        done = status == "complete"
         out.append(
             {
                 "id": str(attached.get("id") or ""),
@@ -81,6 +87,7 @@ def kept(files: Iterable[Any]) -> tuple[dict[str, Any], ...]:
                 ),
                 "preview": str(preview.get("content") or "").strip() if done else "",
                 "vtt": str(attached.get("vtt") or "") if done else "",
+                "transcribing": status == "processing",
             }
         )
     return tuple(out)
@@ -131,9 +138,13 @@ class FileStore:
         max_bytes: int = web.MAX_BYTES,
         keep: float = KEEP,
         clock: Callable[[], float] = time.time,
+        info: FileInfo = lambda _id: None,
+        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
+        """``info`` reads a file again, for a voice clip still being transcribed."""
         self.folder, self._token, self._allowed = folder, token, tuple(allowed)
         self._max, self._keep, self._clock = max_bytes, keep, clock
+        self._info, self._sleep = info, sleep
 
     def fetch_all(self, files: Sequence[Mapping[str, Any]]) -> list[Fetched]:
         """Each file saved (or the reason it was not); a file saved before is reused, so a
@@ -183,6 +194,8 @@ class FileStore:
 
     def _transcript(self, attached: Mapping[str, Any], token: str) -> str:
         """Slack's captions as text when they can be read, else its preview."""
+        if attached.get("transcribing"):
+            attached = self._transcribed(attached)
         vtt = str(attached.get("vtt") or "")
         if vtt:
             try:
@@ -195,6 +208,19 @@ class FileStore:
             if text:
                 return text
         return str(attached.get("preview") or "")
+
+    def _transcribed(self, attached: Mapping[str, Any]) -> Mapping[str, Any]:
+        """The file once Slack finished its transcript, asked a few times; as it was when
+        Slack is still at it (then the clip goes without one)."""
+        for _try in range(TRANSCRIPT_TRIES):
+            self._sleep(TRANSCRIPT_WAIT)
+            fresh = self._info(str(attached.get("id") or ""))
+            if not isinstance(fresh, Mapping):
+                break
+            (now,) = kept([fresh])
+            if not now["transcribing"]:
+                return now
+        return attached
 
 
 def _refusal(n: int, token: str, size: int, url: str, most: int) -> str:

@@ -24,10 +24,13 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 from looproom.durable import sqlite
+from looproom.durable.contract import Failure, Item
+
+__all__ = ["DurableQueue", "Failure", "Item"]
 
 #: How long a delivered key is remembered for deduplication, and how many at most.
 RETENTION_SECONDS = 7 * 24 * 3600
@@ -65,38 +68,18 @@ _FIRST_IN_GROUP = (
     " AND earlier.state IN ('pending', 'inflight')))"
 )
 _OPEN_STATES = ("pending", "inflight", "parked")
-_COLUMNS = "key, payload, state, attempts, maybe_delivered, due, created, last_error, first_try"
-
-
-@dataclass(frozen=True)
-class Item:
-    """One queued item as the deliverer or an admin sees it."""
-
-    key: str
-    payload: str
-    state: str
-    attempts: int
-    #: Claimed before a crash or restart: it may have landed; the deliverer reconciles.
-    maybe_delivered: bool
-    due: float
-    created: float
-    last_error: str
-    #: When it was first handed out (0.0: never): where a look-up of what may have
-    #: landed starts.
-    first_try: float = 0.0
-
-
-@dataclass(frozen=True)
-class Failure:
-    """The most recent delivery error, for ``!theloop status``."""
-
-    key: str
-    error: str
-    at: float
+_COLUMNS = (
+    "key, payload, state, attempts, maybe_delivered, due, created, last_error, first_try, grp"
+)
 
 
 class DurableQueue:
-    """A named FIFO queue in a SQLite file; thread-safe (one connection, one lock)."""
+    """A named FIFO queue in a SQLite file; thread-safe (one connection, one lock).
+
+    It keeps :class:`looproom.durable.contract.WorkQueue`'s contract for the claimers of one
+    process: a claim is one ``BEGIN IMMEDIATE`` transaction under the lock, and an item
+    in flight when the file is opened belonged to a process that is gone.
+    """
 
     def __init__(
         self, path: str | Path, name: str, *, clock: Callable[[], float] = time.time
@@ -201,12 +184,9 @@ class DurableQueue:
 
     def retry_now(self, key: str) -> bool:
         """Make a parked or waiting item due now; False if no such open item."""
-        changed = self._set(
+        return self._set(
             key, "state='pending', due=?", (self._clock(),), states=("pending", "parked")
         )
-        if changed:
-            self._changed.set()
-        return changed
 
     def drop(self, key: str) -> bool:
         """Give up on an open item (its key stays remembered); False if no such item."""
@@ -228,7 +208,10 @@ class DurableQueue:
                 f"WHERE queue=? AND key=? AND state IN ({marks})",
                 (*values, self._clock(), self.name, key, *states),
             )
-            return cursor.rowcount == 1
+            changed = cursor.rowcount == 1
+        if changed:  # a settled item may free its group's next one: a claimer looks again
+            self._changed.set()
+        return changed
 
     def get(self, key: str) -> Item | None:
         """One item by key, in any state (done items have an empty payload)."""
@@ -297,7 +280,8 @@ class DurableQueue:
         return None if row is None else Failure(key=row[0], error=row[1], at=row[2])
 
     def wait(self, timeout: float) -> None:
-        """Sleep until an item was added or made due since the last wait, or ``timeout``.
+        """Sleep until an item was added, made due or settled since the last wait, or
+        ``timeout``.
 
         Call it after an empty :meth:`claim`: a put in between makes it return at once.
         """
@@ -351,7 +335,7 @@ def _storage(path: Path) -> Iterator[None]:
 
 
 def _item(row: tuple[object, ...]) -> Item:
-    key, payload, state, attempts, maybe, due, created, error, first = row
+    key, payload, state, attempts, maybe, due, created, error, first, group = row
     return Item(
         key=str(key),
         payload=str(payload),
@@ -362,4 +346,5 @@ def _item(row: tuple[object, ...]) -> Item:
         created=float(created),  # type: ignore[arg-type]
         last_error=str(error),
         first_try=float(first),  # type: ignore[arg-type]
+        group=str(group),
     )

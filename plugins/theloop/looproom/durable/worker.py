@@ -1,5 +1,12 @@
 """The delivery loop: claim each due item of a durable queue and hand it to a delivery.
 
+A fixed number of delivery slots work side by side: one thread claims (the queue hands
+out an item only if no earlier item of its group is open and no slot holds the group),
+and gives each item to a free slot, which delivers it and records the outcome. So one
+work item's slow Slack round trips or its wait for a retry hold only its own slot, while
+its own events still go one at a time, in order. No thread per room: the slots are the
+bound, whatever the number of rooms.
+
 A Slack outage or a restart costs a delay, never the item: what the delivery cannot do
 now is retried with capped exponential backoff (or after the Retry-After it reports),
 forever, and stays visible in ``!theloop queue``; only what it calls :class:`Failed` is
@@ -14,13 +21,14 @@ The loop knows nothing of what it delivers. The inbox's delivery posts an event
 from __future__ import annotations
 
 import logging
+import queue as handoff
 import random
 import threading
 import time
 from collections.abc import Callable
 
+from looproom.durable.contract import Item, WorkQueue
 from looproom.durable.outcome import Delivered, Outcome, RetryLater
-from looproom.durable.queue import DurableQueue, Item
 
 log = logging.getLogger(__name__)
 
@@ -62,54 +70,93 @@ def _nothing(_item: Item, _outcome: Outcome) -> None:
 
 
 class Worker:
-    """One daemon thread delivering the queue's items in FIFO order of due items."""
+    """``slots`` daemon threads delivering the queue's items, fed by one claiming thread."""
 
     def __init__(
         self,
-        queue: DurableQueue,
+        queue: WorkQueue,
         deliver: Delivery,
         *,
         settled: Settled = _nothing,
         clock: Callable[[], float] = time.time,
         name: str = "theloop-delivery",
+        slots: int = 1,
     ) -> None:
+        if slots < 1:
+            raise ValueError(f"a worker needs at least one delivery slot, got {slots}")
         self._queue = queue
         self._deliver_one, self._settled = deliver, settled
         self._clock = clock
         self._stop = threading.Event()
+        # A slot is taken before a claim, so nothing is claimed that no slot can start.
+        self._free = threading.Semaphore(slots)
+        self._items: handoff.SimpleQueue[Item | None] = handoff.SimpleQueue()
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self._slots = [
+            threading.Thread(target=self._slot, name=f"{name}-{n + 1}", daemon=True)
+            for n in range(slots)
+        ]
 
     def start(self) -> None:
+        for slot in self._slots:
+            slot.start()
         self._thread.start()
 
     def stop(self, timeout: float = 10.0) -> bool:
         """Ask the loop to stop and wait for it; False if a delivery is still running."""
+        deadline = time.monotonic() + timeout
         self._stop.set()
         self._queue.wake()
+        self._free.release()  # a loop waiting for a busy slot looks at the stop now
         if self._thread.is_alive():
             self._thread.join(timeout)
-        return not self._thread.is_alive()
+        for _ in self._slots:
+            self._items.put(None)  # after any item handed out: each slot finishes its own
+        for slot in self._slots:
+            if slot.is_alive():
+                slot.join(max(0.0, deadline - time.monotonic()))
+        return not any(t.is_alive() for t in (self._thread, *self._slots))
 
     @property
     def alive(self) -> bool:
-        return self._thread.is_alive()
+        return all(t.is_alive() for t in (self._thread, *self._slots))
 
     def _run(self) -> None:
         failures = 0
         while not self._stop.is_set():
+            if not self._free.acquire(timeout=IDLE_WAIT):
+                continue  # every slot busy: each frees one when its delivery is recorded
+            if self._stop.is_set():
+                break
             try:
-                if not self.step():
-                    self._idle()
-                failures = 0
-            except Exception as exc:  # the loop must outlive any one bad item or bug
+                item = self._queue.claim(self._clock())
+            except Exception as exc:  # the loop must outlive any bug or storage failure
+                self._free.release()
                 failures += 1
-                # A queue it cannot write (disk full, read-only) fails every step: wait
+                # A queue it cannot write (disk full, read-only) fails every claim: wait
                 # longer each time, and say it in full once, not every second.
                 if failures == 1:
                     log.exception("delivery loop error; continuing")
                 else:
                     log.error("delivery loop error again (%d in a row): %s", failures, exc)
                 self._stop.wait(min(LOOP_ERROR_CAP, 2.0 ** (failures - 1)))
+                continue
+            failures = 0
+            if item is None:
+                self._free.release()
+                self._idle()
+            else:
+                self._items.put(item)
+
+    def _slot(self) -> None:
+        while (item := self._items.get()) is not None:
+            try:
+                self._work(item)
+            except Exception:  # recording the outcome failed: the item stays in flight
+                # and is handed out again, flagged, when the queue is next opened.
+                log.exception("delivery slot error on %s; continuing", item.key)
+            finally:
+                self._free.release()
 
     def _idle(self) -> None:
         due = self._queue.next_due()
@@ -118,14 +165,17 @@ class Worker:
             self._queue.wait(max(0.05, wait))
 
     def step(self) -> bool:
-        """Deliver one due item; False when none was due."""
+        """Deliver one due item on the caller's thread; False when none was due."""
         item = self._queue.claim(self._clock())
         if item is None:
             return False
+        self._work(item)
+        return True
+
+    def _work(self, item: Item) -> None:
         outcome = self._deliver(item)
         self._apply(item, outcome)
         self._settled(item, outcome)
-        return True
 
     def _deliver(self, item: Item) -> Outcome:
         try:

@@ -14,14 +14,13 @@ import json
 import logging
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
 
 from looproom.decide import kinds
 from looproom.decide.decision import Decision
+from looproom.durable.contract import Item, WorkQueue
 from looproom.durable.outcome import Delivered, Failed, Outcome, RetryLater
-from looproom.durable.queue import DurableQueue, Item
 from looproom.durable.worker import Worker
-from looproom.relay import forms, records, texts
+from looproom.relay import forms, texts
 from looproom.relay.sinks import Sinks, Undeliverable, Unsure
 from looproom.room import reactions
 from looproom.room.queued_room import Voice, quietly
@@ -38,26 +37,28 @@ class Relay:
 
     def __init__(
         self,
-        queue: DurableQueue,
+        queue: WorkQueue,
         sinks: Sinks,
         acks: Voice,
         *,
         on_given_up: Callable[[Decision], None] = lambda _d: None,
         observe: Callable[[Item, Outcome], None] = lambda _i, _o: None,
         clock: Callable[[], float] = time.time,
+        slots: int = 1,
     ) -> None:
-        """``observe`` is told every outcome too (the metrics count them)."""
+        """``observe`` is told every outcome too (the metrics count them). ``slots``:
+        decisions relayed side by side, each work item's one at a time, in order."""
         self.queue, self.sinks, self.acks = queue, sinks, acks
         self._on_given_up, self._observe = on_given_up, observe
         self._worker = Worker(
-            queue, self._send, settled=self._settled, clock=clock, name="theloop-relay"
+            queue, self._send, settled=self._settled, clock=clock, name="theloop-relay", slots=slots
         )
 
     def record(self, decision: Decision, repos: Mapping[str, str]) -> bool:
         """Store ``decision`` durably, then 👀; False when it was stored before (a duplicate)."""
         target = kinds.target(decision, self.sinks.available(repos))
         stored = self.queue.put(
-            decision.key, forms.payload(decision, target), group=_group(decision, target)
+            decision.key, forms.payload(decision, target), group=_group(decision)
         )
         if stored:
             quietly(self.acks.react, decision.channel, decision.ts, reactions.RECEIVED)
@@ -139,8 +140,8 @@ class Relay:
             self._on_given_up(decision)
 
 
-def _group(decision: Decision, target: Mapping[str, Any]) -> str:
-    """What goes to one work item's session is sent one at a time, in the order said, so
-    the look-up of a reply that may have landed meets no other reply of ours."""
-    to_session = target.get("sink") == records.TALK or target.get("path") == forms.REPLY_PATH
-    return f"session:{decision.work_item}" if to_session else ""
+def _group(decision: Decision) -> str:
+    """One work item's decisions are relayed one at a time, in the order said: a later one
+    never overtakes one waiting for a retry, and the look-up of a reply to its session that
+    may have landed meets no other reply of ours. Other work items' go side by side."""
+    return f"decisions:{decision.work_item}" if decision.work_item else ""

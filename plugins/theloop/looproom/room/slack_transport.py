@@ -8,7 +8,10 @@ would spend every handler's tries at once):
 a short one inline (429 with a short ``Retry-After``; 5xx and connection errors, only for
 calls that cannot post twice) and everything longer at the queue, by the caller returning
 ``RetryLater``. Posting is paced per channel (≈1 message/s, bursts allowed) by telling the
-caller how long to wait — nothing here sleeps for pacing.
+caller how long to wait — nothing here sleeps for pacing. Every other method keeps its
+Slack tier's budget for the whole workspace (``looproom.room.slack_limits``), shared by all
+delivery slots: a short wait for its turn is made inline, a longer one is answered as a
+429 without calling Slack; a 429 holds only the method it answered (for a post, the channel).
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from slack_sdk.http_retry.response import HttpResponse
 from slack_sdk.http_retry.state import RetryState
 
 from looproom import http_rules
+from looproom.room.slack_limits import MethodLimits
 from looproom.times import later, slack_seconds
 
 log = logging.getLogger(__name__)
@@ -76,6 +80,8 @@ _GONE_ERRORS = frozenset(
 #: retried inline only where Slack certainly did not act (429, connection refused); any
 #: other retry goes through the queue, which first looks for the message (metadata).
 NON_REPEATABLE = frozenset({"chat.postMessage", "chat.postEphemeral"})
+#: Limited per channel (the pacer), not per method across the workspace.
+PER_CHANNEL = frozenset({"chat.postMessage"})
 
 #: Inline waits longer than this are handed to the queue instead of sleeping a worker.
 DEFAULT_MAX_INLINE_WAIT = 2.0
@@ -150,6 +156,7 @@ class Pacer:
         self, rate: float = 1.0, burst: float = 3.0, clock: Callable[[], float] = time.monotonic
     ) -> None:
         self._rate, self._burst, self._clock = rate, burst, clock
+        self.clock = clock  # the transport's method limits keep the same time
         self._buckets: dict[str, tuple[float, float]] = {}  # key -> (tokens, at)
         self._held: dict[str, float] = {}  # key -> no post before this time (a 429)
         self._lock = threading.Lock()
@@ -193,9 +200,12 @@ def _method_of(request: HttpRequest) -> str:
 
 class _ShortRateLimitRetry(RateLimitErrorRetryHandler):
     """Honour a short ``Retry-After`` inline; a long one goes back to the queue. Each 429
-    waited out here is told to ``on_retry``, since the caller only sees the final answer."""
+    waited out here is told to ``on_retry`` (the method, the wait), since the caller only
+    sees the final answer."""
 
-    def __init__(self, max_retry_count: int, max_wait: float, on_retry: Callable[[], None]) -> None:
+    def __init__(
+        self, max_retry_count: int, max_wait: float, on_retry: Callable[[str, float], None]
+    ) -> None:
         super().__init__(max_retry_count=max_retry_count)
         self._max_wait = max_wait
         self._on_retry = on_retry
@@ -220,7 +230,8 @@ class _ShortRateLimitRetry(RateLimitErrorRetryHandler):
         response: HttpResponse | None = None,
         error: Exception | None = None,
     ) -> None:
-        self._on_retry()
+        after = _retry_after(response.headers) if response is not None else 1.0
+        self._on_retry(_method_of(request), after)
         super().prepare_for_next_attempt(
             state=state, request=request, response=response, error=error
         )
@@ -255,10 +266,10 @@ def _retry_after(headers: Mapping[str, Any]) -> float:
 
 def retry_handlers(
     max_inline_wait: float = DEFAULT_MAX_INLINE_WAIT,
-    on_rate_limited: Callable[[], None] = lambda: None,
+    on_rate_limited: Callable[[str, float], None] = lambda _method, _after: None,
 ) -> list[Any]:
     """The inline retry policy: one short retry each, sharing slack_sdk's attempt count.
-    ``on_rate_limited`` hears of each 429 that is retried inline."""
+    ``on_rate_limited`` hears of each 429 that is retried inline (its method, its wait)."""
     # One quick second try (~0.25-0.5 s); a longer outage is the queue's to wait out.
     quick = BackoffRetryIntervalCalculator(backoff_factor=0.25)
     return [
@@ -271,11 +282,24 @@ def retry_handlers(
 class SlackTransport:
     """Slack Web API calls for the-loop's room, each answered with a :class:`Reply`."""
 
-    def __init__(self, client: WebClient, *, pacer: Pacer | None = None) -> None:
+    def __init__(
+        self,
+        client: WebClient,
+        *,
+        pacer: Pacer | None = None,
+        limits: MethodLimits | None = None,
+        max_inline_wait: float = DEFAULT_MAX_INLINE_WAIT,
+    ) -> None:
         self._client = client
         self.pacer = pacer or Pacer()
+        self.limits = limits or MethodLimits(clock=self.pacer.clock)
+        self._max_inline_wait = max_inline_wait
         #: Told of every 429 Slack answers, retried inline or not (the metrics).
         self.on_rate_limited: Callable[[], None] = lambda: None
+
+    def file_info(self, file_id: str) -> Reply:
+        """``files.info``: a file as Slack knows it now (a voice clip's transcript done?)."""
+        return self._call("files.info", {"file": file_id})
 
     def token(self) -> str:
         """The bot token the client calls with: a file's private URL opens with it too."""
@@ -297,8 +321,9 @@ class SlackTransport:
         their behaviour and never sleep on our account.
         """
         # A 429 retried inline never reaches the transport's answer: the handler tells the
-        # transport's on_rate_limited, looked up at each 429 so a later assignment counts.
-        handlers = retry_handlers(max_inline_wait, lambda: transport.on_rate_limited())
+        # transport, whose on_rate_limited is looked up at each 429 so a later assignment
+        # counts, and whose limits hold the method for every slot meanwhile.
+        handlers = retry_handlers(max_inline_wait, lambda m, s: transport.rate_limited(m, s))
         sibling = WebClient(
             token=client.token,
             base_url=client.base_url,
@@ -307,8 +332,15 @@ class SlackTransport:
             proxy=client.proxy,
             retry_handlers=handlers,
         )
-        transport = cls(sibling, pacer=pacer)
+        transport = cls(sibling, pacer=pacer, max_inline_wait=max_inline_wait)
         return transport
+
+    def rate_limited(self, method: str, retry_after: float) -> None:
+        """Slack answered ``method`` 429: counted, and the method held for everyone (a
+        post's channel is held by :meth:`post_message`, which knows it)."""
+        self.on_rate_limited()
+        if method not in PER_CHANNEL:
+            self.limits.hold(method, retry_after)
 
     # -- posting -------------------------------------------------------------------
 
@@ -494,6 +526,15 @@ class SlackTransport:
     # -- the call --------------------------------------------------------------------
 
     def _call(self, method: str, args: dict[str, Any]) -> Reply:
+        wait = self.limits.reserve(method, self._max_inline_wait)
+        if wait is None:  # Slack would answer 429: say so without asking it
+            after = self.limits.wait(method)
+            log.debug(
+                "slack %s held back %.1f s: the workspace's budget for it is spent", method, after
+            )
+            return Reply(method, False, error="ratelimited", status=429, retry_after=after)
+        if wait > 0:
+            time.sleep(wait)  # a short turn, in this slot only
         try:
             # slack_sdk's own method encodes each call as Slack expects (verb, JSON/form).
             response = getattr(self._client, method.replace(".", "_"))(**args)
@@ -510,7 +551,7 @@ class SlackTransport:
                 headers=dict(response.headers or {}),
             )
         if reply.kind == RATE_LIMITED:
-            self.on_rate_limited()
+            self.rate_limited(method, reply.retry_after or 1.0)
         log.warning("slack %s failed: %s (status %s)", method, reply.error, reply.status)
         return reply
 

@@ -1,0 +1,133 @@
+"""Slack's limits as a whole: one budget per method for every slot; a hold names one thing."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+
+import pytest
+from slack_sdk import WebClient
+
+from looproom.room import slack_transport as t
+from looproom.room.slack_limits import MethodLimits, Tier
+from looproom.room.slack_transport import SlackTransport
+from tests.fakes.slack_api import BOT_TOKEN, FakeSlack, Limit
+
+ROOM, OTHER = "C0LOOP0001", "C0OTHER001"
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_tier_spends_its_burst_then_gives_turns_at_its_rate() -> None:
+    clock = Clock()
+    limits = MethodLimits({"chat.update": Tier(per_minute=60, burst=2)}, clock=clock)
+    assert [limits.reserve("chat.update", most=0.0) for _ in range(2)] == [0.0, 0.0]
+    assert limits.reserve("chat.update", most=0.5) is None  # a second away: nothing taken
+    assert limits.reserve("chat.update", most=1.0) == 1.0  # taken: the next one queues behind
+    assert limits.reserve("chat.update", most=5.0) == 2.0
+    clock.now += 60
+    assert limits.reserve("chat.update", most=0.0) == 0.0
+    assert limits.reserve("chat.postMessage", most=0.0) == 0.0  # paced per channel instead
+
+
+def test_a_hold_names_one_method_and_ends_with_its_wait() -> None:
+    clock = Clock()
+    limits = MethodLimits({}, clock=clock)
+    limits.hold("chat.update", 30.0)
+    assert limits.reserve("chat.update", most=2.0) is None
+    assert limits.wait("chat.update") == 30.0
+    assert limits.reserve("reactions.add", most=0.0) == 0.0
+    clock.now += 30
+    assert limits.reserve("chat.update", most=0.0) == 0.0
+
+
+@pytest.fixture
+def slack() -> Iterator[FakeSlack]:
+    with FakeSlack(channels=[(ROOM, "the-loop"), (OTHER, "elsewhere")]) as fake:
+        yield fake
+
+
+def _transport(slack: FakeSlack, limits: MethodLimits | None = None) -> SlackTransport:
+    client = WebClient(token=BOT_TOKEN, base_url=slack.url)
+    transport = SlackTransport.beside(client)
+    if limits is not None:
+        transport.limits = limits
+    return transport
+
+
+def test_a_429_holds_its_method_for_every_slot_and_nothing_else(slack: FakeSlack) -> None:
+    transport = _transport(slack)
+    first = transport.post_message(ROOM, text="v1")
+    other = transport.post_message(OTHER, text="v1")
+    slack.fail("chat.update", "429", retry_after=30)
+    assert transport.update_message(ROOM, first.ts, text="v2").kind == t.RATE_LIMITED
+    # Another slot's edit in another room waits for the same Retry-After, without asking.
+    held = transport.update_message(OTHER, other.ts, text="v2")
+    assert (held.kind, held.retry_after is not None and held.retry_after > 2) == (
+        t.RATE_LIMITED,
+        True,
+    )
+    assert [c.status for c in slack.calls_to("chat.update")] == [429]
+    # What the 429 did not name goes on: another method, and the rooms' posts.
+    assert transport.add_reaction(ROOM, first.ts, "eyes").ok
+    assert transport.post_message(OTHER, text="still posting").ok
+
+
+def test_a_post_429_holds_its_channel_not_the_method(slack: FakeSlack) -> None:
+    transport = _transport(slack)
+    slack.fail("chat.postMessage", "429", retry_after=30)
+    assert transport.post_message(ROOM, text="held").kind == t.RATE_LIMITED
+    assert transport.post_wait(ROOM) > 2
+    assert transport.post_wait(OTHER) == 0
+    assert transport.post_message(OTHER, text="another room").ok
+
+
+def _edit_from_slots(transport: SlackTransport, slack: FakeSlack, slots: int, each: int) -> list:
+    """``slots`` threads, each editing its own message ``each`` times; every reply."""
+    posted = [transport.post_message(ROOM, text=f"slot {n}").ts for n in range(slots)]
+    replies: list = []
+    lock = threading.Lock()
+
+    def slot(ts: str) -> None:
+        for n in range(each):
+            reply = transport.update_message(ROOM, ts, text=f"edit {n}")
+            with lock:
+                replies.append(reply)
+
+    threads = [threading.Thread(target=slot, args=(ts,)) for ts in posted]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60.0)
+    return replies
+
+
+def test_slots_that_meet_slacks_burst_stop_at_the_first_429_not_each_on_its_own(
+    slack: FakeSlack,
+) -> None:
+    # Slack's budget is smaller than the bot assumes: it answers 429 with a Retry-After
+    # too long to wait inline. Every call after it waits for it, whichever slot makes it.
+    slack.limits = {"chat.update": Limit(per_minute=1, burst=5)}
+    slots, each = 8, 3
+    replies = _edit_from_slots(_transport(slack), slack, slots, each)
+    answered_429 = [c for c in slack.calls_to("chat.update") if c.status == 429]
+    assert len(replies) == slots * each
+    assert 1 <= len(answered_429) <= slots  # at most the calls already on their way
+    held = [r for r in replies if r.kind == t.RATE_LIMITED]
+    assert len(held) == slots * each - 5  # each told to come back later, none lost
+    assert all(r.retry_after and r.retry_after > 0 for r in held)
+
+
+def test_a_budget_that_matches_slacks_meets_no_429_at_all(slack: FakeSlack) -> None:
+    slack.limits = {"chat.update": Limit(per_minute=1, burst=5)}
+    limits = MethodLimits({"chat.update": Tier(per_minute=1, burst=5)})
+    replies = _edit_from_slots(_transport(slack, limits), slack, slots=8, each=3)
+    assert [c.status for c in slack.calls_to("chat.update")] == [200] * 5
+    assert sum(r.ok for r in replies) == 5
+    assert all(r.kind == t.RATE_LIMITED for r in replies if not r.ok)
