@@ -266,6 +266,7 @@ class Decisions:
                 self.cursors,
                 rooms=self._rooms_read,
                 read_room=slack.top_level,
+                turn=slack.limits.wait,
             )
             if slack is not None
             else None
@@ -316,6 +317,8 @@ class Decisions:
 
     def close(self) -> None:
         self.reconcile.stop()
+        if self.catch_up is not None:
+            self.catch_up.stop()
         self.relay.stop()
         self.relay.queue.close()
         if self._voice is not None:
