@@ -282,6 +282,34 @@ class TheLoop(BotPlugin):
         """`cleanup [<work item>]` — the-loop reclaims the work item's local resources."""
         self._typed(msg, f"cleanup {args}", addressed=True)
 
+    @botcmd(name="add-collaborator")
+    def add_collaborator(self, msg: Any, args: str) -> None:
+        """`add-collaborator @someone` — they may reply and add context on this work item."""
+        self._typed(
+            msg, f"add-collaborator {chat.raw_after(msg, 'add-collaborator', args)}", addressed=True
+        )
+
+    @botcmd(name="remove-collaborator")
+    def remove_collaborator(self, msg: Any, args: str) -> None:
+        """`remove-collaborator @someone` — they no longer give input on this work item."""
+        self._typed(
+            msg,
+            f"remove-collaborator {chat.raw_after(msg, 'remove-collaborator', args)}",
+            addressed=True,
+        )
+
+    @botcmd(name="add-channel")
+    def add_channel(self, msg: Any, args: str) -> None:
+        """`add-channel #room` — this work item's conversation moves to that room."""
+        self._about(msg, "add-channel", args)
+
+    @botcmd(name="remove-channel")
+    def remove_channel(self, msg: Any, args: str) -> None:
+        """`remove-channel [#room]` — this work item goes back to its configured room."""
+        self._typed(
+            msg, f"remove-channel {chat.raw_after(msg, 'remove-channel', args)}", addressed=True
+        )
+
     @botcmd(name="record-context")
     def record_context(self, msg: Any, args: str) -> None:
         """`record-context` — this thread since its last record, to the work item and agent."""
@@ -296,6 +324,11 @@ class TheLoop(BotPlugin):
         """A plain message: a command typed without `!`, or an answer in a work item's thread."""
         if not chat.is_command(msg, self.bot_config):
             self._typed(msg, str(msg.body or ""), addressed=False)
+
+    def _about(self, msg: Any, verb: str, args: str) -> None:
+        """A command naming people or a room: read from Slack's own text, where a mention
+        is the member's id, never a name that a GitHub login could share."""
+        self._typed(msg, f"{verb} {chat.raw_after(msg, verb, args)}", addressed=True)
 
     def _typed(self, msg: Any, text: str, *, addressed: bool) -> None:
         if self._core is not None:

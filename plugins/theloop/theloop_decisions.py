@@ -25,6 +25,15 @@ def slack_event(msg: Any) -> Mapping[str, Any]:
     return (msg.extras or {}).get("slack_event") or {}
 
 
+def raw_after(msg: Any, word: str, args: str) -> str:
+    """What followed ``word`` in the message as Slack sent it — mentions and room links as
+    ids (``<@U…>``, ``<#C…>``), where the backend's ``args`` made them names a member could
+    share with a GitHub login; ``args`` on other backends."""
+    raw = str(slack_event(msg).get("text") or "")
+    at = raw.lower().find(word)
+    return raw[at + len(word) :].strip() if at >= 0 else args
+
+
 def plain_channel(msg: Any) -> str:
     """Where to answer on a plain backend: the room, else the person."""
     room = getattr(msg.frm, "room", None)

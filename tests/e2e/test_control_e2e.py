@@ -178,7 +178,7 @@ def test_a_jira_work_item_is_refused_with_the_reason_never_a_false_success(rig: 
 
 
 def test_the_slash_command_answers_help_status_and_verbs_to_the_member_alone(rig: Rig) -> None:
-    assert "/the-loop new <title>" in rig.slash("help")
+    assert "/the-loop new [<repo>:] <title>" in rig.slash("help")
     gate = rig.show(corpus("06"))
     status = rig.slash("status")
     assert f"`{ITEM}`" in status and "gate" in status and f"<@{ALICE}>" in status

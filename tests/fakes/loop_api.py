@@ -16,6 +16,15 @@ record with its time (milliseconds, ``Z``), ``work_item`` and ``actor`` — and 
 /api/v1/events`` answers the last ``limit`` records matching ``type``, ``workItem`` and
 ``since`` (compared as strings, as the-loop does), oldest first. ``GET /api/v1/work-items``
 lists the portable records in ``work_items`` ordered by ref, as the-loop's core does.
+
+The instance and its standing sessions, as the-loop's ``api/routes.py`` and ``core``
+answer them: ``GET /api/v1/instance`` (``{name, scope, managed}``), ``POST
+/api/v1/restart`` (``{withUpgrade}``; it schedules, answering ``{scheduled, pid,
+withUpgrade}``, and ``restarts`` records each), ``GET /api/v1/standing-sessions`` (a row
+per session), ``POST /api/v1/standing-sessions/control`` (``{name, verb}``: an unknown
+verb is 400, an unknown name 404; ``{sessions: [{name, outcome}], ok}``) and ``POST
+/api/v1/standing-sessions/say`` (``{name, text, actor}``: a session not running is 404;
+``said`` records each delivery).
 """
 
 from __future__ import annotations
@@ -29,6 +38,9 @@ from tests.fakes.loopback import LoopbackServer, Request
 
 REPLY, SKIP, EVENTS = "/api/v1/sessions/reply", "/api/v1/graph/skip", "/api/v1/events"
 WORK_ITEMS = "/api/v1/work-items"
+INSTANCE, RESTART = "/api/v1/instance", "/api/v1/restart"
+STANDING, STANDING_CONTROL = "/api/v1/standing-sessions", "/api/v1/standing-sessions/control"
+STANDING_SAY = "/api/v1/standing-sessions/say"
 _REQUIRED = {REPLY: ("ref", "text"), SKIP: ("repo", "workItem", "nodes", "reason")}
 #: The default work-item loop's selectable nodes — what a skip may name.
 SKIPPABLE = frozenset(
@@ -49,6 +61,11 @@ class FakeLoop(LoopbackServer):
         self.clock: Callable[[], float] = time.time  # the-loop's clock, for the log's times
         #: ``GET /api/v1/work-items``: each work item's portable record, by ref.
         self.work_items: dict[str, dict[str, Any]] = {}
+        self.name = "loop-one"
+        self.restarts: list[dict[str, Any]] = []
+        #: Standing sessions by name → running?; what was said to them.
+        self.standing: dict[str, bool] = {}
+        self.said: list[dict[str, Any]] = []
 
     def route(self, request: Request) -> tuple[int, dict[str, str], Any]:
         if request.method == "GET" and request.path == "/api/v1/health":
@@ -57,6 +74,9 @@ class FakeLoop(LoopbackServer):
             return 200, {}, self._events(request.query)
         if request.method == "GET" and request.path == WORK_ITEMS:
             return 200, {}, [self.work_items[ref] for ref in sorted(self.work_items)]
+        own = self._instance_and_standing(request)
+        if own is not None:
+            return own
         required = _REQUIRED.get(request.path)
         if required is None or request.method != "POST":
             return 404, {}, {"detail": "Not Found"}
@@ -66,6 +86,50 @@ class FakeLoop(LoopbackServer):
             detail = [{"loc": ["body", name], "msg": "Field required"} for name in missing]
             return 422, {}, {"detail": detail}
         return self._reply(body) if request.path == REPLY else self._skip(body)
+
+    def _instance_and_standing(self, request: Request) -> tuple[int, dict[str, str], Any] | None:
+        """The instance's and the standing sessions' routes; ``None`` for any other."""
+        body = request.body if isinstance(request.body, dict) else {}
+        route = (request.method, request.path)
+        if route == ("GET", INSTANCE):
+            managed = [{"ref": ref, "sources": ["session"]} for ref in sorted(self.sessions)]
+            return 200, {}, {"name": self.name, "scope": {"mode": "open"}, "managed": managed}
+        if route == ("POST", RESTART):
+            upgrade = body.get("withUpgrade", False)
+            if not isinstance(upgrade, bool):
+                return 422, {}, {"detail": [{"loc": ["body", "withUpgrade"], "msg": "bool"}]}
+            self.restarts.append(body)
+            return 200, {}, {"scheduled": True, "pid": 4242, "withUpgrade": upgrade}
+        if route == ("GET", STANDING):
+            rows = [
+                {"name": name, "declared": True, "running": running, "ref": f"standing:{name}"}
+                for name, running in sorted(self.standing.items())
+            ]
+            return 200, {}, rows
+        if route == ("POST", STANDING_CONTROL):
+            return self._standing_control(body)
+        if route == ("POST", STANDING_SAY):
+            missing = [name for name in ("name", "text") if name not in body]
+            if missing:
+                detail = [{"loc": ["body", name], "msg": "Field required"} for name in missing]
+                return 422, {}, {"detail": detail}
+            if not self.standing.get(str(body["name"])):
+                return 404, {}, {"detail": f"standing session {body['name']!r} is not running"}
+            self.said.append(body)
+            return 200, {}, {"name": body["name"], "delivered": True, "exitCode": 0}
+        return None
+
+    def _standing_control(self, body: dict[str, Any]) -> tuple[int, dict[str, str], Any]:
+        name, verb = str(body.get("name") or ""), str(body.get("verb") or "")
+        if verb not in ("start", "stop", "restart"):
+            return 400, {}, {"detail": f"unknown verb {verb!r}: start, stop or restart"}
+        if name not in self.standing:
+            return 404, {}, {"detail": f"no standing session {name!r} is declared"}
+        outcome = {"start": "started", "stop": "stopped", "restart": "restarted"}[verb]
+        if verb == "start" and self.standing[name]:
+            outcome = "already-running"
+        self.standing[name] = verb != "stop"
+        return 200, {}, {"sessions": [{"name": name, "outcome": outcome}], "ok": True}
 
     def _reply(self, body: dict[str, Any]) -> tuple[int, dict[str, str], Any]:
         ref = str(body["ref"])

@@ -1,5 +1,7 @@
 """Who may act for the-loop: the room's grants, deciders and collaborators — fail closed."""
 
+from dataclasses import replace
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -12,7 +14,18 @@ POLICY = Policy(
 
 
 def test_a_decider_may_do_every_act_the_room_is_granted() -> None:
-    assert all(auth.may("UDECIDER", act, POLICY) for act in auth.ACTS)
+    granted = {act for act in auth.ACTS if auth.may("UDECIDER", act, POLICY)}
+    assert granted == set(auth.ACTS) - auth.OPT_IN
+    everything = replace(POLICY, granted=frozenset(auth.GRANTABLE))
+    assert all(auth.may("UDECIDER", act, everything) for act in auth.ACTS)
+
+
+def test_a_work_items_own_collaborator_gives_input_on_that_work_item_only() -> None:
+    policy = replace(POLICY, roster={"github:acme/api#7": frozenset({"UEVE"})})
+    on_it, elsewhere = policy.on("github:acme/api#7"), policy.on("github:acme/api#8")
+    assert {a for a in auth.ACTS if auth.may("UEVE", a, on_it)} == {auth.REPLY, auth.CONTEXT}
+    assert not any(auth.may("UEVE", act, elsewhere) for act in auth.ACTS)
+    assert not any(auth.may("UEVE", act, policy) for act in auth.ACTS)
 
 
 def test_a_stranger_may_do_nothing() -> None:

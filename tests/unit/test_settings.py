@@ -207,7 +207,15 @@ def test_members_may_be_named_by_handle_on_both_lists() -> None:
 
 
 def test_without_publish_every_act_is_granted_as_before() -> None:
-    assert Settings.from_mapping({}).publish == set(authorization.GRANTABLE)
+    publish = Settings.from_mapping({}).publish
+    assert publish == set(authorization.GRANTABLE) - authorization.OPT_IN
+    # What acts on the-loop itself is never granted by default (the-loop's own rule).
+    assert authorization.INSTANCE not in publish and authorization.STANDING not in publish
+
+
+def test_publish_may_grant_the_instance_and_standing_commands() -> None:
+    raw = {"slack": {"publish": ["instance.command", "standing.command"]}}
+    assert Settings.from_mapping(raw).publish == {"instance.command", "standing.command"}
 
 
 def test_publish_narrows_the_grants_and_a_typo_only_narrows_them() -> None:

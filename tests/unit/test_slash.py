@@ -61,7 +61,7 @@ def ask(room: LoopRoom, text: str, **fields: Any) -> dict[str, Any]:
 
 def test_help_lists_every_verb_and_the_forms(room: LoopRoom) -> None:
     text = ask(room, "help")["text"]
-    assert "/the-loop status" in text and "/the-loop new <title>" in text
+    assert "/the-loop status" in text and "/the-loop new [<repo>:] <title>" in text
     assert all(f"`{verb}`" in text for verb in ("start", "stop", "do", "review", "execute"))
     assert ask(room, "")["text"] == text
 

@@ -217,7 +217,7 @@ def bind_command(book: RoomBook, args: str) -> str:
         )
     if len(words) != 2:
         return BIND_USAGE
-    ref, room = workitem.parse(words[0]), _room_word(words[1])
+    ref, room = workitem.parse(words[0]) or workitem.from_url(words[0]), _room_word(words[1])
     if ref is None:
         return f"`{words[0][:80]}` is not a work item ref like `github:acme/api#7`. {BIND_USAGE}"
     item = str(ref)
@@ -235,7 +235,8 @@ def unbind_command(book: RoomBook, args: str) -> str:
     words = args.split()
     if len(words) != 1:
         return "usage: `!theloop unbind <work item>`"
-    if book.unbind_room(words[0]):
+    named = workitem.from_url(words[0])
+    if book.unbind_room(str(named) if named is not None else words[0]):
         return f"`{words[0]}` posts to its configured room again."
     return f"`{words[0][:80]}` was not bound to a room (see `!theloop bind`)."
 

@@ -22,15 +22,18 @@ from typing import Any
 from looproom import admin
 from looproom.attach import fetch as file_fetch
 from looproom.attach import slack_files
-from looproom.decide import presses, slash, talk
+from looproom.decide import kinds, presses, room_help, slash, talk
 from looproom.decide.authorization import Policy, holders
 from looproom.decide.catchup import TOP, CatchUp
 from looproom.decide.cursors import Cursors
+from looproom.decide.decision import Decision
 from looproom.decide.desk import Desk, room_facts
+from looproom.decide.effects import Effects
 from looproom.decide.judging import Said, Where
 from looproom.decide.listening import ListenAll
 from looproom.decide.listening import command as listen_command
 from looproom.decide.listening import status_line as listen_status
+from looproom.decide.loop_control import LoopControl
 from looproom.decide.members import Directory, Grants, UnknownHandle, resolve_grants
 from looproom.decide.reconcile import Reconcile
 from looproom.decide.slash_desk import SlashDesk
@@ -53,12 +56,14 @@ from looproom.relay.jira_sink import JiraSink
 from looproom.relay.record_reader import RecordReader
 from looproom.relay.relay import RELAY, Relay
 from looproom.relay.sinks import GitHubSink, LedgerSink, LoopSink, Sinks
+from looproom.room.channel_moves import ChannelMoves
 from looproom.room.memory import Memory
 from looproom.room.outlets import Outlet, PlainOutlet, SlackOutlet, event_delivery
 from looproom.room.pulls import PullReader
 from looproom.room.queued_room import QueuedRoom
 from looproom.room.reactions import Reacting
 from looproom.room.render import work_item_label
+from looproom.room.roster import Roster
 from looproom.room.routing import RoomBook, Thread
 from looproom.room.slack_transport import SlackTransport, is_channel_id
 from looproom.room.told import ToldBook
@@ -106,8 +111,11 @@ def _jira(env: Environment, settings: Settings) -> jira_config.JiraSite | None:
 def _keywords(env: Environment, settings: Settings) -> keywords.Keywords:
     """the-loop's control keywords, from its own config when named (a bad one refuses the
     activation: relaying in words it does not read would be silently ignored)."""
+    reserved = (*kinds.VERBS, *slash.WORDS)
     try:
-        return keywords.resolve(env.loop_config, settings.relay_keywords)
+        return keywords.resolve(
+            env.loop_config, settings.relay_keywords, settings.relay_commands, reserved
+        )
     except keywords.KeywordError as exc:
         raise ConfigError(exc.errors, env.loop_config or settings.source) from None
 
@@ -241,11 +249,16 @@ class Decisions:
             relay_queue,
             sinks,
             room,
-            on_given_up=lambda decision: self.desk.given_up(decision),
+            on_given_up=self._given_up,
             observe=metrics.relay_settled if metrics is not None else lambda _i, _o: None,
             slots=env.delivery_slots,
         )
         self.cursors = cursors if cursors is not None else Cursors({})
+        kept: MutableMapping[str, Any] = store if store is not None else {}
+        self.roster = Roster(kept)
+        #: What a collaborator or channel command changes here, and what an ending ends.
+        moves = ChannelMoves(kept, book, room.reply, self._known_id)
+        self.effects = Effects(self.roster, moves, settings.people)
         self.desk = Desk(
             memory,
             self.relay,
@@ -253,6 +266,7 @@ class Decisions:
             self._policy,
             cursors=self.cursors,
             thread_lines=self._thread_lines if slack is not None else lambda _c, _t: None,
+            recorded=self.effects.recorded,
         )
         self.talk = TalkDesk(self.desk, self._open_view, self._policy)
         self.desk.ask_why = self.talk.ask_why
@@ -288,6 +302,7 @@ class Decisions:
             self._room_facts,
             loop_api=env.loop_api,
             kickoff=self.opener,
+            control=LoopControl(env.loop_api, self._policy, kept, self._thread_link),
         )
 
     def start(self) -> None:
@@ -334,6 +349,8 @@ class Decisions:
         thread_ts = str(event.get("thread_ts") or "")
         if self._read_before(event, channel, thread_ts):
             return  # a top-level message read already, live or by the catch-up
+        if self._help(member, event, channel, ts, thread_ts):
+            return
         if self._kickoff(member, event, channel, thread_ts):
             return
         # Slack's own text keeps a mention as ``<@U…>``; the backend's has made it a name.
@@ -364,6 +381,27 @@ class Decisions:
         if where.thread_bound and not self.cursors.claim(channel, thread_ts, ts):
             return  # read already, live or by the catch-up
         self.desk.said(said, where)
+
+    def _help(
+        self, member: str, event: Mapping[str, Any], channel: str, ts: str, thread_ts: str
+    ) -> bool:
+        """``@theloop help [public]``: this room's grammar — to the asker, or to the thread."""
+        wanted = room_help.asked(str(event.get("text") or ""), self._bot_member())
+        if not wanted or event.get("bot_id") or event.get("subtype"):
+            return False
+        where = self.desk.where(channel, thread_ts, *self._room_facts(channel))
+        if where.thread_bound and not self.cursors.claim(channel, thread_ts, ts):
+            return True  # answered already, live or by the catch-up
+        kickoff = self._kickoff_for(channel)
+        room = room_help.Room(
+            where.work_item, where.thread_bound, where.repository, kickoff.repos if kickoff else ()
+        )
+        text = room_help.text(room, self._policy().on(where.work_item))
+        if wanted == "public":
+            self.desk.room.reply(channel, thread_ts or ts, text)
+        else:
+            self.desk.room.tell(channel, member, text, thread_ts)
+        return True
 
     def _read_before(self, event: Mapping[str, Any], channel: str, thread_ts: str) -> bool:
         """Claim a top-level message in a room (the catch-up reads rooms too); True when
@@ -513,15 +551,38 @@ class Decisions:
             self._destinations,
             collaborators=self.grants.collaborators,
             granted=settings.publish,
+            roster=self.roster.snapshot(),
         )
 
+    def _given_up(self, decision: Decision) -> None:
+        """A decision parked for good: its question reopens, and what it granted goes."""
+        self.desk.given_up(decision)
+        self.effects.given_up(decision)
+
+    def _known_id(self, room: str) -> str:
+        """A room's id as written or as learnt, without asking Slack; else the room."""
+        return room if is_channel_id(room) else self._book.channel_id(room) or room
+
+    def _thread_link(self, work_item: str) -> str:
+        """A link to the room's thread for ``work_item`` (a standing session's), ``""``."""
+        found = [t for t in self._book.recent_threads() if t.work_item == work_item]
+        return talk.thread_link(found[0].channel, found[0].ts) if found else ""
+
     def _room_facts(self, channel: str) -> tuple[str, str]:
-        book = self._book
+        bound = self._book.room_bindings()
+        return room_facts(channel, bound, self._settings.rooms, self._known_id)
 
-        def id_of(room: str) -> str:
-            return room if is_channel_id(room) else book.channel_id(room) or room
 
-        return room_facts(channel, book.room_bindings(), self._settings.rooms, id_of)
+class Observers:
+    """Every part told of an event the room consumed: the memory, then the effects (a
+    closure ends the work item's roster and channel move once its message is out)."""
+
+    def __init__(self, memory: Memory, effects: Effects) -> None:
+        self._memory, self._effects = memory, effects
+
+    def observe(self, event: Event, channel: str = "", ts: str = "", thread_ts: str = "") -> None:
+        self._memory.observe(event, channel, ts, thread_ts)
+        self._effects.observe(event, channel, ts, thread_ts)
 
 
 class LoopRoom:
@@ -761,17 +822,18 @@ class LoopRoom:
     def _outlet(self, slack: SlackTransport | None) -> Outlet:
         """Slack: rooms, threads, Block Kit through the transport; elsewhere plain text.
         Either tells the memory what it posted, which is what a decision is checked against."""
+        observer = Observers(self.memory, self.decisions.effects)
         if slack is not None:
             return SlackOutlet(
                 slack,
                 self.book,
                 self.settings,
-                observer=self.memory,
+                observer=observer,
                 interactive=self.interactive,
                 told=self.told,
                 pulls=PullReader(self.env.github_api, self.env.github_token),
             )
-        return PlainOutlet(self._post, self.book, self.settings, observer=self.memory)
+        return PlainOutlet(self._post, self.book, self.settings, observer=observer)
 
     def _post(self, room: str | None, text: str, _thread: str | None) -> None:
         # A plain backend has no threads; without a room the admins hear it.

@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 import yaml
 
 from looproom.decide import reconcile
-from looproom.decide.authorization import GRANTABLE, REPLY
+from looproom.decide.authorization import DEFAULT_GRANTS, GRANTABLE, REPLY
 from looproom.digest import DEFAULT_DIGEST_MODE, DIGEST_MODES
 from looproom.inbound.events import ASK, KNOWN_EVENTS
 from looproom.relay import jira_config, keywords
@@ -143,8 +143,9 @@ class Settings:
     authorized_users: frozenset[str] = frozenset()
     #: Members who may reply and add context but not decide (ids or ``@handles``).
     collaborators: frozenset[str] = frozenset()
-    #: The acts the room grants beyond replying; every act unless ``slack.publish`` is set.
-    publish: frozenset[str] = frozenset(GRANTABLE)
+    #: The acts the room grants beyond replying; unless ``slack.publish`` is set, every
+    #: act but those acting on the-loop itself (``instance.command``, ``standing.command``).
+    publish: frozenset[str] = DEFAULT_GRANTS
     room_style: str = "agentic"
     rooms: tuple[tuple[str, str], ...] = ()
     #: Room → where a message there opens a new work item (``slack.kickoff`` is the
@@ -154,6 +155,9 @@ class Settings:
     relay_repos: Mapping[str, str] = field(default_factory=_frozen, hash=False)
     #: the-loop's control keywords when this deployment renamed them (``relay.keywords``).
     relay_keywords: Mapping[str, str] = field(default_factory=_frozen, hash=False)
+    #: The operator's own command words (``relay.commands``), word → keyword or
+    #: ``{keyword}``; checked with the keywords (``looproom.relay.own_words``).
+    relay_commands: Mapping[str, Any] = field(default_factory=_frozen, hash=False)
     #: The emoji of each moment an accepted message is acknowledged at (``slack.reactions``).
     reactions: reactions.Reactions = field(default_factory=reactions.Reactions)
     #: Where the Slack tokens are read from first (``slack.botTokenEnv``/``appTokenEnv``).
@@ -228,7 +232,7 @@ class _Parser:
         room = self._mapping(slack.get("room"), "slack.room")
         self._unknown(room, ("style",), "slack.room.")
         relay = self._mapping(raw.get("relay"), "relay")
-        self._unknown(relay, ("repos", "keywords"), "relay.")
+        self._unknown(relay, ("repos", "keywords", "commands"), "relay.")
         return {
             "channel": self._channel(slack.get("channel"), "slack.channel"),
             "subscribe": self._subscribe(slack.get("subscribe")),
@@ -248,6 +252,9 @@ class _Parser:
             "people": _frozen(self._people(raw.get("people"))),
             "relay_repos": _frozen(self._relay_repos(relay.get("repos"))),
             "relay_keywords": _frozen(self._relay_keywords(relay.get("keywords"))),
+            "relay_commands": MappingProxyType(
+                dict(self._mapping(relay.get("commands"), "relay.commands"))
+            ),
             "reactions": reactions.parse(slack.get("reactions"), self.errors),
             "bot_token_env": self._env_name(slack.get("botTokenEnv"), "slack.botTokenEnv"),
             "app_token_env": self._env_name(slack.get("appTokenEnv"), "slack.appTokenEnv"),
@@ -380,7 +387,7 @@ class _Parser:
         """The acts granted beyond replying. Like the-loop, a name that is not an act is
         ignored with a warning: a typo may narrow the grants, never widen them."""
         if value is None:
-            return frozenset(GRANTABLE)
+            return DEFAULT_GRANTS
         if not isinstance(value, list):
             self.errors.append(f"slack.publish: expected a list of acts, got {_shown(value)}")
             return frozenset()

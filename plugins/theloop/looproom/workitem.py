@@ -37,6 +37,12 @@ _OTHER_REF = re.compile(r"^(?P<tracker>[a-z][a-z0-9-]*):(?P<path>[^\s<>|]{1,290}
 #: ``owner/repo#7``, or ``#7`` (in a room with one repository). Only the shape is checked
 #: here, so a malformed ref is refused by :func:`resolve_typed` rather than read as words.
 _TYPED = re.compile(r"^(?:github:[^\s#]+|[^\s/#:]+/[^\s#]+)?#[0-9]{1,9}$")
+#: A GitHub issue or pull request as people paste it — its page's address, bare or as
+#: Slack writes a link (``<https://…>``, ``<https://…|label>``), a tab of it included.
+_URL = re.compile(
+    rf"^<?https?://(?P<host>{_HOST}|[A-Za-z0-9-]+)/(?P<owner>{_OWNER})/(?P<repo>{_REPO})"
+    r"/(?:issues|pull)/(?P<number>[0-9]{1,9})(?:[/?#][^\s|>]*)?(?:\|[^>]*)?>?$"
+)
 
 
 @dataclass(frozen=True)
@@ -123,13 +129,28 @@ def is_repository(text: str) -> bool:
 
 
 def is_typed(word: str) -> bool:
-    """Whether a word typed after a verb is meant as a work item (``#7``, ``o/r#7``…)."""
-    return bool(_TYPED.match(word))
+    """Whether a word typed after a verb is meant as a work item (``#7``, ``o/r#7``, its
+    GitHub address…)."""
+    return bool(_TYPED.match(word) or _URL.match(word))
+
+
+def from_url(word: str) -> WorkItemRef | None:
+    """The issue or pull request a GitHub address names, as the-loop writes its ref (the
+    host only when it is not github.com); ``None`` when it names none."""
+    found = _URL.match(word)
+    if found is None:
+        return None
+    host = found["host"].lower()
+    where = "" if host == DEFAULT_HOST else f"{host}/"
+    return parse(f"{GITHUB}:{where}{found['owner']}/{found['repo']}#{found['number']}")
 
 
 def resolve_typed(word: str, repository: str = "") -> WorkItemRef | None:
     """The work item a typed word names: ``#7`` in the room's one ``repository``,
-    ``owner/repo#7`` on github.com, or a full ref; ``None`` when it names none."""
+    ``owner/repo#7`` on github.com, a full ref, or its GitHub address; ``None`` when it
+    names none."""
+    if _URL.match(word):
+        return from_url(word)
     if not is_typed(word):
         return None
     if word.startswith("#"):

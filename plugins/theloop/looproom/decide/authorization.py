@@ -8,7 +8,12 @@ relayed (see ``looproom.decide.judging`` for the order):
   (a reply is always granted). An act the room was not granted is nobody's.
 - the members: deciders (``slack.authorizedUsers``) may do every granted act;
   collaborators (``slack.collaborators``) may reply and add context — input — but not
-  decide, steer or create, as the-loop's own collaborators may not.
+  decide, steer or create, as the-loop's own collaborators may not. A work item's own
+  collaborators (its roster, ``add-collaborator``) are collaborators on that work item
+  only: :meth:`Policy.on` is the policy for one work item.
+- ``instance.command`` and ``standing.command`` (``/the-loop restart``, ``standing …``)
+  reach past any one work item, so the room holds them only when ``slack.publish`` names
+  them — they are never granted by default.
 
 Members are Slack member ids, never names: names are attacker-chosen. An ``@handle`` in
 the file is resolved to its id once, at activation (``looproom.decide.members``), so
@@ -20,7 +25,7 @@ before the grants existed.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from looproom.relay.forms import Destinations
 
@@ -33,9 +38,15 @@ CONTROL = "control.command"
 CONTEXT = "context.added"
 DECISION_RECORD = "decision.recorded"
 CREATE = "work-item.create"
-ACTS = (REPLY, GATE_FEEDBACK, CONTROL, CONTEXT, DECISION_RECORD, CREATE)
+INSTANCE = "instance.command"
+STANDING = "standing.command"
+ACTS = (REPLY, GATE_FEEDBACK, CONTROL, CONTEXT, DECISION_RECORD, CREATE, INSTANCE, STANDING)
 #: The acts ``slack.publish`` may grant: everything beyond a reply, which is always granted.
 GRANTABLE = tuple(act for act in ACTS if act != REPLY)
+#: Granted only when ``slack.publish`` names them: they act on the-loop itself.
+OPT_IN = frozenset({INSTANCE, STANDING})
+#: What the room grants when ``slack.publish`` is not set.
+DEFAULT_GRANTS = frozenset(act for act in GRANTABLE if act not in OPT_IN)
 #: What a collaborator may do: give input. Deciding, steering and creating bind the work
 #: item and are a decider's alone — the-loop draws the same line for its collaborators.
 INPUT_ACTS = frozenset({REPLY, CONTEXT})
@@ -48,6 +59,8 @@ ACT_WORDS = {
     CONTEXT: "adding context to a work item",
     DECISION_RECORD: "recording a decision on a work item",
     CREATE: "opening a new work item",
+    INSTANCE: "steering the-loop instance (status, restart, upgrade)",
+    STANDING: "steering standing sessions (list, start, stop, restart, talking to one)",
 }
 
 
@@ -62,7 +75,14 @@ class Policy:
     people: Mapping[str, str] = field(default_factory=dict)
     destinations: Destinations = field(default_factory=Destinations)
     collaborators: frozenset[str] = frozenset()
-    granted: frozenset[str] = frozenset(GRANTABLE)
+    granted: frozenset[str] = DEFAULT_GRANTS
+    #: Each work item's own collaborators (``add-collaborator``), by member id.
+    roster: Mapping[str, frozenset[str]] = field(default_factory=dict)
+
+    def on(self, work_item: str) -> Policy:
+        """The policy on ``work_item``: its own collaborators count as collaborators."""
+        extra = self.roster.get(work_item, frozenset())
+        return replace(self, collaborators=self.collaborators | extra) if extra else self
 
     def role(self, member: str) -> str:
         """``decider``, ``collaborator`` or ``""`` for a stranger."""
@@ -135,4 +155,7 @@ def holders(policy: Policy) -> list[str]:
             sorted(policy.collaborators - policy.authorized) if act in INPUT_ACTS else []
         )
         lines.append(f"{act}: " + (", ".join(f"`{m}`" for m in who) or "nobody"))
+    for item, members in sorted(policy.roster.items()):
+        names = ", ".join(f"`{m}`" for m in sorted(members))
+        lines.append(f"collaborators on {item} (reply, context there only): {names}")
     return lines

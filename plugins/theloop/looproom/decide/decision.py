@@ -46,6 +46,9 @@ class Decision:
     link: str = ""
     topic: str = ""
     why: str = ""
+    #: Whom or what a collaborator or channel command is about, as the-loop reads them:
+    #: ``slack:U…``, ``@login``, ``slack@C…``.
+    subjects: tuple[str, ...] = ()
     #: The files attached to a reply, as Slack described them (``looproom.attach``): the
     #: relay fetches them for the session. Their private URLs stay in the bot's queue.
     files: tuple[dict[str, Any], ...] = ()
@@ -59,12 +62,18 @@ class Decision:
     def to_dict(self) -> dict[str, Any]:
         raw = asdict(self)
         raw["rows"], raw["nodes"] = list(self.rows), list(self.nodes)
+        raw["subjects"] = list(self.subjects)
         raw["files"] = [dict(attached) for attached in self.files]
         return raw
 
     @classmethod
     def from_dict(cls, raw: Mapping[str, Any]) -> Decision:
-        fields = {**raw, "rows": tuple(raw.get("rows", ())), "nodes": tuple(raw.get("nodes", ()))}
+        fields = {
+            **raw,
+            "rows": tuple(raw.get("rows", ())),
+            "nodes": tuple(raw.get("nodes", ())),
+            "subjects": tuple(raw.get("subjects", ())),
+        }
         fields["files"] = tuple(dict(attached) for attached in raw.get("files", ()))
         return cls(**fields)
 

@@ -63,13 +63,16 @@ class Desk:
         cursors: Cursors | None = None,
         thread_lines: ThreadLines = lambda _c, _t: None,
         clock: Callable[[], float] = time.time,
+        recorded: Callable[[Decision], None] = lambda _d: None,
     ) -> None:
         """``cursors`` remembers what each thread gave as context; ``thread_lines`` reads a
-        thread for ``record-context``."""
+        thread for ``record-context``; ``recorded`` applies what a stored decision changes
+        in the room itself (a roster, a room: ``looproom.decide.effects``)."""
         self.memory, self.relay, self.room = memory, relay, room
         self._policy, self._clock = policy, clock
         self.cursors = cursors if cursors is not None else Cursors({})
         self._thread_lines = thread_lines
+        self._recorded = recorded
         self._lock = threading.Lock()
         #: A change request pressed without its reason: may a form ask for it? (True when
         #: one was opened; set by the talk desk on Slack.)
@@ -171,6 +174,7 @@ class Desk:
             self.memory.settle(
                 decision.work_item, verdict.settles, decision.member, times.clock(now)
             )
+        self._recorded(decision)
         return verdict
 
     def _answer(self, verdict: Verdict, channel: str, member: str, ts: str, thread: str) -> None:

@@ -15,9 +15,10 @@ from typing import Any
 
 from looproom import workitem
 from looproom.decide import grammar, kinds, talk
-from looproom.decide.authorization import Policy, may, refusal_text
+from looproom.decide.authorization import REPLY, STANDING, Policy, may, refusal_text
 from looproom.decide.decision import IGNORED, REFUSED, Decision, Verdict, refuse
 from looproom.decide.presses import Press
+from looproom.relay import standing
 from looproom.room.memory import Asked, ItemState
 from looproom.times import later
 
@@ -114,7 +115,7 @@ def judge_typed(
         return Verdict(IGNORED, "edited")
     parsed = said.parsed
     if parsed is None:
-        parsed = _spoken(kinds.read(said.text, policy.own_id), said)
+        parsed = _spoken(kinds.read(said.text, policy.own_id, policy.destinations.keywords), said)
     work_item, problem = _map(parsed, where)
     if not work_item:
         if said.addressed and not (said.member == policy.own_id or said.is_bot):
@@ -122,6 +123,7 @@ def judge_typed(
         return Verdict(IGNORED, "unmapped")
     if said.is_bot or (policy.own_id and said.member == policy.own_id):
         return Verdict(IGNORED, "self-authored")
+    policy = policy.on(work_item)  # its own collaborators, on it alone
     state = state_of(work_item)
     answers = _answers(said, where, state.ask)
     replies = isinstance(parsed, grammar.Text) and not answers and said.to_bot
@@ -129,7 +131,7 @@ def judge_typed(
         return Verdict(IGNORED, "conversation")  # "@bob what do you think?" asks Bob
     if isinstance(parsed, grammar.Text) and not (replies or _awaited(said, where, state)):
         return Verdict(IGNORED, "conversation")
-    unauthorized = _authorize(said.member, kinds.act_of(parsed), policy)
+    unauthorized = _authorize(said.member, _act(parsed, work_item), policy)
     if unauthorized is not None:
         return unauthorized
     if isinstance(parsed, grammar.Refusal):
@@ -162,12 +164,19 @@ def judge_typed(
         parsed = grammar.Command(kinds.ANSWER, words=words)
         kind = kinds.BY_NAME[kinds.ANSWER]
     else:
-        kind = kinds.BY_VERB[parsed.verb]
+        kind = kinds.kind_of(parsed.verb)
     refusal = kinds.unwritable(kind, work_item, policy.destinations)
     if refusal:
         return refuse("unwritable", refusal)
     assert kind.typed is not None  # every kind with a verb, and the answer, is typed
     return kind.typed(parsed, state, base, policy.destinations)
+
+
+def _act(parsed: grammar.Parsed, work_item: str) -> str:
+    """The act what was typed is; words to a standing session steer it, which is a
+    ``standing.command`` — it belongs to no work item, so no collaborator has a say."""
+    act = kinds.act_of(parsed)
+    return STANDING if act == REPLY and standing.name_of(work_item) else act
 
 
 def _spoken(parsed: grammar.Parsed, said: Said) -> grammar.Parsed:
@@ -177,7 +186,7 @@ def _spoken(parsed: grammar.Parsed, said: Said) -> grammar.Parsed:
         return parsed
     if isinstance(parsed, grammar.Refusal) and parsed.prose:
         return grammar.Text(said.text)
-    if isinstance(parsed, grammar.Command) and kinds.BY_WORD[parsed.verb].addressed_only:
+    if isinstance(parsed, grammar.Command) and kinds.kind_of(parsed.verb).addressed_only:
         return grammar.Text(said.text)
     return parsed
 
@@ -242,6 +251,7 @@ def judge_press(
         return refuse("unmapped", "This message is not one of the-loop's questions any more.")
     if press.member == policy.own_id:
         return Verdict(IGNORED, "self-authored")
+    policy = policy.on(work_item)
     unauthorized = _authorize(press.member, kind.act, policy)
     if unauthorized is not None:
         return unauthorized

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from looproom.decide import authorization, grammar, talk
+from looproom.decide import authorization, grammar, subjects, talk
 from looproom.decide.decision import (
     ADMITTED,
     Decision,
@@ -23,7 +23,7 @@ from looproom.decide.decision import (
     unanswered,
 )
 from looproom.decide.presses import Press, ticked
-from looproom.relay import forms, keywords, records
+from looproom.relay import forms, keywords, records, standing
 from looproom.room import buttons
 from looproom.room import checklist as checklists
 from looproom.room.memory import Asked, ItemState
@@ -36,6 +36,10 @@ CONTRIBUTE, CLEANUP, DO, REVIEW = (
     keywords.DO,
     keywords.REVIEW,
 )
+ADD_COLLABORATOR, REMOVE_COLLABORATOR = keywords.ADD_COLLABORATOR, keywords.REMOVE_COLLABORATOR
+ADD_CHANNEL, REMOVE_CHANNEL = keywords.ADD_CHANNEL, keywords.REMOVE_CHANNEL
+#: One of the operator's own command words (``routing.control.commands``).
+OWN = "own-command"
 #: What a member says to the agent, on the record: a reply, the thread as context, a decision.
 REPLY, CONTEXT, DECISION = "reply", "context", "decision"
 #: The open questions a decision settles (see ``looproom.room.memory.Memory.settle``).
@@ -54,7 +58,7 @@ class DecisionKind:
 
     name: str  # stored with the decision; its idempotency key includes it
     label: str  # what the room's replies call it: "the approval of @alice"
-    form: forms.Form | records.Talk  # the form the-loop accepts it in
+    form: forms.Form | records.Talk | standing.Reply  # the form the-loop accepts it in
     act: str  # the act a member must be granted to make it (looproom.decide.authorization)
     settles: str = ""  # the open question it answers ("" when it answers none)
     verb: str = ""  # the typed verb ("" when it is not typed as a command)
@@ -150,6 +154,22 @@ def _read_said(verb: str, what: str) -> grammar.Reader:
     return read
 
 
+def _read_own(keyword: str) -> grammar.Reader:
+    """An operator's own word: it arms like ``start`` and, like it, takes no words."""
+
+    def read(ref: str, tail: str, words: str) -> grammar.Parsed:
+        if words:
+            return grammar.Refusal(
+                "own-command-words",
+                f"`{keyword}` takes nothing after the work item; nothing was recorded.",
+                ref,
+                prose=True,
+            )
+        return grammar.Command(OWN, ref, words=keyword)
+
+    return read
+
+
 # -- the checks of a typed decision ---------------------------------------------------------
 
 
@@ -159,6 +179,22 @@ def _typed_control(
     """A session command: the-loop judges it against the work item (the judging checked
     that the work item takes comments and the keyword is not switched off)."""
     return admit(cmd.verb, base, words=cmd.words)
+
+
+def _typed_about(
+    cmd: grammar.Command, state: ItemState, base: Decision, destinations: forms.Destinations
+) -> Verdict:
+    """A collaborator or channel command: whom or what it names. ``remove-channel`` alone,
+    typed in a room, names that room."""
+    named = cmd.items
+    if not named and cmd.verb == REMOVE_CHANNEL:
+        named = (subjects.room_token(base.channel),) if subjects.room_token(base.channel) else ()
+        if not named:
+            return refuse(
+                "remove-channel-room",
+                "Say which room: `remove-channel #war-room`; nothing was recorded.",
+            )
+    return admit(cmd.verb, base, subjects=named, thread=base.thread or base.ts)
 
 
 def _typed_execute(
@@ -415,6 +451,53 @@ KINDS: tuple[DecisionKind, ...] = (
             ),
         )
     ),
+    *(
+        DecisionKind(
+            verb,
+            label=label,
+            form=forms.about(verb),
+            act=authorization.CONTROL,
+            verb=verb,
+            read=reader,
+            typed=_typed_about,
+            after=after,
+        )
+        for verb, label, reader, after in (
+            (
+                ADD_COLLABORATOR,
+                "collaborator grant",
+                subjects.read_collaborators(ADD_COLLABORATOR),
+                "they may reply and add context on this work item; deciding stays with you",
+            ),
+            (
+                REMOVE_COLLABORATOR,
+                "collaborator removal",
+                subjects.read_collaborators(REMOVE_COLLABORATOR),
+                "they no longer give input on this work item",
+            ),
+            (
+                ADD_CHANNEL,
+                "collaboration channel",
+                subjects.read_channel(ADD_CHANNEL),
+                "this work item's updates go to that room, and decisions typed there count",
+            ),
+            (
+                REMOVE_CHANNEL,
+                "channel removal",
+                subjects.read_channel(REMOVE_CHANNEL, optional=True),
+                "this work item's updates go back to its configured room",
+            ),
+        )
+    ),
+    # An operator's own command word: read with the deployment's keywords (``read``).
+    DecisionKind(
+        OWN,
+        label="command",
+        form=forms.OWN_COMMAND,
+        act=authorization.CONTROL,
+        typed=_typed_control,
+        after="the-loop arms this work item on the loop that word names",
+    ),
     # An answer has no verb: it is the words said in an open ask's thread, or the
     # "Defaults are fine" press.
     DecisionKind(
@@ -429,7 +512,7 @@ KINDS: tuple[DecisionKind, ...] = (
     ),
     # A reply has no verb either: it is words addressed to the bot (``looproom.decide.talk``).
     DecisionKind(
-        REPLY, label="reply", form=records.REPLY_FORM, act=authorization.REPLY, typed=_typed_reply
+        REPLY, label="reply", form=standing.REPLY_FORM, act=authorization.REPLY, typed=_typed_reply
     ),
     DecisionKind(
         CONTEXT,
@@ -469,15 +552,29 @@ READERS: Mapping[str, grammar.Reader] = {
 }
 
 
-def read(text: str, own_id: str = "") -> grammar.Parsed:
-    """One typed message read with every kind's verb; ``own_id`` is the bot's member id."""
-    return grammar.parse(text, READERS, own_id)
+def read(text: str, own_id: str = "", said: keywords.Keywords | None = None) -> grammar.Parsed:
+    """One typed message read with every kind's verb, and the operator's own words in
+    ``said`` (the deployment's keywords); ``own_id`` is the bot's member id."""
+    if said is None or not said.custom or not said.enabled:
+        return grammar.parse(text, READERS, own_id)
+    own: dict[str, grammar.Reader] = {}
+    for word, keyword in said.custom.items():
+        for typed in (word, keyword.split()[-1].lower()):
+            if typed not in READERS and said.own(typed) == word:
+                own[typed] = _read_own(keyword)
+    return grammar.parse(text, {**own, **READERS}, own_id)
+
+
+def kind_of(verb: str) -> DecisionKind:
+    """The kind a parsed command's verb is (a typed word, or the operator's own command)."""
+    return BY_WORD.get(verb) or BY_NAME[verb]
 
 
 def act_of(parsed: grammar.Parsed) -> str:
-    """The act what was typed would be: its verb's kind's act; plain words are a reply."""
+    """The act what was typed would be: its verb's kind's act; plain words are a reply; a
+    word read as an operator's own command steers, as ``start`` does."""
     verb = parsed.verb if isinstance(parsed, grammar.Command | grammar.Refusal) else ""
-    kind = BY_WORD.get(verb) or BY_NAME[ANSWER]
+    kind = BY_WORD.get(verb) or BY_NAME.get(verb) or (BY_NAME[OWN] if verb else BY_NAME[ANSWER])
     return kind.act
 
 

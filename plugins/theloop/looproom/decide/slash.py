@@ -1,6 +1,7 @@
 """``/the-loop``: what a slash command asks, read from Slack's payload, and its help.
 
-``/the-loop help | status [<work item>] | new <title> | <verb> <work item> [words]``.
+``/the-loop help | status [<work item>] | new <title> | <verb> <work item> [words] |
+restart | upgrade | standing list|start|stop|restart <name>``.
 Slack sends a slash command over Socket Mode (a ``slash_commands`` envelope) or as a
 signed form ``POST /theloop/slack/commands`` — verified here with slack_sdk's
 ``SignatureVerifier`` like a press: anything unverifiable is 401, no signing secret 503.
@@ -11,7 +12,7 @@ typed ones (``looproom.decide.kinds``), judged on the same path, by the same gra
 from __future__ import annotations
 
 import urllib.parse
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +21,9 @@ from looproom.inbound.slack_signed import Checked, signed_body
 
 COMMAND = "/the-loop"
 HELP, STATUS, NEW = "help", "status", "new"
+RESTART, UPGRADE, STANDING = "restart", "upgrade", "standing"
+#: The words ``/the-loop`` itself reads before the verbs: no command word may be one.
+WORDS = (HELP, STATUS, NEW, RESTART, UPGRADE, STANDING)
 #: The payload's fields read; Slack sends each as one string.
 _FIELDS = ("command", "text", "user_id", "channel_id", "trigger_id", "team_id")
 
@@ -61,29 +65,35 @@ def verify(headers: Mapping[str, str], body: bytes, secret: str, now: float) -> 
     return Checked(200, {key: values[0] for key, values in form.items() if values})
 
 
-def is_verb(action: str) -> bool:
-    return action in kinds.BY_VERB
+def is_verb(action: str, own: Iterable[str] = ()) -> bool:
+    """A typed verb, or one of the operator's own command words (``own``)."""
+    return action in kinds.BY_VERB or action in own
 
 
-def help_text() -> str:
-    """``/the-loop help``: the grammar, every verb, and where each can be used."""
-    verbs = ", ".join(f"`{verb}`" for verb in kinds.VERBS)
+def help_text(own: Iterable[str] = ()) -> str:
+    """``/the-loop help``: the grammar, every verb (the operator's own words too), and
+    where each can be used."""
+    verbs = ", ".join(f"`{verb}`" for verb in (*kinds.VERBS, *own))
     return "\n".join(
         (
             f"*{COMMAND}* — the-loop's room from anywhere in Slack:",
-            f"• `{COMMAND} status` — the work items the room follows: where each is, what it "
-            "waits on, who is asked; `status <work item>` for one",
-            f"• `{COMMAND} new <title>` — open a new work item (a GitHub issue the-loop can "
-            "start), with a thread for it",
+            f"• `{COMMAND} status` — the-loop instance, and the work items the room follows: "
+            "where each is, what it waits on, who is asked; `status <work item>` for one",
+            f"• `{COMMAND} new [<repo>:] <title>` — open a new work item (a GitHub issue "
+            "the-loop can start), with a thread for it",
             f"• `{COMMAND} <verb> <work item> [words]` — {verbs}; e.g. "
-            f"`{COMMAND} start github:acme/api#7`, `{COMMAND} do acme/api#7 fix the flaky test`",
+            f"`{COMMAND} start github:acme/api#7`, `{COMMAND} do acme/api#7 fix the flaky test`; "
+            "the work item may be its GitHub link",
+            f"• `{COMMAND} restart` · `{COMMAND} upgrade` — the-loop instance (`instance.command`)",
+            f"• `{COMMAND} standing list` · `{COMMAND} standing start|stop|restart <name>` — "
+            "standing sessions (`standing.command`)",
             "In a work item's thread the verbs are typed as they are (`start`, `approve`).",
         )
     )
 
 
-def unknown_text(action: str) -> str:
-    return f"`{action}` is not something `{COMMAND}` does. " + help_text()
+def unknown_text(action: str, own: Iterable[str] = ()) -> str:
+    return f"`{action}` is not something `{COMMAND}` does. " + help_text(own)
 
 
 def ephemeral(text: str, blocks: list[dict[str, Any]] | None = None) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from looproom.decide.authorization import Policy, may, refusal_text
 from looproom.decide.decision import ADMITTED, REFUSED
 from looproom.decide.desk import Desk
 from looproom.decide.judging import Said
+from looproom.decide.loop_control import LoopControl
 from looproom.relay import forms
 from looproom.room import followed
 from looproom.room.routing import RoomBook
@@ -44,19 +45,26 @@ class SlashDesk:
         *,
         loop_api: str = "",
         kickoff: Kickoff | None = None,
+        control: LoopControl | None = None,
     ) -> None:
+        """``control`` answers the instance and standing families (``restart``, ``upgrade``,
+        ``standing …``, and the instance's part of ``status``)."""
         self._desk, self._book, self._policy = desk, book, policy
         self._room_facts, self._loop_api, self.kickoff = room_facts, loop_api, kickoff
+        self._control = control
 
     def answer(self, payload: Mapping[str, Any]) -> dict[str, Any] | None:
         """The ephemeral answer to a slash-command payload; ``None`` when it is not ours."""
         command = slash.read(payload)
         if command is None:
             return None
+        own = tuple(self._policy().destinations.keywords.custom)
         if command.action == slash.HELP:
-            return slash.ephemeral(slash.help_text())
+            return slash.ephemeral(slash.help_text(own))
         if command.action == slash.STATUS:
-            return slash.ephemeral(self.status(command.rest.split(" ", 1)[0]))
+            return slash.ephemeral(self._status(command))
+        if command.action in (slash.RESTART, slash.UPGRADE, slash.STANDING):
+            return slash.ephemeral(self._loop(command))
         if command.action == slash.NEW:
             if self.kickoff is None:
                 return slash.ephemeral(
@@ -64,9 +72,31 @@ class SlashDesk:
                     "configured (and a GitHub token is needed). See docs/decisions.md."
                 )
             return self.kickoff.from_slash(command)
-        if slash.is_verb(command.action):
+        keywords = self._policy().destinations.keywords
+        if slash.is_verb(command.action) or keywords.own(command.action):
             return slash.ephemeral(self.verb(command))
-        return slash.ephemeral(slash.unknown_text(command.action))
+        return slash.ephemeral(slash.unknown_text(command.action, own))
+
+    def _status(self, command: slash.Slash) -> str:
+        """``status``: the-loop instance (for who holds ``instance.command``), then the
+        work items the room follows — or one of them."""
+        only = command.rest.split(" ", 1)[0]
+        followed = self.status(only)
+        if only or self._control is None:
+            return followed
+        return f"{self._control.instance_status(command.member)}\n\n{followed}"
+
+    def _loop(self, command: slash.Slash) -> str:
+        """``restart``, ``upgrade``, ``standing …``: the-loop itself, when configured."""
+        if self._control is None:
+            return "the-loop's control plane is not configured here (`THELOOP_LOOP_API`)."
+        trigger = command.trigger or str(time.time_ns())
+        if command.action == slash.STANDING:
+            return self._control.standing(command.member, command.rest, trigger)
+        if command.rest:
+            return f"`{command.action}` takes nothing more; nothing was sent."
+        upgrade = command.action == slash.UPGRADE
+        return self._control.restart(command.member, trigger, upgrade=upgrade)
 
     def status(self, only: str) -> str:
         """``status [<work item>]``: the room's memory, and the-loop's when configured."""
@@ -87,13 +117,16 @@ class SlashDesk:
         if other:
             # The typed grammar names GitHub work items only; another tracker's ref would be
             # read as the verb's words. Say why it cannot be — to who may use the verb.
-            policy, act = self._policy(), kinds.BY_VERB[command.action].act
+            policy = self._policy()
+            act = kinds.act_of(
+                kinds.read(f"{command.action}", policy.own_id, policy.destinations.keywords)
+            )
             if not may(command.member, act, policy):
                 return refusal_text(command.member, act, policy)
             return forms.tracker_refusal(other)
         text = f"{command.action} {command.rest}".strip()
         room_item, repository = self._room_facts(command.channel)
-        work_item = _named(text, repository) or room_item
+        work_item = _named(text, repository, self._policy()) or room_item
         thread = self._book.thread(work_item, command.channel) if work_item else None
         said = Said(
             command.member,
@@ -125,9 +158,9 @@ def _other_tracker(rest: str) -> str:
     return str(ref) if ref is not None and not ref.is_github else ""
 
 
-def _named(text: str, repository: str) -> str:
+def _named(text: str, repository: str, policy: Policy) -> str:
     """The work item a command names right after its verb, resolved; ``""`` for none."""
-    parsed = kinds.read(text)
+    parsed = kinds.read(text, policy.own_id, policy.destinations.keywords)
     ref = parsed.ref if isinstance(parsed, grammar.Command | grammar.Refusal) else ""
     named = workitem.resolve_typed(ref, repository) if ref else None
     return str(named) if named is not None else ""

@@ -26,6 +26,7 @@ from looproom import times
 from looproom.decide import grammar, kinds, slash
 from looproom.decide.authorization import CREATE, Policy, may, refusal_text
 from looproom.durable.bounded import touched
+from looproom.kickoff import prefix
 from looproom.kickoff.body import issue_body, title_of
 from looproom.kickoff.github import IssueMaker, Opened
 from looproom.room import buttons
@@ -113,16 +114,18 @@ class Opener:
             return False  # `@bot start #7`: a verb, the desk's
         if member == policy.own_id:
             return True
-        refused = self._refusal(member, words, policy)
+        repos, labels = _of(kickoff)
+        named, words, wrong = prefix.split(words, repos)
+        refused = self._refusal(member, words, policy) or wrong
         if refused:
             self._poster.tell(channel, member, refused, ts)
             return True
-        asked = Wanted(f"message:{channel}:{ts}", member, channel, ts, words, *_of(kickoff))
+        asked = Wanted(f"message:{channel}:{ts}", member, channel, ts, words, repos, labels)
         if not self._claim(asked.key):
             log.info("kickoff: %s was opened already (delivered again)", asked.key)
             return True
-        if len(asked.repos) == 1:
-            self._open(asked, asked.repos[0])
+        if named or len(asked.repos) == 1:
+            self._open(asked, named or asked.repos[0])
         else:
             text, blocks = self._ask(asked)
             self._poster.post(channel, text, blocks, ts)
@@ -135,17 +138,20 @@ class Opener:
             return slash.ephemeral(
                 "This room opens no work items: no `slack.kickoff` names a repository for it."
             )
-        refused = self._refusal(command.member, command.rest, self._policy())
+        repos, labels = _of(kickoff)
+        named, words, wrong = prefix.split(command.rest, repos)
+        refused = self._refusal(command.member, words, self._policy()) or wrong
         if refused:
             return slash.ephemeral(refused)
         key = f"slash:{command.channel}:{command.trigger or time.time_ns()}"
-        asked = Wanted(key, command.member, command.channel, "", command.rest, *_of(kickoff))
+        asked = Wanted(key, command.member, command.channel, "", words, repos, labels)
         if not self._claim(asked.key):
             return slash.ephemeral("That request is being opened already.")
-        if len(asked.repos) == 1:
-            self._background(lambda: self._open(asked, asked.repos[0]))
+        if named or len(asked.repos) == 1:
+            repo = named or asked.repos[0]
+            self._background(lambda: self._open(asked, repo))
             return slash.ephemeral(
-                f"Opening a new work item in `{asked.repos[0]}` — its thread follows here."
+                f"Opening a new work item in `{repo}` — its thread follows here."
             )
         text, blocks = self._ask(asked)
         return slash.ephemeral(text, blocks)

@@ -154,6 +154,16 @@ def execute_tail(decision: Decision) -> str:
     return "\n\n" + "\n".join(decision.rows) if decision.rows else ""
 
 
+def subjects_tail(decision: Decision) -> str:
+    """After a collaborator or channel keyword: whom or what it is about, on its line."""
+    return "".join(f" {subject}" for subject in decision.subjects)
+
+
+def own_keyword(decision: Decision) -> str:
+    """An operator's own command: its keyword, resolved when the command was recorded."""
+    return clean_words(decision.words)
+
+
 def words_tail(decision: Decision) -> str:
     """After a keyword: the member's words on its line (``do``'s task, ``review``'s brief)."""
     said = clean_words(decision.words)
@@ -248,6 +258,13 @@ def control(command: str) -> Comment:
     return Comment("control.command", "control command", words_tail, command)
 
 
+def about(command: str) -> Comment:
+    """The form of a collaborator or channel command: its keyword, then its subjects."""
+    return Comment("control.command", "control command", subjects_tail, command)
+
+
+#: An operator's own command word: the keyword the-loop reads it by, and nothing more.
+OWN_COMMAND = Comment("control.command", "control command", own_keyword)
 APPROVAL = Comment("gate.feedback", "answer to the open gate", approval_opening)
 CHANGE_REQUEST = Comment("gate.feedback", "answer to the open gate", change_request_opening)
 REPLY = LoopCall(REPLY_PATH, reply_request)

@@ -7,6 +7,8 @@ read as conversation, so the keyword is taken from where the-loop takes it: its 
 config file when ``THELOOP_LOOP_CONFIG`` names it (a mounted copy is fine), else
 ``relay.keywords`` in theloop.yaml, else the-loop's defaults. An empty keyword switches
 that one command off, as in the-loop; ``routing.control.enabled: false`` switches them all.
+The operator's own command words (``routing.control.commands``, else ``relay.commands``)
+come from the same place (``looproom.relay.own_words``).
 """
 
 from __future__ import annotations
@@ -19,10 +21,29 @@ from typing import Any
 
 import yaml
 
+from looproom.relay import own_words
+
 #: the-loop's session and graph commands a member may type here, in its documented order.
 START, STOP, PAUSE, RESUME, EXECUTE = "start", "stop", "pause", "resume", "execute"
 CONTRIBUTE, CLEANUP, DO, REVIEW = "contribute", "cleanup", "do", "review"
-COMMANDS = (START, STOP, PAUSE, RESUME, EXECUTE, CONTRIBUTE, CLEANUP, DO, REVIEW)
+#: The commands that take an argument: a work item's collaborators and its channel.
+ADD_COLLABORATOR, REMOVE_COLLABORATOR = "add-collaborator", "remove-collaborator"
+ADD_CHANNEL, REMOVE_CHANNEL = "add-channel", "remove-channel"
+COMMANDS = (
+    START,
+    STOP,
+    PAUSE,
+    RESUME,
+    EXECUTE,
+    CONTRIBUTE,
+    CLEANUP,
+    DO,
+    REVIEW,
+    ADD_COLLABORATOR,
+    REMOVE_COLLABORATOR,
+    ADD_CHANNEL,
+    REMOVE_CHANNEL,
+)
 DEFAULTS: Mapping[str, str] = MappingProxyType({c: f"the-loop {c}" for c in COMMANDS})
 DEFAULT_SOURCE = "the-loop's defaults"
 
@@ -42,10 +63,16 @@ class Keywords:
     words: Mapping[str, str] = field(default_factory=lambda: DEFAULTS)
     source: str = DEFAULT_SOURCE
     enabled: bool = True
+    #: The operator's own command words → their keywords (``routing.control.commands``).
+    custom: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
     def of(self, command: str) -> str:
         """The keyword that opens ``command``'s comment; ``""`` when it is switched off."""
         return self.words.get(command, "") if self.enabled else ""
+
+    def own(self, typed: str) -> str:
+        """The operator's command word ``typed`` names, ``""`` for none (or switched off)."""
+        return own_words.word_for(typed, self.custom) if self.enabled else ""
 
     def refusal(self, command: str) -> str:
         """Why ``command`` cannot be relayed here — ``""`` when it can."""
@@ -62,8 +89,17 @@ class Keywords:
         return ""
 
 
-def parse(raw: Any, where: str, *, enabled: Any = True) -> Keywords:
-    """Keywords from a mapping of command → keyword, over the-loop's defaults."""
+def parse(
+    raw: Any,
+    where: str,
+    *,
+    enabled: Any = True,
+    commands: Any = None,
+    commands_where: str = "",
+    reserved: tuple[str, ...] = (),
+) -> Keywords:
+    """Keywords from a mapping of command → keyword, over the-loop's defaults; with
+    ``commands``, the operator's own words (none may shadow a ``reserved`` verb)."""
     if raw is None:
         raw = {}
     errors = []
@@ -72,7 +108,7 @@ def parse(raw: Any, where: str, *, enabled: Any = True) -> Keywords:
     words = dict(DEFAULTS)
     for command, keyword in raw.items():
         if command not in COMMANDS:
-            continue  # a collaborator or channel command: not a verb of this room
+            continue  # a command the room has no verb for
         if keyword is None:
             keyword = ""
         if not isinstance(keyword, str) or "\n" in keyword or "`" in keyword:
@@ -81,12 +117,16 @@ def parse(raw: Any, where: str, *, enabled: Any = True) -> Keywords:
         words[command] = " ".join(keyword.split())
     if not isinstance(enabled, bool):
         errors.append(f"{where}: enabled must be true or false, got {enabled!r}")
+    custom, wrong = own_words.parse(
+        commands, commands_where or where, words, (*COMMANDS, *reserved)
+    )
+    errors.extend(wrong)
     if errors:
         raise KeywordError(errors)
-    return Keywords(MappingProxyType(words), where, enabled is not False)
+    return Keywords(MappingProxyType(words), where, enabled is not False, MappingProxyType(custom))
 
 
-def from_loop_config(path: str) -> Keywords:
+def from_loop_config(path: str, reserved: tuple[str, ...] = ()) -> Keywords:
     """``routing.control`` in the-loop's CLI config file at ``path``."""
     try:
         document = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
@@ -98,13 +138,32 @@ def from_loop_config(path: str) -> Keywords:
     control = routing.get("control") if isinstance(routing, Mapping) else None
     control = control if isinstance(control, Mapping) else {}
     where = f"routing.control.keywords in {Path(path).name}"
-    return parse(control.get("keywords"), where, enabled=control.get("enabled", True))
+    return parse(
+        control.get("keywords"),
+        where,
+        enabled=control.get("enabled", True),
+        commands=control.get("commands"),
+        commands_where=f"routing.control.commands in {Path(path).name}",
+        reserved=reserved,
+    )
 
 
-def resolve(loop_config: str, ours: Mapping[str, str] | None) -> Keywords:
-    """the-loop's own config when named, else ``relay.keywords``, else the defaults."""
+def resolve(
+    loop_config: str,
+    ours: Mapping[str, str] | None,
+    own: Mapping[str, Any] | None = None,
+    reserved: tuple[str, ...] = (),
+) -> Keywords:
+    """the-loop's own config when named, else ``relay.keywords`` and ``relay.commands``,
+    else the defaults. ``reserved`` are the room's verbs, which no new word may shadow."""
     if loop_config:
-        return from_loop_config(loop_config)
-    if ours:
-        return parse(ours, "relay.keywords in theloop.yaml")
+        return from_loop_config(loop_config, reserved)
+    if ours or own:
+        return parse(
+            ours,
+            "relay.keywords in theloop.yaml",
+            commands=own,
+            commands_where="relay.commands in theloop.yaml",
+            reserved=reserved,
+        )
     return Keywords()

@@ -1,0 +1,119 @@
+"""What ``add-collaborator``, ``remove-collaborator``, ``add-channel`` and ``remove-channel``
+name, read as the-loop's own parsers will read it back.
+
+the-loop's ``control.parse_command`` takes, after the collaborator keywords, a run of
+``@login`` (a GitHub login) and ``slack:U…`` (a Slack member id) tokens, and after the
+channel keywords a run of ``slack@<id or #name>`` refs; each run ends at the first token
+that is not one. A member in Slack types a mention (``<@U0456>``), a login (``@dana``),
+a room link (``<#C0123|war-room>``), a name (``#war-room``) or an id — each is read here
+into the token the-loop reads, and anything else refuses the whole command, so nothing
+half-read is relayed.
+"""
+
+from __future__ import annotations
+
+import re
+
+from looproom.decide import grammar
+
+SLACK_PREFIX = "slack:"
+CHANNEL_PREFIX = "slack@"
+
+#: A Slack mention as Slack writes it in message text.
+_MENTION = re.compile(r"^<@([UW][A-Z0-9]{2,20})(?:\|[^>]*)?>$")
+_MEMBER = re.compile(r"^[UW][A-Z0-9]{2,20}$")
+#: GitHub's login grammar, the-loop's ``LOGIN_RE``.
+_LOGIN = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}$")
+#: A room link as Slack writes it, a room id, or a room name (the-loop's Slack target).
+_ROOM_LINK = re.compile(r"^<#([CG][A-Z0-9]{2,20})(?:\|[^>]*)?>$")
+_ROOM_ID = re.compile(r"^[CG][A-Z0-9_-]{1,20}$")
+_ROOM_NAME = re.compile(r"^#[a-z0-9][a-z0-9_-]{0,79}$")
+_TRAILING = ".,;:!?)]}\"'`"
+
+
+def member_token(word: str) -> str:
+    """``slack:U…`` for a mention or an id token, ``@login`` for a login, ``""`` else."""
+    word = word.rstrip(_TRAILING) if not word.endswith(">") else word
+    mention = _MENTION.match(word)
+    if mention:
+        return SLACK_PREFIX + mention[1]
+    if word[: len(SLACK_PREFIX)].lower() == SLACK_PREFIX and _MEMBER.match(word[6:]):
+        return SLACK_PREFIX + word[6:]
+    if word.startswith("@") and _LOGIN.match(word[1:]):
+        return "@" + word[1:].lower()
+    return ""
+
+
+def room_token(word: str) -> str:
+    """``slack@C…`` for a room link or id, ``slack@#name`` for a name, ``""`` else."""
+    link = _ROOM_LINK.match(word)
+    if link:
+        return CHANNEL_PREFIX + link[1]
+    word = word.rstrip(_TRAILING)
+    if word.lower().startswith(CHANNEL_PREFIX):
+        word = word[len(CHANNEL_PREFIX) :]
+    if _ROOM_ID.match(word):
+        return CHANNEL_PREFIX + word
+    if _ROOM_NAME.match(word.lower()):
+        return CHANNEL_PREFIX + word.lower()
+    return ""
+
+
+def room_of(token: str) -> str:
+    """The room a ``slack@…`` token names, as the room's routing takes it (id or #name)."""
+    return token.removeprefix(CHANNEL_PREFIX)
+
+
+def members_of(tokens: tuple[str, ...]) -> tuple[str, ...]:
+    """The Slack member ids among ``slack:U…`` tokens."""
+    return tuple(t.removeprefix(SLACK_PREFIX) for t in tokens if t.startswith(SLACK_PREFIX))
+
+
+def logins_of(tokens: tuple[str, ...]) -> tuple[str, ...]:
+    """The GitHub logins among ``@login`` tokens."""
+    return tuple(t[1:] for t in tokens if t.startswith("@"))
+
+
+def _tokens(tail: str) -> list[str]:
+    return [word for word in re.split(r"[\s,]+", tail.strip()) if word]
+
+
+def read_collaborators(verb: str) -> grammar.Reader:
+    """``add-collaborator @dana <@U0456>``: at least one person, and nothing else."""
+
+    def read(ref: str, tail: str, words: str) -> grammar.Parsed:
+        words_ = _tokens(tail)
+        tokens = [member_token(word) for word in words_]
+        if not tokens or not all(tokens):
+            bad = next((w for w, t in zip(words_, tokens, strict=True) if not t), "")
+            what = f"`{bad[:40]}` is not a person — " if bad else ""
+            return grammar.Refusal(
+                f"{verb}-who",
+                f"{what}`{verb}` takes the people it is about: mention them "
+                f"(`{verb} @dana`) or name a GitHub login; nothing was recorded.",
+                ref,
+            )
+        return grammar.Command(verb, ref, tuple(dict.fromkeys(tokens)))
+
+    return read
+
+
+def read_channel(verb: str, *, optional: bool = False) -> grammar.Reader:
+    """``add-channel #war-room``: one room. ``remove-channel`` alone names the room it is
+    typed in (the judging fills it in)."""
+
+    def read(ref: str, tail: str, words: str) -> grammar.Parsed:
+        words_ = _tokens(tail)
+        if not words_ and optional:
+            return grammar.Command(verb, ref)
+        token = room_token(words_[0]) if len(words_) == 1 else ""
+        if not token:
+            return grammar.Refusal(
+                f"{verb}-room",
+                f"`{verb}` takes one room: `{verb} #war-room` (link it, or name it); "
+                "nothing was recorded.",
+                ref,
+            )
+        return grammar.Command(verb, ref, (token,))
+
+    return read

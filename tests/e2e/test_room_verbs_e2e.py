@@ -1,0 +1,224 @@
+"""The rows the-loop's own room had and ours lacked, end to end: a real errbot on the real
+SlackV3 backend, Socket Mode against the loopback fake of Slack, with loopback fakes of
+GitHub and the-loop's control plane.
+
+A decider adds a collaborator in a work item's thread and that person may reply there at
+once, but not steer; ``add-channel`` moves the work item to a room of its own, where its
+next event opens a parent and a decision typed there counts; ``/the-loop restart`` and
+``standing …`` reach the-loop only where granted, and words to a standing session's thread
+reach that session; the operator's own command word is relayed in its keyword; a pasted
+GitHub link names the work item, a kickoff's ``<repo>:`` picks the repository in one step,
+and ``@theloop help`` answers with the grammar of the room it is asked in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from tests.e2e.slackbot import API_LOOP, LOOP, SlackBot, StartBot, corpus, event_key, relaying
+from tests.fakes.github_api import FakeGitHub
+from tests.fakes.loop_api import FakeLoop
+from tests.fakes.slack_api import BOT_USER, FakeSlack
+from tests.support.wait import wait_for
+
+pytestmark = pytest.mark.e2e
+
+ITEM = "github:MadaraUchiha-314/the-loop#260"
+REPO, NUMBER = "MadaraUchiha-314/the-loop", 260
+LINK = f"https://github.com/{REPO}/issues/{NUMBER}"
+ALICE, EVE = "U0ALICE01", "U0EVE0001"
+SETTINGS = """
+slack:
+  channel: "#the-loop"
+  subscribe: [comment.agent, comment.human, phase-approval-pending, session.awaiting_input,
+              standing.started]
+  authorizedUsers: [U0ALICE01]
+  publish: [gate.feedback, control.command, context.added, decision.recorded,
+            work-item.create, instance.command, standing.command]
+  kickoff: {repo: [MadaraUchiha-314/the-loop, acme/api]}
+people: {U0ALICE01: alice-gh}
+relay:
+  commands: {ship: {keyword: "loop deliver"}}
+"""
+TIMEOUT = 60.0
+SIGNING_SECRET = "e2e-slack-signing-secret"
+
+
+@dataclass
+class Rig:
+    bot: SlackBot
+    slack: FakeSlack
+    github: FakeGitHub
+    loop: FakeLoop
+
+    def show(self, event: dict[str, Any]) -> dict[str, Any]:
+        message = self.bot.show(event, TIMEOUT)
+        self.bot.process.wait_delivered(TIMEOUT)
+        return message
+
+    def say(self, member: str, text: str, thread_ts: str, room: str = LOOP) -> dict[str, Any]:
+        message = self.slack.say(room, member, text, thread_ts=thread_ts)
+        assert self.slack.push_envelope({"type": "event_callback", "event": message})
+        return message
+
+    def slash(self, text: str, member: str = ALICE, trigger: str = "t1") -> str:
+        payload = {
+            "command": "/the-loop",
+            "text": text,
+            "user_id": member,
+            "channel_id": LOOP,
+            "trigger_id": trigger,
+        }
+        ack = self.slack.push_envelope(payload, kind="slash_commands")
+        assert ack is not None, "the slash command was not acknowledged"
+        return str((ack.get("payload") or {})["text"])
+
+    def comments(self) -> list[str]:
+        return self.github.posted(REPO, NUMBER)
+
+    def reactions(self, ts: str) -> list[str]:
+        calls = self.slack.calls_to("reactions.add")
+        return [c.args["name"] for c in calls if c.args["timestamp"] == ts]
+
+    def told(self, member: str, words: str) -> bool:
+        calls = self.slack.calls_to("chat.postEphemeral")
+        return any(words in c.args["text"] for c in calls if c.args["user"] == member)
+
+    def landed(self, said: dict[str, Any], what: str) -> None:
+        wait_for(lambda: "white_check_mark" in self.reactions(said["ts"]), TIMEOUT, what)
+
+
+@pytest.fixture
+def rig(slack_bot: StartBot, fake_slack: FakeSlack) -> Iterator[Rig]:
+    fake_slack.users[EVE] = "eve"
+    issues = {REPO: {NUMBER}, "acme/api": set()}
+    with (
+        FakeGitHub(issues) as github,
+        FakeLoop({ITEM: False}) as loop,
+        relaying(slack_bot, SETTINGS, github, loop, SIGNING_SECRET) as bot,
+    ):
+        loop.standing = {"triage": True, "nightly": False}
+        yield Rig(bot, fake_slack, github, loop)
+
+
+def test_a_decider_adds_a_collaborator_who_may_then_reply_but_not_steer(rig: Rig) -> None:
+    thread = rig.show(corpus("06"))["thread_ts"]
+    early = rig.say(EVE, f"<@{BOT_USER}> prefer the smaller migration", thread)
+    wait_for(lambda: "warning" in rig.reactions(early["ts"]), TIMEOUT, "a stranger's ⚠️")
+    added = rig.say(ALICE, f"add-collaborator <@{EVE}>", thread)
+    rig.landed(added, "the grant's ✅")
+    assert rig.comments()[0].split("\n", 1)[0] == f"the-loop add-collaborator slack:{EVE}"
+    reply = rig.say(EVE, f"<@{BOT_USER}> prefer the smaller migration", thread)
+    rig.landed(reply, "Eve's reply's ✅")
+    assert [r["actor"] for r in rig.loop.replies] == [f"slack:{EVE}"]
+    rig.say(EVE, "stop", thread)
+    wait_for(lambda: rig.told(EVE, "`control.command`"), TIMEOUT, "why Eve may not stop it")
+    removed = rig.say(ALICE, f"remove-collaborator <@{EVE}>", thread)
+    rig.landed(removed, "the removal's ✅")
+    assert rig.comments()[-1].split("\n", 1)[0] == f"the-loop remove-collaborator slack:{EVE}"
+    late = rig.say(EVE, f"<@{BOT_USER}> one more thing", thread)
+    wait_for(lambda: "warning" in rig.reactions(late["ts"]), TIMEOUT, "refused again")
+    assert len(rig.loop.replies) == 1
+
+
+def test_add_channel_moves_the_work_item_to_a_room_where_its_decisions_count(rig: Rig) -> None:
+    thread = rig.show(corpus("01"))["thread_ts"]
+    moved = rig.say(ALICE, f"add-channel <#{API_LOOP}|api-loop>", thread)
+    rig.landed(moved, "the move's ✅")
+    assert rig.comments()[0].split("\n", 1)[0] == f"the-loop add-channel slack@{API_LOOP}"
+    wait_for(
+        lambda: any("Moved to" in m["text"] for m in rig.slack.thread(LOOP, thread)),
+        TIMEOUT,
+        "the note in the old thread",
+    )
+    gate = corpus("06")
+    assert rig.bot.send(gate)[0] == 202
+
+    def posted_there() -> list[dict[str, Any]]:
+        return [m for m in rig.slack.messages(API_LOOP) if event_key(m) == gate["id"]]
+
+    there = wait_for(posted_there, TIMEOUT, "the gate in the new room")[0]
+    assert rig.slack.top_level(API_LOOP), "a parent opened the thread there"
+    rig.bot.process.wait_delivered(TIMEOUT)
+    approved = rig.say(ALICE, "approve ship it", there["thread_ts"], room=API_LOOP)
+    rig.landed(approved, "the approval typed in the new room")
+    assert rig.comments()[-1].startswith("approved\n\nship it")
+
+
+def test_instance_and_standing_verbs_reach_the_loop_only_where_granted(rig: Rig) -> None:
+    status = rig.slash("status")
+    assert "*the-loop instance* `loop-one`" in status
+    assert "scheduled its restart" in rig.slash("restart")
+    assert "asked already" in rig.slash("restart")  # Slack delivered it twice
+    assert "scheduled its upgrade" in rig.slash("upgrade", trigger="t2")
+    assert rig.loop.restarts == [{"withUpgrade": False}, {"withUpgrade": True}]
+    assert "slack.authorizedUsers" in rig.slash("restart", member=EVE, trigger="t3")
+    assert len(rig.loop.restarts) == 2
+    listed = rig.slash("standing list", trigger="t4")
+    assert "`nightly`: stopped" in listed and "`triage`: running" in listed
+    assert "`nightly`: started" in rig.slash("standing start nightly", trigger="t5")
+    # The standing session's own thread, and words to it there.
+    up = {"id": "standing-1", "eventType": "standing.started", "workItem": "standing:triage"}
+    thread = rig.show(up)["thread_ts"]
+    assert "its thread>" in rig.slash("standing list", trigger="t6")
+    said = rig.say(ALICE, f"<@{BOT_USER}> look at the flaky queue", thread)
+    rig.landed(said, "the words to the standing session")
+    assert rig.loop.said == [
+        {"name": "triage", "text": "look at the flaky queue", "actor": f"slack:{ALICE}"}
+    ]
+    assert rig.comments() == []  # no ticket to mirror on
+
+
+def test_the_operators_word_and_a_pasted_link_are_relayed_as_the_loop_reads_them(
+    rig: Rig,
+) -> None:
+    thread = rig.show(corpus("01"))["thread_ts"]
+    shipped = rig.say(ALICE, "ship", thread)
+    rig.landed(shipped, "the operator's word")
+    assert rig.comments()[0].split("\n", 1)[0] == "loop deliver"
+    answer = rig.slash(f"pause <{LINK}>", trigger="t7")
+    assert answer.startswith(f"👀 Recorded the pause request for `{ITEM}`")
+    wait_for(lambda: len(rig.comments()) == 2, TIMEOUT, "the pause from a pasted link")
+    assert rig.comments()[1].startswith("the-loop pause\n")
+    assert "`ship`" in rig.slash("help", trigger="t8")
+
+
+def test_a_kickoff_names_its_repository_and_help_answers_with_the_rooms_grammar(
+    rig: Rig,
+) -> None:
+    message = rig.slack.say(LOOP, ALICE, f"<@{BOT_USER}> api: Flaky teardown in the runner")
+    assert rig.slack.push_envelope({"type": "event_callback", "event": message})
+    wait_for(lambda: rig.github.opened, TIMEOUT, "the issue, with no menu")
+    ((repo, _number, title, _body, _labels),) = rig.github.opened
+    assert (repo, title) == ("acme/api", "Flaky teardown in the runner")
+    assert not [m for m in rig.slack.thread(LOOP, message["ts"]) if "which repo" in m["text"]]
+    thread = rig.show(corpus("01"))["thread_ts"]
+    rig.say(ALICE, f"<@{BOT_USER}> help", thread)
+    wait_for(lambda: rig.told(ALICE, f"about `{ITEM}`; no ref is needed"), TIMEOUT, "help")
+    rig.say(ALICE, f"<@{BOT_USER}> help public", thread)
+    wait_for(
+        lambda: any("What you can say here" in m["text"] for m in rig.slack.thread(LOOP, thread)),
+        TIMEOUT,
+        "help for everyone in the thread",
+    )
+    assert rig.loop.replies == [] and rig.comments() == []  # help is neither reply nor record
+
+
+def test_without_the_grants_the_instance_and_standing_verbs_are_refused_with_the_reason(
+    slack_bot: StartBot,
+) -> None:
+    narrow = SETTINGS.replace(" instance.command, standing.command", "")
+    with (
+        FakeGitHub({REPO: {NUMBER}}) as github,
+        FakeLoop({ITEM: False}) as loop,
+        relaying(slack_bot, narrow, github, loop, SIGNING_SECRET) as bot,
+    ):
+        rig = Rig(bot, bot.slack, github, loop)
+        assert "This room is not granted `instance.command`" in rig.slash("restart")
+        assert "`standing.command`" in rig.slash("standing start nightly", trigger="t2")
+        assert "`instance.command`" in rig.slash("status", trigger="t3")
+        assert loop.restarts == []
