@@ -38,7 +38,7 @@ jira:
   api: {emailEnv: ACME_JIRA_EMAIL, tokenEnv: ACME_JIRA_TOKEN}
   projects: {OPS: {repository: acme/api}}
 """
-TIMEOUT = 60.0
+TIMEOUT = 120.0  # a bound on waiting on a loaded machine, never an expectation
 
 
 def _ask(slack: FakeSlack, command: str) -> str:

@@ -29,7 +29,7 @@ slack:
   appTokenEnv: ACME_SLACK_APP
   reactions: {received: ":hourglass:", completed: rocket, error: ""}
 """
-TIMEOUT = 60.0
+TIMEOUT = 120.0  # a bound on waiting on a loaded machine, never an expectation
 
 
 def test_the_configured_emoji_mark_each_moment_and_the_named_tokens_connect(

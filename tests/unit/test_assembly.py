@@ -141,3 +141,24 @@ def test_status_shows_each_act_and_who_holds_it(
     assert "- work-item.reply: `U0DECIDER`, `U0COLLAB`" in grants
     assert "- gate.feedback: not granted to the room" in grants
     assert "- context.added: `U0DECIDER`, `U0COLLAB`" in grants
+
+
+def test_status_shows_the_reactions_the_catch_up_and_the_jira_ledger_never_its_token(
+    tmp_path: Path, make_room: Callable[..., LoopRoom], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("THELOOP_JIRA_TOKEN", "jira-token-never-shown")
+    settings = Settings.from_mapping(
+        {
+            "slack": {"reactions": {"completed": "rocket"}, "read": {"catchUpSeconds": 120}},
+            "jira": {
+                "site": "acme.atlassian.net",
+                "deployment": "data-center",
+                "projects": {"OPS": {}},
+            },
+        }
+    )
+    status = make_room(tmp_path, Chat(), settings).status(time.time())
+    assert "completed → :rocket:" in status
+    assert "catch-up: at connect and every 120 s" in status
+    assert "jira ledger: acme.atlassian.net (data-center), projects OPS; credential set" in status
+    assert "jira-token-never-shown" not in status

@@ -152,3 +152,27 @@ def test_at_connect_only_no_thread_is_started() -> None:
 def test_the_status_line_says_the_cadence(beats: int) -> None:
     assert "every 900 s" in ReadSettings(900, beats).describe()
     assert "at connect only" in ReadSettings(0, beats).describe()
+
+
+def test_a_spent_budget_is_waited_out_not_a_thread_skipped() -> None:
+    """Slack's budget for ``conversations.replies`` is spent after two reads: the third
+    thread is read once it has a turn again, never passed over."""
+    cursors, asked, turns = Cursors({}), [], iter([0.0, 0.0, 0.01, 0.0])
+
+    def read(channel: str, thread: str, oldest: str) -> list[dict[str, Any]]:
+        asked.append(thread)
+        return []
+
+    threads = [("C1", f"{NOW - n:.6f}") for n in range(3)]
+    catch_up = CatchUp(
+        lambda: threads,
+        read,
+        lambda _m: None,
+        cursors,
+        turn=lambda _m: next(turns),
+        clock=lambda: NOW,
+    )
+    catch_up.run()
+    assert asked == [t for _c, t in threads]
+    catch_up.stop()
+    assert catch_up.run() == 0 and asked == [t for _c, t in threads]  # stopped: no more reads

@@ -281,6 +281,7 @@ class Decisions:
                 self.cursors,
                 rooms=self._rooms_read,
                 read_room=slack.top_level,
+                turn=slack.limits.wait,
             )
             if slack is not None
             else None
@@ -324,14 +325,16 @@ class Decisions:
         )
 
     def _rooms_read(self) -> list[str]:
-        """The rooms whose top-level messages are for the bot too: kickoff rooms, and
-        rooms bound to a work item."""
+        """The rooms whose top-level messages are for the bot too: kickoff rooms, rooms
+        bound to a work item, and rooms that listen to everything."""
         rooms = [room for room, _kickoff in self._settings.kickoffs]
-        rooms += list(self._book.room_bindings().values())
+        rooms += list(self._book.room_bindings().values()) + self.listen_all.rooms()
         return [found for found in map(self._channel_id, rooms) if found]
 
     def close(self) -> None:
         self.reconcile.stop()
+        if self.catch_up is not None:
+            self.catch_up.stop()
         self.relay.stop()
         self.relay.queue.close()
         if self._voice is not None:
@@ -779,6 +782,13 @@ class LoopRoom:
         text += "\n" + self.settings.reactions.describe()
         text += "\n" + self.settings.read.describe()
         text += "\n" + listen_status(self.decisions.listen_all)
+        jira = self.decisions.sinks.jira
+        if jira is not None:
+            credential = "missing: " + jira.missing() if jira.missing() else "set"
+            text += (
+                f"\njira ledger: {jira.site.site} ({jira.site.deployment}), projects "
+                f"{', '.join(jira.site.projects) or 'none'}; credential {credential}"
+            )
         if self.decisions.split is not None:
             text += "\n" + self.decisions.split.line()
         grants = "\n".join(f"- {line}" for line in self.decisions.grant_lines())

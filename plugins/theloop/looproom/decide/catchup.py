@@ -33,6 +33,8 @@ log = logging.getLogger(__name__)
 LOOKBACK = 24 * 3600.0
 #: The cursor of a room's top-level messages (beside its threads' cursors).
 TOP = ""
+#: The Slack methods the catch-up reads with, each with its own budget.
+REPLIES, HISTORY = "conversations.replies", "conversations.history"
 
 #: ``(channel, thread, oldest)`` → the replies after ``oldest``, oldest first; None: unreadable.
 ReadThread = Callable[[str, str, str], "list[Mapping[str, Any]] | None"]
@@ -54,10 +56,15 @@ class CatchUp:
         *,
         rooms: Callable[[], Sequence[str]] = lambda: (),
         read_room: ReadRoom = lambda _c, _o: [],
+        turn: Callable[[str], float] = lambda _method: 0.0,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        """``rooms``: the rooms whose top-level messages are read too, by ``read_room``."""
+        """``rooms``: the rooms whose top-level messages are read too, by ``read_room``.
+        ``turn(method)``: seconds until Slack's budget for that method has a call to
+        spare — the catch-up waits its turn rather than skip a thread, and so leaves the
+        budget's burst to the deliveries."""
         self._threads, self._read, self._feed = threads, read, feed
+        self._turn, self._stopped = turn, threading.Event()
         self._rooms, self._read_room = rooms, read_room
         self._cursors, self._clock = cursors, clock
         self._running = threading.Lock()
@@ -78,6 +85,19 @@ class CatchUp:
         finally:
             self._running.release()
 
+    def stop(self) -> None:
+        """No more reads: a run under way ends at its next wait."""
+        self._stopped.set()
+
+    def _wait_turn(self, method: str) -> bool:
+        """Wait until Slack's budget spares a call of ``method``; False once stopped."""
+        while not self._stopped.is_set():
+            wait = self._turn(method)
+            if wait <= 0:
+                return True
+            self._stopped.wait(min(wait, 60.0))
+        return False
+
     def soon(self) -> None:
         """Catch up off the caller's thread (a Socket Mode listener must return at once)."""
         threading.Thread(target=self._logged, name="theloop-catchup", daemon=True).start()
@@ -92,6 +112,8 @@ class CatchUp:
             log.info("theloop catch-up: %d missed message(s) read", fed)
 
     def _thread(self, channel: str, thread: str, since: float) -> int:
+        if not self._wait_turn(REPLIES):
+            return 0
         floor = self._cursors.floor(channel, thread)
         oldest = max(float(floor or 0), self._clock() - LOOKBACK, since, float(thread))
         messages = self._read(channel, thread, f"{oldest:.6f}")
@@ -105,6 +127,8 @@ class CatchUp:
         return len(messages)
 
     def _room(self, channel: str, since: float) -> int:
+        if not self._wait_turn(HISTORY):
+            return 0
         # First sight: from this activation on, never the room's backlog.
         floor = float(self._cursors.floor(channel, TOP) or self._started)
         oldest = max(floor, self._clock() - LOOKBACK, since)

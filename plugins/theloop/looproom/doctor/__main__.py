@@ -18,11 +18,14 @@ from typing import Any
 from slack_sdk import WebClient
 
 from looproom import configured
+from looproom.doctor import jira_check
 from looproom.doctor.examine import SlackSide, examine
-from looproom.doctor.findings import PROBLEM, report
+from looproom.doctor.findings import PROBLEM, Finding, report
 from looproom.inbound.local_secret import local_secret_in
+from looproom.relay import jira_config
+from looproom.relay.jira_sink import JiraSink
 from looproom.room.slack_transport import SlackTransport
-from looproom.settings import ConfigError, Environment
+from looproom.settings import ConfigError, Environment, Settings
 
 CONNECT_WAIT = 10.0
 
@@ -37,12 +40,23 @@ def main() -> int:
     side, opened = _slack_side(env, client)
     try:
         found = examine(env, settings, side, local_secret=_local(env))
+        found += _jira(env.loop_config, settings)
     finally:
         if opened is not None:
             with contextlib.suppress(Exception):
                 opened.close()
     print(report(found))
     return 1 if any(f.level == PROBLEM for f in found) else 0
+
+
+def _jira(loop_config: str, settings: Settings) -> list[Finding]:
+    """The Jira ledger's finding, where the-loop keeps one (its config's, else ours)."""
+    try:
+        site = jira_config.resolve(loop_config, None) if loop_config else None
+    except jira_config.JiraConfigError as exc:
+        return [Finding(PROBLEM, jira_check.SUBJECT, str(exc))]
+    site = site or settings.jira
+    return [jira_check.finding(JiraSink(site))] if site is not None else []
 
 
 def _client(env: Environment) -> WebClient | None:
