@@ -15,9 +15,10 @@ for through ``theloop_send`` to the bot's signed webhook (docs/webhook.md):
 ``with: {event: …, artifact: …}`` on the attachment overrides that choice.
 Where the bot is: ``with: {url: …, secretEnv: …}``, else the environment variables
 ``THELOOP_URL`` and ``THELOOP_WEBHOOK_SECRET`` (a secret is only ever named, never
-written in the config). The hook never wedges the graph: a bot that is down, a
-refusal or a bug is a logged warning and a passing result carrying ``error``, which
-the-loop reports as a degraded hook (``graph.hook_degraded``). Nothing is lost to a
+written in the config); for a bot that serves several the-loop instances, this one's key
+id as ``with: {keyId: …}`` or ``THELOOP_KEY_ID``. The hook never wedges the graph: a
+bot that is down, a refusal or a bug is a logged warning and a passing result carrying
+``error``, which the-loop reports as a degraded hook (``graph.hook_degraded``). Nothing is lost to a
 bot that is down: the event waits in a spool on disk (``with: {spool: …}``, else
 ``THELOOP_SPOOL_DIR``, else ``$XDG_STATE_HOME/theloop/spool``) and goes first, in
 order, the next time the hook runs — or when ``theloop_send.py --flush`` runs.
@@ -111,7 +112,9 @@ def _deliver(event: Mapping[str, Any], params: Mapping[str, Any]) -> Any:
     deadline = float(params.get("deadline") or DEFAULT_DEADLINE)
     timeout = float(params.get("timeout") or DEFAULT_TIMEOUT)
     spool = sender.Spool(spool_dir(params))
-    return sender.send_or_spool(event, url, secret, spool, deadline, timeout=timeout)
+    # A bot serving several the-loop instances tells this one by its key id.
+    key_id = str(params.get("keyId") or os.environ.get(sender.KEY_ID_ENV, "")).strip()
+    return sender.send_or_spool(event, url, secret, spool, deadline, timeout=timeout, key_id=key_id)
 
 
 def spool_dir(params: Mapping[str, Any]) -> Path:

@@ -13,6 +13,10 @@ the-loop and calls it from a shell, a cron job or a hook. It is also importable:
     python theloop_send.py --url URL --secret-env NAME --spool DIR --event-file e.json
     python theloop_send.py --url URL --secret-env NAME --spool DIR --flush
 
+A bot that serves several the-loop instances tells them apart by a key id
+(``--key-id``, else ``$THELOOP_KEY_ID``): sent as ``X-TheLoop-Key-Id``, it names the
+instance whose secret signed the event (docs/webhook.md).
+
 Exit status: 0 delivered (or already delivered: a duplicate), 1 refused or gave up
 (with the reason: 401 means the secret, 422 names the fields), 2 bad arguments or an
 event the bot could never take (a lone surrogate, NaN, nesting too deep: the reason says
@@ -57,6 +61,9 @@ _MAX_BACKOFF = 15.0
 #: (an HTML page, a proxy's error) can put into our message.
 _MAX_REASON = 300
 _USER_AGENT = "theloop-send/1"
+#: Which of a bot's the-loop instances signs (``instances:`` in its settings file).
+KEY_ID_HEADER = "X-TheLoop-Key-Id"
+KEY_ID_ENV = "THELOOP_KEY_ID"
 
 EXIT_DELIVERED, EXIT_REFUSED, EXIT_USAGE, EXIT_SPOOLED = 0, 1, 2, 3
 
@@ -170,8 +177,10 @@ def send(
     timeout: float = DEFAULT_TIMEOUT,
     sleep: Callable[[float], None] = time.sleep,
     clock: Callable[[], float] = time.monotonic,
+    key_id: str = "",
 ) -> Result:
     """POST ``event`` signed with ``secret``; retry 5xx, 429 and network errors.
+    ``key_id``: the instance the secret is the key of, for a bot that serves several.
 
     ``deadline`` is how many seconds from now to keep trying. Every attempt is
     signed afresh (the bot refuses timestamps older than 300 s) over the same bytes
@@ -189,7 +198,7 @@ def send(
     while True:
         attempts += 1
         attempt_timeout = max(0.1, min(timeout, give_up_at - clock()))
-        status, headers, answer = _post(target, secret, body, attempt_timeout)
+        status, headers, answer = _post(target, secret, body, attempt_timeout, key_id)
         outcome = _judge(status, answer)
         if outcome is not None:
             return _result(outcome, status, attempts, payload["id"])
@@ -211,6 +220,7 @@ def send_or_spool(
     timeout: float = DEFAULT_TIMEOUT,
     sleep: Callable[[float], None] = time.sleep,
     clock: Callable[[], float] = time.monotonic,
+    key_id: str = "",
 ) -> Result:
     """:func:`send`, nothing lost: what waits in ``spool`` goes first (the bot sees
     events in the order they happened), and an event the bot cannot take now —
@@ -218,17 +228,19 @@ def send_or_spool(
     ``--flush``. A refusal is final and is not kept. A spool that cannot be
     written costs the keeping, never the sending."""
     if not spool.usable():
-        result = send(event, url, secret, deadline, timeout=timeout, sleep=sleep, clock=clock)
+        timing = {"timeout": timeout, "sleep": sleep, "clock": clock, "key_id": key_id}
+        result = send(event, url, secret, deadline, **timing)
         if result.transient:
             reason = f"{result.reason}; not kept: the spool {spool.directory} cannot be written"
             return replace(result, reason=reason)
         return result
     give_up_at = clock() + max(0.0, deadline)
     with spool.locked():
-        result = spool.flush(url, secret, deadline, timeout=timeout, sleep=sleep, clock=clock)
+        timing = {"timeout": timeout, "sleep": sleep, "clock": clock, "key_id": key_id}
+        result = spool.flush(url, secret, deadline, **timing)
         if result is None:
             remaining = max(0.0, give_up_at - clock())
-            result = send(event, url, secret, remaining, timeout=timeout, sleep=sleep, clock=clock)
+            result = send(event, url, secret, remaining, **timing)
             if not result.transient:
                 return result
         spool.put(event)
@@ -282,6 +294,7 @@ class Spool:
         timeout: float = DEFAULT_TIMEOUT,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
+        key_id: str = "",
     ) -> Result | None:
         """Send what waits, oldest first, until one cannot go yet: that result,
         or ``None`` once nothing waits. One refused for good is set aside as
@@ -298,7 +311,16 @@ class Spool:
                 self._set_aside(path, f"not an event: {str(event)[:_MAX_REASON]}")
                 continue
             remaining = max(0.0, give_up_at - clock())
-            result = send(event, url, secret, remaining, timeout=timeout, sleep=sleep, clock=clock)
+            result = send(
+                event,
+                url,
+                secret,
+                remaining,
+                timeout=timeout,
+                sleep=sleep,
+                clock=clock,
+                key_id=key_id,
+            )
             if result.transient:
                 return result
             if not result.delivered:
@@ -360,7 +382,7 @@ def _result(outcome: tuple[bool, bool, str], status: int, attempts: int, key: st
 
 
 def _post(
-    target: Any, secret: str, body: bytes, timeout: float
+    target: Any, secret: str, body: bytes, timeout: float, key_id: str = ""
 ) -> tuple[int, Mapping[str, str], str]:
     """One POST; ``(status, headers, reason text)``, status 0 when nothing answered."""
     timestamp = str(int(time.time()))
@@ -369,6 +391,7 @@ def _post(
         "User-Agent": _USER_AGENT,
         "X-TheLoop-Timestamp": timestamp,
         "X-TheLoop-Signature": sign(secret, timestamp, body),
+        **({KEY_ID_HEADER: key_id} if key_id else {}),
     }
     path = target.path + (f"?{target.query}" if target.query else "")
     connection = _connection(target, timeout)
@@ -451,6 +474,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         secret = _secret(args.secret_env)
         if args.flush and not args.spool:
             raise UsageError("--flush sends what waits in a spool: give --spool DIR")
+        key_id = _key_id(args.key_id)
         event = {} if args.flush else _event(args)
         problem = unsendable(event)
         if problem:
@@ -460,22 +484,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"theloop_send: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     if args.flush:
-        return _flush(Spool(args.spool), args.url, secret, args.deadline, args.timeout)
+        return _flush(Spool(args.spool), args.url, secret, args.deadline, args.timeout, key_id)
     if args.spool:
         spool = Spool(args.spool)
-        result = send_or_spool(event, args.url, secret, spool, args.deadline, timeout=args.timeout)
+        result = send_or_spool(
+            event, args.url, secret, spool, args.deadline, timeout=args.timeout, key_id=key_id
+        )
     else:
-        result = send(event, args.url, secret, args.deadline, timeout=args.timeout)
+        result = send(event, args.url, secret, args.deadline, timeout=args.timeout, key_id=key_id)
     return _report(result, args.secret_env)
 
 
-def _flush(spool: Spool, url: str, secret: str, deadline: float, timeout: float) -> int:
+def _flush(
+    spool: Spool, url: str, secret: str, deadline: float, timeout: float, key_id: str = ""
+) -> int:
     """``--flush``: send what waits; 0 once nothing does, 3 while some still wait."""
     if not spool.usable():
         print(f"theloop_send: error: --spool {spool.directory} cannot be written", file=sys.stderr)
         return EXIT_USAGE
     with spool.locked():
-        blocked = spool.flush(url, secret, deadline, timeout=timeout)
+        blocked = spool.flush(url, secret, deadline, timeout=timeout, key_id=key_id)
         waiting = len(spool.waiting())
     if blocked is None:
         print("theloop_send: nothing waits in the spool")
@@ -522,6 +550,12 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--spool", metavar="DIR", help="keep what the bot cannot take yet here; send it first"
     )
+    parser.add_argument(
+        "--key-id",
+        metavar="ID",
+        default="",
+        help=f"the instance whose secret signs (default ${KEY_ID_ENV}; a bot with instances:)",
+    )
     parser.add_argument("--work-item", metavar="REF", help="e.g. github:owner/repo#7")
     parser.add_argument("--text-file", metavar="F", help="the message markdown (- for stdin)")
     parser.add_argument("--url-link", metavar="U", default="", help="the event's link")
@@ -535,6 +569,14 @@ def _parser() -> argparse.ArgumentParser:
         "--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds per attempt"
     )
     return parser
+
+
+def _key_id(given: str) -> str:
+    """``--key-id``, else ``$THELOOP_KEY_ID``; a header value, so one plain word."""
+    key_id = (given or os.environ.get(KEY_ID_ENV, "")).strip()
+    if key_id and not all(c.isascii() and (c.isalnum() or c in "._-") for c in key_id):
+        raise UsageError(f"--key-id {key_id!r}: letters, digits, '.', '_' or '-' only")
+    return key_id
 
 
 def _secret(name: str) -> str:

@@ -49,6 +49,8 @@ from looproom.inbound import webhook as ingress
 from looproom.inbound.events import Event
 from looproom.inbound.recent import Recent
 from looproom.inbound.stream import StreamFollower
+from looproom.instances import report as instance_report
+from looproom.instances.fleet import Fleet
 from looproom.kickoff.github import IssueMaker
 from looproom.kickoff.opener import Opener
 from looproom.metrics import Metrics
@@ -56,7 +58,7 @@ from looproom.relay import jira_config, keywords, texts
 from looproom.relay.jira_sink import JiraSink
 from looproom.relay.record_reader import RecordReader
 from looproom.relay.relay import RELAY, Relay
-from looproom.relay.sinks import GitHubSink, LedgerSink, LoopSink, Sinks
+from looproom.relay.sinks import ControlPlane, GitHubSink, LedgerSink, LoopSink, Sinks
 from looproom.room.channel_moves import ChannelMoves
 from looproom.room.memory import Memory
 from looproom.room.outlets import Outlet, PlainOutlet, SlackOutlet, event_delivery
@@ -141,6 +143,15 @@ def _file_store(
     return slack_files.FileStore(data_dir / FILES_DIR, slack.token, allowed, info=info)
 
 
+def _control_plane(
+    env: Environment, fleet: Fleet | None, files: slack_files.FileStore | None
+) -> ControlPlane | None:
+    """the-loop's control plane: each instance's, by the work item's owner, or the one."""
+    if fleet is not None:
+        return fleet.control_plane(files)
+    return LoopSink(env.loop_api, files=files) if env.loop_api else None
+
+
 class SlackPoster:
     """The kickoff's voice on Slack: posts whose ts it needs, edits, ephemerals."""
 
@@ -217,6 +228,7 @@ class Decisions:
         grants: Grants | None = None,
         store: MutableMapping[str, Any] | None = None,
         cursors: Cursors | None = None,
+        fleet: Fleet | None = None,
     ) -> None:
         """``bot_member`` is asked at each decision: the backend learns who it is on connecting.
         ``grants`` are the members by id (``@handles`` resolved); else the settings' as written.
@@ -231,9 +243,7 @@ class Decisions:
         sinks = Sinks(
             ledger=LedgerSink(ledger),
             github=GitHubSink(env.github_api, env.github_token) if env.github_token else None,
-            loop=LoopSink(env.loop_api, files=_file_store(env, ledger.parent, slack))
-            if env.loop_api
-            else None,
+            loop=_control_plane(env, fleet, _file_store(env, ledger.parent, slack)),
             keywords=self.keywords,
             jira=JiraSink(jira) if jira is not None else None,
         )
@@ -617,12 +627,14 @@ class LoopRoom:
         self.listening = Listening()
         # The environment's secret; on the Text backend without one, a local one.
         self._data_dir = data_dir
-        self._secret = local_secret.ensure(env, data_dir, console=console)
+        self._secret = "" if env.instances else local_secret.ensure(env, data_dir, console=console)
         self._answered = Recent()  # the webhook's last answers, for the doctor
         self.book = RoomBook(store)
         self.memory = Memory(store)
         self.told = ToldBook(store)
         self.inbox = self.stores.inbox
+        #: Many the-loop instances (``instances:``); None: the one of the environment.
+        self.fleet = Fleet(env.instances, store, self.inbox) if env.instances else None
         self.decisions = Decisions(
             env,
             settings,
@@ -637,6 +649,7 @@ class LoopRoom:
             metrics=self.metrics,
             grants=_grants(settings, slack, store),
             store=store,
+            fleet=self.fleet,
         )
         self.worker = Worker(
             self.inbox,
@@ -646,6 +659,12 @@ class LoopRoom:
         )
         self.metrics.watch(self.inbox)
         self.metrics.watch(self.decisions.relay.queue)
+        if self.fleet is not None:
+            self.metrics.registry.register(
+                instance_report.InstanceGauges(
+                    self.fleet, self.inbox, lambda: self.decisions.relay.queue
+                )
+            )
         if slack is not None:
             slack.on_rate_limited = self.metrics.slack_rate_limited.inc
         self.follower = (
@@ -665,12 +684,16 @@ class LoopRoom:
         self.worker.start()
         if self.follower is not None:
             self.follower.start()
+        if self.fleet is not None:
+            self.fleet.start()
 
     def stop(self) -> bool:
         """Stop everything; False when the delivery worker was still busy (its item is handed
         out again, flagged, after a restart)."""
         if self.follower is not None:
             self.follower.stop()
+        if self.fleet is not None:
+            self.fleet.stop()
         stopped = self.worker.stop()
         self.decisions.close()
         self.stores.close()
@@ -680,7 +703,10 @@ class LoopRoom:
 
     def receive(self, request: ingress.Request) -> ingress.Answer:
         """``POST /theloop/events``: the-loop's signed events, stored before the answer."""
-        answer = ingress.handle(request, secret=self._secret, inbox=self.inbox)
+        if self.fleet is not None:
+            answer = self.fleet.receive(request)
+        else:
+            answer = ingress.handle(request, secret=self._secret, inbox=self.inbox)
         self.metrics.answered(answer.status)
         self._answered.note(answer.status)
         return answer
@@ -776,6 +802,9 @@ class LoopRoom:
         env = replace(self.env, webhook_secret=self._secret)  # a local secret counts
         text = admin.status_text(env, self.settings, health, now, self.listening.describe())
         text += "\n" + stream + "\n" + self._store_lines(now)
+        if self.fleet is not None:
+            queues = (self.inbox, self.decisions.relay.queue)
+            text += "\n" + "\n".join(instance_report.status_lines(self.fleet, *queues, now))
         if self._secret != self.env.webhook_secret:
             text += "\nwebhook secret: the console's own, in the data directory (env unset)"
         text += "\n" + self.decisions.keyword_line()

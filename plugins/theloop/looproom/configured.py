@@ -9,7 +9,9 @@ them): so the file is read first, then the environment with the names it gives. 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 
+from looproom.instances import resolve
 from looproom.settings import DEFAULT_CONFIG_PATH, ConfigError, Environment, Settings
 
 
@@ -21,6 +23,12 @@ def read(env: Mapping[str, str]) -> tuple[Environment, Settings]:
     environment = Environment.from_env(
         env, bot_token_env=settings.bot_token_env, app_token_env=settings.app_token_env
     )
+    if settings.instances:  # each instance's secrets, from where the file names them
+        errors: list[str] = []
+        instances = resolve.resolve(settings.instances, env, errors)
+        if errors:
+            raise ConfigError(errors, settings.source or "the environment")
+        environment = replace(environment, instances=instances)
     return environment, settings
 
 

@@ -23,6 +23,7 @@ from looproom.durable.outcome import Delivered, Outcome, RetryLater
 REFUSALS = {
     400: "malformed",
     401: "signature",
+    403: "not_owner",
     405: "method",
     413: "too_large",
     422: "schema",

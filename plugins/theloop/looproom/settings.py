@@ -27,6 +27,8 @@ from looproom.decide import reconcile
 from looproom.decide.authorization import DEFAULT_GRANTS, GRANTABLE, REPLY
 from looproom.digest import DEFAULT_DIGEST_MODE, DIGEST_MODES
 from looproom.inbound.events import ASK, KNOWN_EVENTS
+from looproom.instances import config as instances_config
+from looproom.instances.model import Instance, Spec
 from looproom.relay import jira_config, keywords
 from looproom.room import reactions
 
@@ -43,7 +45,7 @@ DEFAULT_CONFIG_PATH = "theloop.yaml"
 DEFAULT_DELIVERY_SLOTS = 16
 MAX_DELIVERY_SLOTS = 64
 
-_TOP_KEYS = ("slack", "rooms", "people", "relay", "jira")
+_TOP_KEYS = ("slack", "rooms", "people", "relay", "jira", "instances")
 _SLACK_KEYS = (
     "channel",
     "subscribe",
@@ -168,6 +170,8 @@ class Settings:
     read: reconcile.ReadSettings = field(default_factory=reconcile.ReadSettings)
     #: the-loop's Jira ledger (``jira``, the shape of its ``integrations.jira``); None: none.
     jira: jira_config.JiraSite | None = None
+    #: Many the-loop instances (``instances:``), their secrets only named; () is one.
+    instances: tuple[Spec, ...] = ()
     warnings: tuple[str, ...] = ()
     #: The file these came from; "" when built from a mapping or when no file exists.
     source: str = ""
@@ -261,6 +265,7 @@ class _Parser:
             "app_token_env": self._env_name(slack.get("appTokenEnv"), "slack.appTokenEnv"),
             "jira": self._jira(raw.get("jira")),
             "read": reconcile.parse(slack.get("read"), self.errors, self.warnings),
+            "instances": instances_config.parse(raw.get("instances"), self.errors),
         }
 
     def _jira(self, value: Any) -> jira_config.JiraSite | None:
@@ -595,6 +600,8 @@ class Environment:
     delivery_slots: int = DEFAULT_DELIVERY_SLOTS
     #: Whether ``THELOOP_CONFIG`` was set: then its file must exist.
     config_given: bool = False
+    #: The ``instances:`` of the settings file with their secrets read (``configured``).
+    instances: tuple[Instance, ...] = field(default=(), repr=False)
     #: What is allowed but unwise (a short secret on the console backend).
     warnings: tuple[str, ...] = ()
 

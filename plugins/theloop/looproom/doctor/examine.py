@@ -9,6 +9,7 @@ from typing import Any
 from looproom import manifest
 from looproom.doctor import echo, peers, slack_checks
 from looproom.doctor.findings import EVIDENCE, NOTE, Finding
+from looproom.instances import report as instances_report
 from looproom.room.routing import has_glob
 from looproom.room.slack_transport import SlackTransport
 from looproom.settings import Environment, Settings
@@ -40,7 +41,10 @@ def examine(
     """The findings, Slack first, then the webhook and the relay's peers. ``recent``: the
     webhook's last answers (status → count), known only inside the bot."""
     found = _slack(env, settings, slack, bound or {}, window)
-    found += peers.webhook(env, local_secret=local_secret, recent=recent)
+    if env.instances:  # each the-loop instance: its control plane, stream and keys
+        found += instances_report.findings(env.instances)
+    else:
+        found += peers.webhook(env, local_secret=local_secret, recent=recent)
     found += peers.github(env, relay_repositories(settings))
     found += [f for f in (peers.loop_api(env), peers.loop_stream(env)) if f is not None]
     return found

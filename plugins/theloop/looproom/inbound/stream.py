@@ -265,8 +265,11 @@ class StreamFollower:
         read_timeout: float = READ_TIMEOUT,
         min_backoff: float = MIN_BACKOFF,
         max_backoff: float = MAX_BACKOFF,
+        token: str = "",
     ) -> None:
+        """``token`` goes with each request as a bearer token (a proxy may ask one)."""
         self.url = stream_url(url)
+        self._auth = {"Authorization": f"Bearer {token}"} if token else {}
         self._accept = accept
         self._cursor = cursor
         self._read_timeout = read_timeout
@@ -351,7 +354,7 @@ class StreamFollower:
     def _open(self) -> http.client.HTTPResponse:
         target = urlsplit(self.url)
         connection = _connection(target, self._read_timeout)
-        headers = {"Accept": "text/event-stream", "Cache-Control": "no-cache"}
+        headers = {"Accept": "text/event-stream", "Cache-Control": "no-cache", **self._auth}
         last_id = self._status.last_id
         if last_id:
             headers["Last-Event-ID"] = last_id

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -83,10 +83,15 @@ def handle(request: Request, *, secret: str, inbox: Inbox, now: float | None = N
     except SignatureError as exc:
         log.warning("webhook refused: %s", exc.reason)
         return Answer(401, {"error": exc.reason})
-    return _accept(request.body, inbox)
+    return accept(request.body, inbox)
 
 
-def _accept(body: bytes, inbox: Inbox) -> Answer:
+#: ``gate(event)``: an answer refusing a verified event before it is stored, or None.
+Gate = Callable[[Event], "Answer | None"]
+
+
+def accept(body: bytes, inbox: Inbox, gate: Gate | None = None) -> Answer:
+    """A verified body: 400 not JSON → 422 not an event → ``gate``'s refusal → store."""
     try:
         wire = strict_json.loads(body)
     except strict_json.StrictJSONError as exc:
@@ -95,6 +100,9 @@ def _accept(body: bytes, inbox: Inbox) -> Answer:
         event = Event.from_wire(wire)
     except SchemaError as exc:
         return Answer(422, {"error": "not an event", "errors": exc.errors})
+    refused = gate(event) if gate is not None else None
+    if refused is not None:
+        return refused
     warnings = [] if event.known else [_unknown_type(event.event_type)]
     if warnings:
         log.warning("webhook: %s", warnings[0])

@@ -26,7 +26,7 @@ import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from looproom import times
 from looproom.attach.slack_files import FileStore, section
@@ -150,15 +150,24 @@ def _earlier(at: str) -> str:
 class LoopSink:
     """the-loop's control plane: ``/api/v1/sessions/reply`` and ``/api/v1/graph/skip``."""
 
-    def __init__(self, api: str, *, timeout: float = 15.0, files: FileStore | None = None) -> None:
-        """``files`` fetches what a reply had attached, for the session to read."""
+    def __init__(
+        self,
+        api: str,
+        *,
+        timeout: float = 15.0,
+        files: FileStore | None = None,
+        token: str = "",
+    ) -> None:
+        """``files`` fetches what a reply had attached, for the session to read; ``token``
+        goes with each call as a bearer token (a proxy in front of the-loop may ask one)."""
         self._api, self._timeout, self._files = api.rstrip("/"), timeout, files
+        self._auth = {"Authorization": f"Bearer {token}"} if token else {}
 
     def send(
         self, target: Mapping[str, Any], *, key: str, unsure: bool = False, first_try: float = 0.0
     ) -> Outcome:
         """Make the call; a reply that may have landed before is looked up first."""
-        headers = {"User-Agent": USER_AGENT, "Idempotency-Key": key}
+        headers = {"User-Agent": USER_AGENT, "Idempotency-Key": key, **self._auth}
         url = f"{self._api}{target['path']}"
         is_reply = target["path"] == forms.REPLY_PATH
         if is_reply and unsure:
@@ -193,7 +202,7 @@ class LoopSink:
         if since:
             query["since"] = since
         url = f"{self._api}{EVENTS_PATH}?{urllib.parse.urlencode(query)}"
-        answer = http("GET", url, {"User-Agent": USER_AGENT}, None, self._timeout)
+        answer = http("GET", url, {"User-Agent": USER_AGENT, **self._auth}, None, self._timeout)
         records_ = answer.json() if answer.status == 200 else None
         if not isinstance(records_, list):
             shown = f"answered {answer.status}" if answer.status else f"no answer ({answer.error})"
@@ -286,13 +295,22 @@ class LedgerSink:
         return [json.loads(line) for line in self.path.read_text("utf-8").splitlines() if line]
 
 
+class ControlPlane(Protocol):
+    """What the relay asks of the-loop's control plane: :class:`LoopSink`, or one that
+    picks the instance owning the work item (``looproom.instances.relay``)."""
+
+    def send(
+        self, target: Mapping[str, Any], *, key: str, unsure: bool = False, first_try: float = 0.0
+    ) -> Outcome: ...
+
+
 @dataclass
 class Sinks:
     """The configured sinks; ``github`` and ``loop`` are None when not configured."""
 
     ledger: LedgerSink
     github: GitHubSink | None = None
-    loop: LoopSink | None = None
+    loop: ControlPlane | None = None
     #: the-loop's control keywords: the words a control command's comment opens with.
     keywords: Keywords = field(default_factory=Keywords)
     jira: JiraSink | None = None

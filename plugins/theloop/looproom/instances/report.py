@@ -1,0 +1,159 @@
+"""How each instance is doing, by name: ``!theloop status``, the doctor and the metrics.
+
+Reachable (the control plane's health route answers), the last event this process stored
+for it, and its queue (events not posted yet, decisions not relayed yet).
+"""
+
+from __future__ import annotations
+
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator, Sequence
+from http.client import HTTPException
+from typing import Any
+
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
+
+from looproom.doctor.findings import NOTE, OK, PROBLEM, Finding
+from looproom.durable.contract import Item, WorkQueue
+from looproom.instances.fleet import Fleet
+from looproom.instances.model import Instance
+from looproom.relay.http_client import USER_AGENT, http
+
+TIMEOUT = 5.0
+
+
+def status_lines(fleet: Fleet, inbox: WorkQueue, relay: WorkQueue, now: float) -> list[str]:
+    """One line per instance for ``!theloop status``."""
+    queued = fleet.queued(_open(inbox), _open(relay))
+    lines = []
+    for instance in fleet.instances:
+        reach = fleet.reach(instance)
+        last = fleet.last_event(instance.name)
+        posted, relayed = queued[instance.name]
+        follower = fleet.followers.get(instance.name)
+        stream = follower.status().state if follower is not None else "off"
+        lines.append(
+            f"instance {instance.name}: {instance.api} "
+            f"{'reachable' if reach.ok else 'UNREACHABLE — ' + reach.said}; "
+            f"last event {_ago(last, now)}; queue {posted} to post, {relayed} to relay; "
+            f"stream {stream}; {describe_claims(fleet, instance)}"
+        )
+    return lines
+
+
+def describe_claims(fleet: Fleet, instance: Instance) -> str:
+    """Which work items are the instance's, in words."""
+    claims = instance.claims
+    parts = [f"repos {', '.join(claims.repos)}"] if claims.repos else []
+    parts += [f"prefix {', '.join(claims.prefixes)}"] if claims.prefixes else []
+    if claims.learn:
+        parts.append(f"{fleet.owners.learned_count(instance.name)} learned")
+    secrets = len(instance.secrets)
+    rotating = "; two secrets (rotating)" if secrets > 1 else ""
+    return "work items: " + ("; ".join(parts) or "none") + rotating
+
+
+def findings(instances: Sequence[Instance]) -> list[Finding]:
+    """The doctor's findings for each instance: its control plane, its stream, its keys."""
+    found = []
+    for instance in instances:
+        subject = f"instance {instance.name}"
+        found.append(_control_plane(instance, subject))
+        if instance.stream:
+            found.append(_stream(instance, subject))
+        if len(instance.secrets) > 1:
+            found.append(
+                Finding(
+                    NOTE,
+                    f"{subject}'s secrets",
+                    "two accepted: a rotation is under way",
+                    "once every sender signs with the new one, remove the old from secret:",
+                )
+            )
+    return found
+
+
+def _control_plane(instance: Instance, subject: str) -> Finding:
+    answer = http("GET", instance.api + "/api/v1/health", _headers(instance), None, TIMEOUT)
+    if answer.status == 200:
+        return Finding(OK, f"{subject}'s control plane", f"{instance.api} answers")
+    said = f"answers {answer.status}" if answer.status else f"no answer ({answer.error})"
+    return Finding(
+        PROBLEM,
+        f"{subject}'s control plane",
+        f"{instance.api} {said}",
+        f"check instances.{instance.name}.api (and its token) and that the-loop runs",
+    )
+
+
+def _stream(instance: Instance, subject: str) -> Finding:
+    headers = {**_headers(instance), "Accept": "text/event-stream"}
+    request = urllib.request.Request(instance.stream, headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=TIMEOUT) as response:
+            kind = response.headers.get("Content-Type", "")
+    except urllib.error.HTTPError as error:
+        return Finding(PROBLEM, f"{subject}'s stream", f"{instance.stream} answers {error.code}")
+    except (OSError, HTTPException) as error:
+        return Finding(
+            PROBLEM,
+            f"{subject}'s stream",
+            f"{instance.stream} does not answer ({type(error).__name__})",
+            f"check instances.{instance.name}.stream and that the-loop runs",
+        )
+    if "text/event-stream" not in kind:
+        return Finding(PROBLEM, f"{subject}'s stream", f"not an event stream ({kind})")
+    return Finding(OK, f"{subject}'s stream", f"{instance.stream} opens")
+
+
+def _headers(instance: Instance) -> dict[str, str]:
+    auth = {"Authorization": f"Bearer {instance.token}"} if instance.token else {}
+    return {"User-Agent": USER_AGENT, **auth}
+
+
+class InstanceGauges(Collector):
+    """``theloop_instance_reachable``, ``…_last_event_timestamp_seconds`` and
+    ``…_queue_depth`` (by ``queue``: inbox, relay), labelled with the instance's name."""
+
+    def __init__(self, fleet: Fleet, inbox: WorkQueue, relay: Callable[[], WorkQueue]) -> None:
+        self._fleet, self._inbox, self._relay = fleet, inbox, relay
+
+    def collect(self) -> Iterator[Any]:
+        reachable = GaugeMetricFamily(
+            "theloop_instance_reachable",
+            "1 when the instance's control plane answered its health route",
+            labels=["instance"],
+        )
+        last = GaugeMetricFamily(
+            "theloop_instance_last_event_timestamp_seconds",
+            "When this process last stored an event of the instance (absent: none yet)",
+            labels=["instance"],
+        )
+        depth = GaugeMetricFamily(
+            "theloop_instance_queue_depth",
+            "The instance's items not delivered yet, by queue",
+            labels=["instance", "queue"],
+        )
+        queued = self._fleet.queued(_open(self._inbox), _open(self._relay()))
+        for instance in self._fleet.instances:
+            reachable.add_metric([instance.name], 1.0 if self._fleet.reach(instance).ok else 0.0)
+            seen = self._fleet.last_event(instance.name)
+            if seen is not None:
+                last.add_metric([instance.name], seen)
+            posted, relayed = queued[instance.name]
+            depth.add_metric([instance.name, "inbox"], posted)
+            depth.add_metric([instance.name, "relay"], relayed)
+        yield reachable
+        yield last
+        yield depth
+
+
+def _open(queue: WorkQueue) -> list[Item]:
+    """The queue's open items (the first thousand: enough to tell who waits)."""
+    return queue.list(limit=1000)
+
+
+def _ago(at: float | None, now: float) -> str:
+    return "none yet" if at is None else f"{max(0.0, now - at):.0f} s ago"

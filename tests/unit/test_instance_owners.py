@@ -1,0 +1,88 @@
+"""Who owns a work item: the file's claims before any learned one, and a learned claim
+taken once — by one instance, even when two race for it on two replicas of the shared
+database."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from looproom.instances.model import Claims, Instance
+from looproom.instances.owners import KEY, Owners
+from looproom.postgres.database import Database
+from looproom.postgres.state import PostgresState
+
+
+def instance(name: str, **claims: Any) -> Instance:
+    return Instance(name, name, (name * 32,), f"http://{name}:1", claims=Claims(**claims))
+
+
+A = instance("team-a", repos=("acme/*",), prefixes=("jira:OPS-",))
+B = instance("team-b")
+QUIET = instance("team-c", repos=("quiet/api",), learn=False)
+
+
+def test_the_files_claims_win_over_whoever_sends_first() -> None:
+    owners = Owners((A, B, QUIET), {})
+    assert owners.claim(B, "github:acme/api#7") == A
+    assert owners.claim(B, "jira:OPS-12") == A
+    assert owners.claim(B, "github:Acme/API#7") == A  # GitHub's names ignore case
+    assert owners.owner("github:quiet/api#1") == QUIET
+
+
+def test_the_first_instance_to_send_about_a_work_item_nobody_claims_keeps_it() -> None:
+    store: dict[str, Any] = {}
+    owners = Owners((A, B, QUIET), store)
+    assert owners.owner("github:beta/web#3") is None
+    assert owners.claim(B, "github:beta/web#3") == B
+    assert owners.claim(A, "github:beta/web#3") == B
+    assert owners.claim(QUIET, "github:other/x#1") is None  # it does not learn
+    assert store[KEY] == {"github:beta/web#3": "team-b"}
+    assert owners.learned_count("team-b") == 1
+
+
+def test_a_claim_of_an_instance_no_longer_configured_is_learned_again() -> None:
+    store: dict[str, Any] = {KEY: {"github:beta/web#3": "team-gone"}}
+    owners = Owners((A, B), store)
+    assert owners.owner("github:beta/web#3") is None
+    assert owners.claim(B, "github:beta/web#3") == B
+
+
+@pytest.fixture
+def two_replicas(database_url: str) -> Iterator[tuple[PostgresState, PostgresState]]:
+    here, there = Database(database_url), Database(database_url)  # two processes' pools
+    yield PostgresState(here), PostgresState(there)
+    here.close()
+    there.close()
+
+
+def test_replicas_racing_for_a_work_item_agree_on_one_owner(
+    two_replicas: tuple[PostgresState, PostgresState],
+) -> None:
+    replicas = [Owners((A, B), state) for state in two_replicas]
+    items = [f"github:beta/web#{n}" for n in range(20)]
+    won: dict[tuple[str, str], str] = {}
+
+    def race(owners: Owners, sender: Instance) -> None:
+        for item in items:
+            found = owners.claim(sender, item)
+            assert found is not None
+            won[(sender.name, item)] = found.name
+
+    threads = [
+        threading.Thread(target=race, args=(replicas[0], A)),
+        threading.Thread(target=race, args=(replicas[1], B)),
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    for item in items:
+        # Both senders were told the same owner, and every replica reads that one.
+        assert won[("team-a", item)] == won[("team-b", item)]
+        for owners in replicas:
+            owner = owners.owner(item)
+            assert owner is not None and owner.name == won[("team-a", item)]
