@@ -10,8 +10,8 @@ from looproom import manifest
 from looproom.doctor import echo, peers, slack_checks
 from looproom.doctor.findings import EVIDENCE, NOTE, Finding
 from looproom.room.routing import has_glob
-from looproom.room.slack_transport import SlackTransport
 from looproom.settings import Environment, Settings
+from looproom.slack.transport import SlackTransport
 
 
 @dataclass(frozen=True)
