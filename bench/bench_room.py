@@ -36,9 +36,10 @@ from looproom.inbound.events import KNOWN_EVENTS, Event  # noqa: E402
 from looproom.room import voice  # noqa: E402
 from looproom.room.outlets import SlackOutlet  # noqa: E402
 from looproom.room.routing import RoomBook  # noqa: E402
-from looproom.room.slack_transport import Pacer, SlackTransport  # noqa: E402
 from looproom.room.told import ToldBook  # noqa: E402
 from looproom.settings import Settings  # noqa: E402
+from looproom.slack.pacer import Pacer  # noqa: E402
+from looproom.slack.transport import SlackTransport  # noqa: E402
 from tests.fakes.slack_api import BOT_TOKEN, FakeSlack  # noqa: E402
 from tests.support import timeline  # noqa: E402
 

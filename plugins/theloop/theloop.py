@@ -27,10 +27,10 @@ from looproom import admin, configured, manifest
 from looproom.assembly import LoopRoom
 from looproom.inbound import slack_events
 from looproom.inbound import webhook as ingress
-from looproom.room.slack_transport import SlackTransport
 from looproom.server.app import App, Mount
 from looproom.server.runner import HttpServer, Listening
 from looproom.settings import ConfigError, Environment, Settings
+from looproom.slack.transport import SlackTransport
 
 NOT_ACTIVE = "theloop is not active: see `!status plugins` and the bot's log."
 

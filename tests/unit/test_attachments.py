@@ -20,7 +20,7 @@ from slack_sdk import WebClient
 
 from looproom.attach import fetch as web
 from looproom.attach.slack_files import FileStore, kept, record, safe_name, section, vtt_text
-from looproom.room.slack_transport import SlackTransport
+from looproom.slack.transport import SlackTransport
 from tests.fakes.slack_api import BOT_TOKEN, FakeSlack
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"pixels" * 100

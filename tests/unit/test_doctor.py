@@ -11,8 +11,8 @@ from slack_sdk.socket_mode import SocketModeClient
 from looproom.doctor import echo
 from looproom.doctor.examine import SlackSide, examine
 from looproom.doctor.findings import EVIDENCE, NOTE, OK, PROBLEM, Finding, report
-from looproom.room.slack_transport import SlackTransport
 from looproom.settings import Environment, Settings
+from looproom.slack.transport import SlackTransport
 from tests.fakes import github_api
 from tests.fakes.github_api import FakeGitHub
 from tests.fakes.loop_api import FakeLoop

@@ -23,7 +23,7 @@ from slackeventsapi import SlackEventAdapter
 
 from looproom import strict_json
 from looproom.assembly import LoopRoom
-from looproom.http_rules import MAX_BODY_BYTES
+from looproom.http.rules import MAX_BODY_BYTES
 from looproom.inbound import slack_events
 from looproom.server.app import App, Mount
 from looproom.server.runner import HttpServer

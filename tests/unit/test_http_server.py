@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from looproom.assembly import LoopRoom
-from looproom.http_rules import MAX_BODY_BYTES
+from looproom.http.rules import MAX_BODY_BYTES
 from looproom.server.app import App
 from looproom.server.runner import HttpServer, Limits
 from looproom.settings import Environment, Settings

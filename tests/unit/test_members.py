@@ -72,7 +72,7 @@ def test_off_slack_a_handle_is_kept_as_written() -> None:
 def test_handles_resolve_through_slacks_paged_users_list() -> None:
     from slack_sdk import WebClient
 
-    from looproom.room.slack_transport import SlackTransport
+    from looproom.slack.transport import SlackTransport
     from tests.fakes.slack_api import BOT_TOKEN, FakeSlack
 
     with FakeSlack(users=[("U0ALICE01", "alice"), ("U0CAROL01", "carol")]) as slack:

@@ -23,8 +23,9 @@ from looproom.room import buttons
 from looproom.room.memory import Memory
 from looproom.room.outlets import PlainOutlet, SlackOutlet
 from looproom.room.routing import RoomBook
-from looproom.room.slack_transport import Pacer, SlackTransport
 from looproom.settings import Settings
+from looproom.slack.pacer import Pacer
+from looproom.slack.transport import SlackTransport
 from tests.fakes.slack_api import BOT_TOKEN, BOT_USER, FakeSlack, block_errors
 from tests.support.corpus import MESSAGES
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from looproom.room.queued_room import QueuedRoom
+from looproom.slack.queued_room import QueuedRoom
 
 
 class SlowRoom:
@@ -61,7 +61,7 @@ def test_a_call_that_fails_is_logged_and_the_next_ones_are_still_made(
     room = SlowRoom()
     room.go.set()
     voice = QueuedRoom(room)
-    with caplog.at_level(logging.WARNING, logger="looproom.room.queued_room"):
+    with caplog.at_level(logging.WARNING, logger="looproom.slack.queued_room"):
         voice.reply("C1", "1.0", "boom")
         voice.reply("C1", "1.0", "landed")
         assert voice.close()

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from looproom import configured
-from looproom.room.reactions import COMPLETED, ERROR, RECEIVED, Reacting, Reactions
 from looproom.settings import ConfigError, Settings
+from looproom.slack.reactions import COMPLETED, ERROR, RECEIVED, Reacting, Reactions
 
 
 class Heard:

@@ -17,8 +17,8 @@ import pytest
 from looproom.decide import kinds
 from looproom.decide.decision import Decision
 from looproom.durable.queue import DurableQueue
+from looproom.http.client import HttpResult
 from looproom.relay import forms, relay, texts
-from looproom.relay.http_client import HttpResult
 from looproom.relay.sinks import GitHubSink, LedgerSink, LoopSink, Sinks
 from tests.fakes.github_api import TOKEN, FakeGitHub
 from tests.fakes.loop_api import FakeLoop

@@ -16,9 +16,10 @@ from looproom.inbound.events import KNOWN_EVENTS, Event
 from looproom.room.outlets import SlackOutlet
 from looproom.room.policy import Told
 from looproom.room.routing import RoomBook
-from looproom.room.slack_transport import Pacer, SlackTransport
 from looproom.room.told import ITEM_CAP, ToldBook
 from looproom.settings import Settings
+from looproom.slack.pacer import Pacer
+from looproom.slack.transport import SlackTransport
 from tests.fakes.slack_api import BOT_TOKEN, FakeSlack
 from tests.support import messages, timeline
 

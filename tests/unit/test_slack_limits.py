@@ -8,9 +8,9 @@ from collections.abc import Iterator
 import pytest
 from slack_sdk import WebClient
 
-from looproom.room import slack_transport as t
-from looproom.room.slack_limits import MethodLimits, Tier
-from looproom.room.slack_transport import SlackTransport
+from looproom.slack import replies as t
+from looproom.slack.limits import MethodLimits, Tier
+from looproom.slack.transport import SlackTransport
 from tests.fakes.slack_api import BOT_TOKEN, FakeSlack, Limit
 
 ROOM, OTHER = "C0LOOP0001", "C0OTHER001"

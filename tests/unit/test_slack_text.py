@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from looproom.room import slack_text
+from looproom.slack import text as slack_text
 
 HOSTILE = "Ping <!here>, <!channel>, <!subteam^S0TEAM|@devs> and <@U0ALICE01|alice> & co"
 

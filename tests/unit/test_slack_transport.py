@@ -9,8 +9,9 @@ import pytest
 from slack_sdk import WebClient
 
 from looproom.metrics import Metrics
-from looproom.room import slack_transport as t
-from looproom.room.slack_transport import Pacer, SlackTransport
+from looproom.slack import replies as t
+from looproom.slack.pacer import Pacer
+from looproom.slack.transport import SlackTransport
 from tests.fakes.slack_api import BOT_TOKEN, FakeSlack
 
 ROOM = "C0LOOP0001"

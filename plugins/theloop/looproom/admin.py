@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from looproom import digest, times, workitem
 from looproom.durable.queue import Failure, Item
 from looproom.room.routing import BindingError, RoomBook
-from looproom.room.slack_text import defang
 from looproom.room.told import Why
 from looproom.settings import MAX_CHARS, MIN_CHARS, Environment, Settings
+from looproom.slack.text import defang
 
 ABOUT = (
     "theloop posts the-loop's events into rooms and threads and carries decisions back. "

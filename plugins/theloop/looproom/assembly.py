@@ -63,16 +63,18 @@ from looproom.room.channel_moves import ChannelMoves
 from looproom.room.memory import Memory
 from looproom.room.outlets import Outlet, PlainOutlet, SlackOutlet, event_delivery
 from looproom.room.pulls import PullReader
-from looproom.room.queued_room import QueuedRoom
-from looproom.room.reactions import Reacting
 from looproom.room.render import work_item_label
 from looproom.room.roster import Roster
 from looproom.room.routing import RoomBook, Thread
-from looproom.room.slack_transport import SlackTransport, is_channel_id
 from looproom.room.told import ToldBook
 from looproom.server.app import Mount, WsgiApp
 from looproom.server.runner import Listening
 from looproom.settings import ConfigError, Environment, Kickoff, Settings
+from looproom.slack.queued_room import QueuedRoom
+from looproom.slack.reactions import Reacting
+from looproom.slack.replies import is_channel_id
+from looproom.slack.rooms import PlainRoom, Say, SlackPoster, SlackRoom
+from looproom.slack.transport import SlackTransport
 from looproom.stores import open_stores
 
 log = logging.getLogger(__name__)
@@ -81,11 +83,6 @@ INBOX = "inbox"
 LEDGER_FILE = "relay-ledger.jsonl"
 #: Where the files people attach to replies are kept for the sessions to read.
 FILES_DIR = "files"
-
-#: ``say(to, text)``: one plain line to a room or a person, through the chat backend.
-Say = Callable[[str, str], None]
-
-_GLYPHS = {"eyes": "👀", "white_check_mark": "✅", "warning": "⚠️"}
 
 
 def _grants(
@@ -150,63 +147,6 @@ def _control_plane(
     if fleet is not None:
         return fleet.control_plane(files)
     return LoopSink(env.loop_api, files=files) if env.loop_api else None
-
-
-class SlackPoster:
-    """The kickoff's voice on Slack: posts whose ts it needs, edits, ephemerals."""
-
-    def __init__(self, transport: SlackTransport) -> None:
-        self._slack = transport
-
-    def post(self, channel: str, text: str, blocks: list[dict[str, Any]], thread_ts: str) -> str:
-        return self._slack.post_message(
-            channel, text=text, blocks=blocks, thread_ts=thread_ts or None
-        ).ts
-
-    def update(self, channel: str, ts: str, text: str, blocks: list[dict[str, Any]]) -> None:
-        self._slack.update_message(channel, ts, text=text, blocks=blocks or None)
-
-    def tell(self, channel: str, member: str, text: str, thread_ts: str = "") -> None:
-        self._slack.post_ephemeral(channel, member, text=text, thread_ts=thread_ts or None)
-
-
-class SlackRoom:
-    """The desk's and the relay's voice on Slack: reactions, threads, ephemerals, edits."""
-
-    def __init__(self, transport: SlackTransport) -> None:
-        self._slack = transport
-
-    def react(self, channel: str, ts: str, name: str) -> None:
-        if ts:
-            self._slack.add_reaction(channel, ts, name)
-
-    def reply(self, channel: str, thread_ts: str, text: str) -> None:
-        self._slack.post_message(channel, text=text, thread_ts=thread_ts or None)
-
-    def tell(self, channel: str, member: str, text: str, thread_ts: str = "") -> None:
-        self._slack.post_ephemeral(channel, member, text=text, thread_ts=thread_ts or None)
-
-    def update(self, channel: str, ts: str, text: str, blocks: list[dict[str, Any]]) -> None:
-        self._slack.update_message(channel, ts, text=text, blocks=blocks)
-
-
-class PlainRoom:
-    """The same on a chat backend without reactions or threads (Text, Test): plain lines."""
-
-    def __init__(self, say: Say) -> None:
-        self._say = say
-
-    def react(self, channel: str, ts: str, name: str) -> None:
-        self._say(channel, _GLYPHS.get(name, f":{name}:"))
-
-    def reply(self, channel: str, thread_ts: str, text: str) -> None:
-        self._say(channel, text)
-
-    def tell(self, channel: str, member: str, text: str, thread_ts: str = "") -> None:
-        self._say(member, text)
-
-    def update(self, channel: str, ts: str, text: str, blocks: list[dict[str, Any]]) -> None:
-        return  # nothing to edit: a plain backend has no buttons
 
 
 class Decisions:

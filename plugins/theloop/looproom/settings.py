@@ -30,7 +30,7 @@ from looproom.inbound.events import ASK, KNOWN_EVENTS
 from looproom.instances import config as instances_config
 from looproom.instances.model import Instance, Spec
 from looproom.relay import jira_config, keywords
-from looproom.room import reactions
+from looproom.slack import reactions
 
 DEFAULT_SUBSCRIBE = (ASK,)
 VERBOSITIES = ("quiet", "normal", "verbose")

@@ -23,9 +23,9 @@ from looproom.decide.cursors import Cursors
 from looproom.decide.decision import ADMITTED, REFUSED, Decision, Verdict, refuse
 from looproom.decide.judging import Said, Where
 from looproom.relay.relay import Relay
-from looproom.room import reactions
 from looproom.room.memory import Memory
-from looproom.room.queued_room import Voice, quietly
+from looproom.slack import reactions
+from looproom.slack.queued_room import Voice, quietly
 
 log = logging.getLogger(__name__)
 

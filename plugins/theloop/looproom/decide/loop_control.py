@@ -21,7 +21,7 @@ from typing import Any
 from looproom.decide.authorization import INSTANCE, STANDING, Policy, may, refusal_text
 from looproom.durable.bounded import touched
 from looproom.durable.state import lock_for
-from looproom.relay.http_client import USER_AGENT, HttpResult, http
+from looproom.http.client import USER_AGENT, HttpResult, http
 
 STATUS, RESTART, UPGRADE, STANDING_WORD = "status", "restart", "upgrade", "standing"
 STANDING_VERBS = ("list", "start", "stop", "restart")

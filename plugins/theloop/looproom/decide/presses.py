@@ -17,9 +17,9 @@ from typing import Any
 
 from looproom import strict_json, times
 from looproom.decide.decision import Decision
-from looproom.inbound.slack_signed import Checked, signed_body
 from looproom.room import buttons
 from looproom.room import checklist as checklists
+from looproom.slack.signed import Checked, signed_body
 
 
 @dataclass(frozen=True)

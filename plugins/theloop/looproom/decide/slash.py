@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from looproom.decide import kinds
-from looproom.inbound.slack_signed import Checked, signed_body
+from looproom.slack.signed import Checked, signed_body
 
 COMMAND = "/the-loop"
 HELP, STATUS, NEW = "help", "status", "new"

@@ -13,14 +13,13 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from looproom import workitem
-from looproom.decide import grammar, kinds, slash
+from looproom.decide import followed, grammar, kinds, slash
 from looproom.decide.authorization import Policy, may, refusal_text
 from looproom.decide.decision import ADMITTED, REFUSED
 from looproom.decide.desk import Desk
 from looproom.decide.judging import Said
 from looproom.decide.loop_control import LoopControl
 from looproom.relay import forms
-from looproom.room import followed
 from looproom.room.routing import RoomBook
 
 #: ``room_facts(channel)`` → (the one work item bound to it, its one repository).

@@ -20,7 +20,7 @@ from looproom.decide.authorization import DECISION_RECORD, Policy, may, refusal_
 from looproom.decide.desk import Desk
 from looproom.decide.judging import Said
 from looproom.decide.presses import Press
-from looproom.room.queued_room import quietly
+from looproom.slack.queued_room import quietly
 
 log = logging.getLogger(__name__)
 

@@ -9,7 +9,8 @@ The-loop's own API, so the two can be measured side by side:
 * :func:`truncate` — the-loop 13.10.0's cut, never over the limit.
 
 And :func:`strip_comments`, the linear scan that takes hidden ``<!-- … -->`` out of
-markdown, for whoever else quotes it.
+markdown, and :func:`escape`, ``&``, ``<`` and ``>`` as Slack requires them, for whoever
+else quotes or draws text.
 
 Built on markdown-it-py's public API (``_markdown``), a document parsed a window
 at a time (``_document``), drawn by small single-job modules. Preview from a
@@ -22,13 +23,14 @@ from __future__ import annotations
 
 from ._condense import condense
 from ._mrkdwn import to_mrkdwn
-from ._slack import strip_comments
+from ._slack import escape, strip_comments
 from ._truncate import truncate
 
 __all__ = [
     "DEFAULT_DIGEST_MODE",
     "DIGEST_MODES",
     "condense",
+    "escape",
     "fit",
     "strip_comments",
     "to_mrkdwn",

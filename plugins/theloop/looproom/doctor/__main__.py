@@ -24,8 +24,8 @@ from looproom.doctor.findings import PROBLEM, Finding, report
 from looproom.inbound.local_secret import local_secret_in
 from looproom.relay import jira_config
 from looproom.relay.jira_sink import JiraSink
-from looproom.room.slack_transport import SlackTransport
 from looproom.settings import ConfigError, Environment, Settings
+from looproom.slack.transport import SlackTransport
 
 CONNECT_WAIT = 10.0
 

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from looproom.doctor.findings import EVIDENCE, OK, Finding
-from looproom.room.slack_transport import SlackTransport
+from looproom.slack.transport import SlackTransport
 
 BEATS = 3  # two consumers keep all three echoes only one time in eight
 WINDOW = 5.0  # seconds: Socket Mode delivers in well under one

@@ -11,8 +11,8 @@ from looproom.doctor import echo, peers, slack_checks
 from looproom.doctor.findings import EVIDENCE, NOTE, Finding
 from looproom.instances import report as instances_report
 from looproom.room.routing import has_glob
-from looproom.room.slack_transport import SlackTransport
 from looproom.settings import Environment, Settings
+from looproom.slack.transport import SlackTransport
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,8 @@ from collections.abc import Iterable, Mapping
 from http.client import HTTPException
 
 from looproom.doctor.findings import EVIDENCE, NOTE, OK, PROBLEM, Finding
+from looproom.http.client import HttpResult, http
 from looproom.inbound.webhook import SECRET_ENV
-from looproom.relay.http_client import HttpResult, http
 from looproom.settings import Environment, redact_url
 
 TIMEOUT = 10.0

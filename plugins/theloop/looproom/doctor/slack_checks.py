@@ -9,11 +9,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from looproom import http_rules
 from looproom.doctor.findings import EVIDENCE, NOTE, OK, PROBLEM, Finding
+from looproom.http import rules as http_rules
 from looproom.manifest import EVENTS_PATH, INTERACTIVE_PATH
-from looproom.room.slack_transport import Reply, SlackTransport, is_channel_id
 from looproom.settings import Environment
+from looproom.slack.replies import Reply, is_channel_id
+from looproom.slack.transport import SlackTransport
 
 REINSTALL = (
     "add it under OAuth & Permissions → Bot Token Scopes (or create the app again from "

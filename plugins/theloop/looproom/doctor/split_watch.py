@@ -23,7 +23,7 @@ from typing import Any
 from looproom import times
 from looproom.doctor import echo
 from looproom.doctor.findings import EVIDENCE, OK, Finding
-from looproom.room.slack_transport import SlackTransport
+from looproom.slack.transport import SlackTransport
 
 log = logging.getLogger(__name__)
 

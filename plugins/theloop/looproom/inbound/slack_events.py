@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from looproom import strict_json
-from looproom.http_rules import header
-from looproom.inbound.slack_signed import signed_body
+from looproom.http.rules import header
 from looproom.inbound.webhook import Answer
+from looproom.slack.signed import signed_body
 
 #: Where Slack posts events in HTTP mode: the path SlackV3 registers its view on.
 PATH = "/slack/events"

@@ -34,8 +34,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from looproom.inbound.events import ASK, Event, SchemaError
-from looproom.room.slack_text import defang
 from looproom.settings import redact_url
+from looproom.slack.text import defang
 
 log = logging.getLogger(__name__)
 

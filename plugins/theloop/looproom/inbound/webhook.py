@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 from looproom import strict_json
 from looproom.durable.sqlite import StorageError
-from looproom.http_rules import MAX_BODY_BYTES
+from looproom.http.rules import MAX_BODY_BYTES
 from looproom.inbound.events import Event, SchemaError
 from looproom.inbound.signing import SignatureError, verify
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from looproom.attach.slack_files import FileStore
 from looproom.durable.contract import Item
+from looproom.http.client import USER_AGENT, http
 from looproom.inbound import webhook as ingress
 from looproom.inbound.events import Event
 from looproom.instances import streams
@@ -23,7 +24,6 @@ from looproom.instances.model import Instance
 from looproom.instances.owners import Owners
 from looproom.instances.relay import RoutedLoop
 from looproom.instances.webhook import Ingress
-from looproom.relay.http_client import USER_AGENT, http
 
 log = logging.getLogger(__name__)
 

@@ -17,9 +17,9 @@ from prometheus_client.registry import Collector
 
 from looproom.doctor.findings import NOTE, OK, PROBLEM, Finding
 from looproom.durable.contract import Item, WorkQueue
+from looproom.http.client import USER_AGENT, http
 from looproom.instances.fleet import Fleet
 from looproom.instances.model import Instance
-from looproom.relay.http_client import USER_AGENT, http
 
 TIMEOUT = 5.0
 

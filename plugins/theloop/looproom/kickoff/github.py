@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from looproom.relay.http_client import USER_AGENT, http
+from looproom.http.client import USER_AGENT, http
 
 
 @dataclass(frozen=True)

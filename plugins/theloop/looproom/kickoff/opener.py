@@ -31,8 +31,8 @@ from looproom.kickoff import prefix
 from looproom.kickoff.body import issue_body, title_of
 from looproom.kickoff.github import IssueMaker, Opened
 from looproom.room import buttons
-from looproom.room.slack_text import escape, neutralise
 from looproom.settings import Kickoff
+from looproom.slack.text import escape, neutralise
 
 log = logging.getLogger(__name__)
 

@@ -20,7 +20,7 @@ from looproom import workitem
 from looproom.relay import forms, jira_body, records
 from looproom.relay.jira_sink import JiraSink
 from looproom.relay.sinks import GitHubSink, LedgerSink
-from looproom.room.slack_text import defang
+from looproom.slack.text import defang
 
 _ENVELOPE = re.compile(r"<!--\s*the-loop:event\s+(\{.*?\})\s*-->", re.DOTALL)
 _SHOWN = {records.REPLY: "💬 reply", records.CONTEXT: "📎 context", records.DECISION: "📌 decision"}

@@ -22,8 +22,8 @@ from looproom.durable.outcome import Delivered, Failed, Outcome, RetryLater
 from looproom.durable.worker import Worker
 from looproom.relay import forms, texts
 from looproom.relay.sinks import Sinks, Undeliverable, Unsure
-from looproom.room import reactions
-from looproom.room.queued_room import Voice, quietly
+from looproom.slack import reactions
+from looproom.slack.queued_room import Voice, quietly
 
 log = logging.getLogger(__name__)
 

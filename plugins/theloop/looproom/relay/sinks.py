@@ -31,8 +31,8 @@ from typing import Any, Protocol
 from looproom import times
 from looproom.attach.slack_files import FileStore, section
 from looproom.durable.outcome import Delivered, Failed, Outcome, RetryLater
+from looproom.http.client import USER_AGENT, HttpResult, http, outcome_of
 from looproom.relay import forms, records
-from looproom.relay.http_client import USER_AGENT, HttpResult, http, outcome_of
 from looproom.relay.jira_sink import JiraSink
 from looproom.relay.keywords import Keywords
 

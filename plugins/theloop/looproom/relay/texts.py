@@ -12,7 +12,7 @@ from looproom.decide import kinds
 from looproom.decide.decision import Decision
 from looproom.durable.queue import Item
 from looproom.relay import forms
-from looproom.room.slack_text import defang, escape, neutralise
+from looproom.slack.text import defang, escape, neutralise
 
 
 def _peer(text: str) -> str:

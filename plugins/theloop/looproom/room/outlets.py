@@ -48,7 +48,9 @@ from looproom.room.render import (
     state_after,
 )
 from looproom.room.routing import RoomBook, Thread
-from looproom.room.slack_transport import (
+from looproom.room.told import ToldBook, Why
+from looproom.room.told import now as told_now
+from looproom.slack.replies import (
     AUTH,
     GONE,
     OK,
@@ -56,12 +58,10 @@ from looproom.room.slack_transport import (
     REJECTED,
     ROOM,
     Reply,
-    SlackTransport,
     is_channel_id,
     next_cursor,
 )
-from looproom.room.told import ToldBook, Why
-from looproom.room.told import now as told_now
+from looproom.slack.transport import SlackTransport
 
 log = logging.getLogger(__name__)
 

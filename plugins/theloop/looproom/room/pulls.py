@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from looproom import workitem
+from looproom.http.client import USER_AGENT, HttpResult, http
 from looproom.inbound.events import Event
-from looproom.relay.http_client import USER_AGENT, HttpResult, http
 
 log = logging.getLogger(__name__)
 

@@ -34,7 +34,7 @@ from looproom import digest, workitem
 from looproom.inbound.events import Event
 from looproom.room import budget, buttons, pulls, voice
 from looproom.room.pulls import PullRequest
-from looproom.room.slack_text import button_url, escape, neutralise
+from looproom.slack.text import button_url, escape, neutralise
 
 SECTION_LIMIT = 3000
 SUMMARY_LIMIT = 600  # a summary is 2–3 sentences; anything longer is cut

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, Protocol
 
-from looproom.http_rules import MAX_BODY_BYTES
+from looproom.http.rules import MAX_BODY_BYTES
 from looproom.inbound.webhook import Answer, Request
 
 log = logging.getLogger(__name__)

@@ -18,7 +18,7 @@ from waitress import wasyncore
 from waitress.adjustments import Adjustments
 from waitress.task import ThreadedTaskDispatcher
 
-from looproom.http_rules import MAX_BODY_BYTES
+from looproom.http.rules import MAX_BODY_BYTES
 from looproom.server.waitress_rules import StrictServer
 
 log = logging.getLogger(__name__)

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from looproom.room.queued_room import Voice
+from looproom.slack.queued_room import Voice
 
 #: Each moment, named by its default emoji (the-loop's defaults for Slack).
 RECEIVED, COMPLETED, ERROR = "eyes", "white_check_mark", "warning"

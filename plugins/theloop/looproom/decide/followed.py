@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from looproom.decide.authorization import INPUT_ACTS, Policy
-from looproom.relay.http_client import USER_AGENT, http
+from looproom.http.client import USER_AGENT, http
 from looproom.room.memory import Asked, ItemState
-from looproom.room.slack_text import escape, neutralise
+from looproom.slack.text import escape, neutralise
 
 WORK_ITEMS_PATH = "/api/v1/work-items"
 #: Lines shown at most: an ephemeral answer is read, not scrolled.

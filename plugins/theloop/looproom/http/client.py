@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from http.client import HTTPException
 from typing import Any
 
-from looproom import http_rules
 from looproom.durable.outcome import Failed, Outcome, RetryLater
+from looproom.http import rules as http_rules
 
 USER_AGENT = "theloop-relay"
 _MAX_ERROR = 200

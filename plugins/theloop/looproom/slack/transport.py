@@ -9,274 +9,32 @@ a short one inline (429 with a short ``Retry-After``; 5xx and connection errors,
 calls that cannot post twice) and everything longer at the queue, by the caller returning
 ``RetryLater``. Posting is paced per channel (≈1 message/s, bursts allowed) by telling the
 caller how long to wait — nothing here sleeps for pacing. Every other method keeps its
-Slack tier's budget for the whole workspace (``looproom.room.slack_limits``), shared by all
+Slack tier's budget for the whole workspace (``looproom.slack.limits``), shared by all
 delivery slots: a short wait for its turn is made inline, a longer one is answered as a
 429 without calling Slack; a 429 holds only the method it answered (for a post, the channel).
+The reply kinds are in ``replies``, the inline retries in ``retries``, the pacer in ``pacer``.
 """
 
 from __future__ import annotations
 
 import logging
-import re
-import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
-from urllib.error import URLError
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
-from slack_sdk.http_retry.builtin_handlers import (
-    ConnectionErrorRetryHandler,
-    RateLimitErrorRetryHandler,
-    ServerErrorRetryHandler,
-)
-from slack_sdk.http_retry.builtin_interval_calculators import BackoffRetryIntervalCalculator
-from slack_sdk.http_retry.request import HttpRequest
-from slack_sdk.http_retry.response import HttpResponse
-from slack_sdk.http_retry.state import RetryState
 
-from looproom import http_rules
-from looproom.room.slack_limits import MethodLimits
+from looproom.slack.limits import MethodLimits
+from looproom.slack.pacer import Pacer
+from looproom.slack.replies import RATE_LIMITED, ChannelLookup, Reply, is_channel_id, next_cursor
+from looproom.slack.retries import DEFAULT_MAX_INLINE_WAIT, retry_handlers, retry_wait
 from looproom.times import later, slack_seconds
 
 log = logging.getLogger(__name__)
 
-# What a Reply is, for the caller (see Reply.kind).
-OK = "ok"
-RATE_LIMITED = "rate_limited"  # 429: wait Retry-After, then the same call
-UNAVAILABLE = "unavailable"  # 5xx, network: back off; a post may or may not have landed
-AUTH = "auth"  # token or scope: the operator must act; keep the work queued
-ROOM = "room"  # the channel refuses us: no rendering can fix it
-GONE = "gone"  # the message or thread we referred to no longer exists
-REJECTED = "rejected"  # Slack refused this payload (invalid_blocks, msg_too_long…)
-
-_UNAVAILABLE_ERRORS = frozenset(
-    {"internal_error", "fatal_error", "service_unavailable", "request_timeout"}
-)
-_AUTH_ERRORS = frozenset(
-    {
-        "not_authed",
-        "invalid_auth",
-        "account_inactive",
-        "token_revoked",
-        "token_expired",
-        "no_permission",
-        "missing_scope",
-        "not_allowed_token_type",
-        "ekm_access_denied",
-        "team_access_not_granted",
-        "access_denied",
-    }
-)
-_ROOM_ERRORS = frozenset(
-    {"channel_not_found", "not_in_channel", "is_archived", "restricted_action", "user_not_found"}
-)
-_GONE_ERRORS = frozenset(
-    {"message_not_found", "thread_not_found", "cant_update_message", "edit_window_closed"}
-)
-#: Calls that would post a second message if repeated after an uncertain failure. They are
-#: retried inline only where Slack certainly did not act (429, connection refused); any
-#: other retry goes through the queue, which first looks for the message (metadata).
-NON_REPEATABLE = frozenset({"chat.postMessage", "chat.postEphemeral"})
 #: Limited per channel (the pacer), not per method across the workspace.
 PER_CHANNEL = frozenset({"chat.postMessage"})
-
-#: Inline waits longer than this are handed to the queue instead of sleeping a worker.
-DEFAULT_MAX_INLINE_WAIT = 2.0
-_CHANNEL_ID = re.compile(r"^[CGD][A-Z0-9]{6,}$")
-
-
-@dataclass(frozen=True)
-class Reply:
-    """What one Slack call came back with; ``kind`` is the caller's next move."""
-
-    method: str
-    ok: bool
-    data: Mapping[str, Any] = field(default_factory=dict)
-    error: str = ""
-    status: int = 200
-    retry_after: float | None = None
-    #: The answer's HTTP headers (``auth.test`` names the token's scopes in one).
-    headers: Mapping[str, str] = field(default_factory=dict, repr=False)
-
-    @property
-    def kind(self) -> str:
-        """OK, RATE_LIMITED, UNAVAILABLE, AUTH, ROOM, GONE or REJECTED."""
-        if self.ok:
-            return OK
-        if self.status == 429 or self.error in ("ratelimited", "rate_limited"):
-            return RATE_LIMITED
-        if self.status == 0 or self.status >= 500 or self.error in _UNAVAILABLE_ERRORS:
-            return UNAVAILABLE
-        for kind, errors in ((AUTH, _AUTH_ERRORS), (ROOM, _ROOM_ERRORS), (GONE, _GONE_ERRORS)):
-            if self.error in errors:
-                return kind
-        return REJECTED
-
-    @property
-    def ts(self) -> str:
-        """The ``ts`` Slack gave the message (postMessage/update), or ``""``."""
-        return str(self.data.get("ts") or "")
-
-    @property
-    def channel(self) -> str:
-        """The channel id Slack answered with (a posted name comes back as an id)."""
-        return str(self.data.get("channel") or "")
-
-
-@dataclass(frozen=True)
-class ChannelLookup:
-    """Where a room name led: its id (``""``: not found), whether the bot is in it, and
-    whether a listing was cut short before it was found (then use the room's id)."""
-
-    id: str = ""
-    member: bool = False
-    truncated: bool = False
-    reply: Reply = field(default_factory=lambda: Reply("", True))
-
-
-def is_channel_id(room: str) -> bool:
-    """Whether ``room`` is already a conversation id (C…/G…/D…) rather than a name."""
-    return bool(_CHANNEL_ID.match(room))
-
-
-class Pacer:
-    """A token bucket per channel: ``rate`` posts/s on average, ``burst`` at once.
-
-    Slack allows about one ``chat.postMessage`` per second per channel with short bursts
-    (its documented rate limit). The caller asks :meth:`wait` and, when it is not zero, returns
-    ``RetryLater(after=wait)`` to the queue rather than sleeping.
-    """
-
-    _MAX_KEYS = 1000  # forget idle channels past this many (a full bucket is the default)
-
-    def __init__(
-        self, rate: float = 1.0, burst: float = 3.0, clock: Callable[[], float] = time.monotonic
-    ) -> None:
-        self._rate, self._burst, self._clock = rate, burst, clock
-        self.clock = clock  # the transport's method limits keep the same time
-        self._buckets: dict[str, tuple[float, float]] = {}  # key -> (tokens, at)
-        self._held: dict[str, float] = {}  # key -> no post before this time (a 429)
-        self._lock = threading.Lock()
-
-    def _tokens(self, key: str, now: float) -> float:
-        tokens, at = self._buckets.get(key, (self._burst, now))
-        return min(self._burst, tokens + (now - at) * self._rate)
-
-    def wait(self, key: str) -> float:
-        """Seconds until ``key`` may post (0.0: now)."""
-        with self._lock:
-            now = self._clock()
-            tokens = self._tokens(key, now)
-            held = max(0.0, self._held.get(key, now) - now)
-        return max(held, 0.0 if tokens >= 1.0 else (1.0 - tokens) / self._rate)
-
-    def hold(self, key: str, seconds: float) -> None:
-        """No post for ``key`` during ``seconds`` (Slack said 429 with this Retry-After)."""
-        with self._lock:
-            now = self._clock()
-            self._held = {k: t for k, t in self._held.items() if t > now}
-            self._held[key] = max(self._held.get(key, now), now + seconds)
-
-    def take(self, key: str) -> None:
-        """Spend one post for ``key`` (the caller posts whether or not it waited)."""
-        with self._lock:
-            now = self._clock()
-            self._buckets[key] = (self._tokens(key, now) - 1.0, now)
-            if len(self._buckets) > self._MAX_KEYS:
-                self._forget_full(now)
-
-    def _forget_full(self, now: float) -> None:
-        full = [key for key in self._buckets if self._tokens(key, now) >= self._burst]
-        for key in full:
-            del self._buckets[key]
-
-
-def _method_of(request: HttpRequest) -> str:
-    return request.url.split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1]
-
-
-class _ShortRateLimitRetry(RateLimitErrorRetryHandler):
-    """Honour a short ``Retry-After`` inline; a long one goes back to the queue. Each 429
-    waited out here is told to ``on_retry`` (the method, the wait), since the caller only
-    sees the final answer."""
-
-    def __init__(
-        self, max_retry_count: int, max_wait: float, on_retry: Callable[[str, float], None]
-    ) -> None:
-        super().__init__(max_retry_count=max_retry_count)
-        self._max_wait = max_wait
-        self._on_retry = on_retry
-
-    def _can_retry(
-        self,
-        *,
-        state: RetryState,
-        request: HttpRequest,
-        response: HttpResponse | None = None,
-        error: Exception | None = None,
-    ) -> bool:
-        if response is None or response.status_code != 429:
-            return False
-        return _retry_after(response.headers) <= self._max_wait
-
-    def prepare_for_next_attempt(
-        self,
-        *,
-        state: RetryState,
-        request: HttpRequest,
-        response: HttpResponse | None = None,
-        error: Exception | None = None,
-    ) -> None:
-        after = _retry_after(response.headers) if response is not None else 1.0
-        self._on_retry(_method_of(request), after)
-        super().prepare_for_next_attempt(
-            state=state, request=request, response=response, error=error
-        )
-
-
-class _RepeatableServerErrorRetry(ServerErrorRetryHandler):
-    """Retry a 5xx inline only where repeating the call cannot post twice."""
-
-    def _can_retry(self, *, state, request, response=None, error=None) -> bool:  # type: ignore[no-untyped-def]
-        repeatable = _method_of(request) not in NON_REPEATABLE
-        return repeatable and super()._can_retry(
-            state=state, request=request, response=response, error=error
-        )
-
-
-class _RepeatableConnectionErrorRetry(ConnectionErrorRetryHandler):
-    """Retry a network error inline when the call is repeatable or never reached Slack."""
-
-    def _can_retry(self, *, state, request, response=None, error=None) -> bool:  # type: ignore[no-untyped-def]
-        refused = isinstance(error, URLError) and isinstance(error.reason, ConnectionRefusedError)
-        repeatable = refused or _method_of(request) not in NON_REPEATABLE
-        return repeatable and super()._can_retry(
-            state=state, request=request, response=response, error=error
-        )
-
-
-def _retry_after(headers: Mapping[str, Any]) -> float:
-    """Seconds a 429 asks us to wait; a second when it names none we can read."""
-    after = http_rules.retry_after(headers, time.time())
-    return 1.0 if after is None else after
-
-
-def retry_handlers(
-    max_inline_wait: float = DEFAULT_MAX_INLINE_WAIT,
-    on_rate_limited: Callable[[str, float], None] = lambda _method, _after: None,
-) -> list[Any]:
-    """The inline retry policy: one short retry each, sharing slack_sdk's attempt count.
-    ``on_rate_limited`` hears of each 429 that is retried inline (its method, its wait)."""
-    # One quick second try (~0.25-0.5 s); a longer outage is the queue's to wait out.
-    quick = BackoffRetryIntervalCalculator(backoff_factor=0.25)
-    return [
-        _ShortRateLimitRetry(1, max_inline_wait, on_rate_limited),
-        _RepeatableServerErrorRetry(max_retry_count=1, interval_calculator=quick),
-        _RepeatableConnectionErrorRetry(max_retry_count=1, interval_calculator=quick),
-    ]
 
 
 class SlackTransport:
@@ -556,11 +314,6 @@ class SlackTransport:
         return reply
 
 
-def next_cursor(reply: Reply) -> str:
-    """The cursor for the next page of a listing, or ``""``."""
-    return str((reply.data.get("response_metadata") or {}).get("next_cursor") or "")
-
-
 def _optional(**values: Any) -> dict[str, Any]:
     return {key: value for key, value in values.items() if value is not None}
 
@@ -569,6 +322,6 @@ def _from_error(method: str, error: SlackApiError) -> Reply:
     response = error.response
     data = response.data if isinstance(response.data, dict) else {}
     status = int(getattr(response, "status_code", 0) or 0)
-    retry_after = _retry_after(response.headers or {}) if status == 429 else None
+    retry_after = retry_wait(response.headers or {}) if status == 429 else None
     code = str(data.get("error") or f"http_{status}")
     return Reply(method, False, data, error=code, status=status, retry_after=retry_after)

@@ -1,7 +1,7 @@
 """What Slack needs of any text we draw: escaped, links safe, mentions inert.
 
 The one place for it, so the digest, the room's messages and the controls agree. The
-escaping and link rules are the digest's own (``looproom.digest._slack``), exposed here so
+escaping and link rules are the digest's own (``looproom.digest.escape``), exposed here so
 no other module reaches into the digest's private parts; what the digest does not need —
 mentions made readable but inert, a URL a button may carry — is kept here beside them.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from urllib.parse import urlsplit
 
-from looproom.digest._slack import escape
+from looproom.digest import escape
 
 __all__ = ["URL_LIMIT", "button_url", "defang", "escape", "neutralise"]
 

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from looproom.http_rules import MAX_BODY_BYTES
+from looproom.http.rules import MAX_BODY_BYTES
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,63 @@
+"""Posting paced per channel: about one ``chat.postMessage`` a second, bursts allowed.
+
+The pacer only says how long to wait; the caller hands that wait to the queue rather than
+sleeping a delivery slot.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+
+
+class Pacer:
+    """A token bucket per channel: ``rate`` posts/s on average, ``burst`` at once.
+
+    Slack allows about one ``chat.postMessage`` per second per channel with short bursts
+    (its documented rate limit). The caller asks :meth:`wait` and, when it is not zero, returns
+    ``RetryLater(after=wait)`` to the queue rather than sleeping.
+    """
+
+    _MAX_KEYS = 1000  # forget idle channels past this many (a full bucket is the default)
+
+    def __init__(
+        self, rate: float = 1.0, burst: float = 3.0, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self._rate, self._burst, self._clock = rate, burst, clock
+        self.clock = clock  # the transport's method limits keep the same time
+        self._buckets: dict[str, tuple[float, float]] = {}  # key -> (tokens, at)
+        self._held: dict[str, float] = {}  # key -> no post before this time (a 429)
+        self._lock = threading.Lock()
+
+    def _tokens(self, key: str, now: float) -> float:
+        tokens, at = self._buckets.get(key, (self._burst, now))
+        return min(self._burst, tokens + (now - at) * self._rate)
+
+    def wait(self, key: str) -> float:
+        """Seconds until ``key`` may post (0.0: now)."""
+        with self._lock:
+            now = self._clock()
+            tokens = self._tokens(key, now)
+            held = max(0.0, self._held.get(key, now) - now)
+        return max(held, 0.0 if tokens >= 1.0 else (1.0 - tokens) / self._rate)
+
+    def hold(self, key: str, seconds: float) -> None:
+        """No post for ``key`` during ``seconds`` (Slack said 429 with this Retry-After)."""
+        with self._lock:
+            now = self._clock()
+            self._held = {k: t for k, t in self._held.items() if t > now}
+            self._held[key] = max(self._held.get(key, now), now + seconds)
+
+    def take(self, key: str) -> None:
+        """Spend one post for ``key`` (the caller posts whether or not it waited)."""
+        with self._lock:
+            now = self._clock()
+            self._buckets[key] = (self._tokens(key, now) - 1.0, now)
+            if len(self._buckets) > self._MAX_KEYS:
+                self._forget_full(now)
+
+    def _forget_full(self, now: float) -> None:
+        full = [key for key in self._buckets if self._tokens(key, now) >= self._burst]
+        for key in full:
+            del self._buckets[key]

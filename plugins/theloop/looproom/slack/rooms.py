@@ -1,0 +1,72 @@
+"""The rooms' voices the desk, the relay and the kickoff speak through: Slack's, or a plain
+chat's (Text, Test) where there are no reactions, threads or edits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from looproom.slack.transport import SlackTransport
+
+#: ``say(to, text)``: one plain line to a room or a person, through the chat backend.
+Say = Callable[[str, str], None]
+
+_GLYPHS = {"eyes": "👀", "white_check_mark": "✅", "warning": "⚠️"}
+
+
+class SlackPoster:
+    """The kickoff's voice on Slack: posts whose ts it needs, edits, ephemerals."""
+
+    def __init__(self, transport: SlackTransport) -> None:
+        self._slack = transport
+
+    def post(self, channel: str, text: str, blocks: list[dict[str, Any]], thread_ts: str) -> str:
+        return self._slack.post_message(
+            channel, text=text, blocks=blocks, thread_ts=thread_ts or None
+        ).ts
+
+    def update(self, channel: str, ts: str, text: str, blocks: list[dict[str, Any]]) -> None:
+        self._slack.update_message(channel, ts, text=text, blocks=blocks or None)
+
+    def tell(self, channel: str, member: str, text: str, thread_ts: str = "") -> None:
+        self._slack.post_ephemeral(channel, member, text=text, thread_ts=thread_ts or None)
+
+
+class SlackRoom:
+    """The desk's and the relay's voice on Slack: reactions, threads, ephemerals, edits."""
+
+    def __init__(self, transport: SlackTransport) -> None:
+        self._slack = transport
+
+    def react(self, channel: str, ts: str, name: str) -> None:
+        if ts:
+            self._slack.add_reaction(channel, ts, name)
+
+    def reply(self, channel: str, thread_ts: str, text: str) -> None:
+        self._slack.post_message(channel, text=text, thread_ts=thread_ts or None)
+
+    def tell(self, channel: str, member: str, text: str, thread_ts: str = "") -> None:
+        self._slack.post_ephemeral(channel, member, text=text, thread_ts=thread_ts or None)
+
+    def update(self, channel: str, ts: str, text: str, blocks: list[dict[str, Any]]) -> None:
+        self._slack.update_message(channel, ts, text=text, blocks=blocks)
+
+
+class PlainRoom:
+    """The same on a chat backend without reactions or threads (Text, Test): plain lines."""
+
+    def __init__(self, say: Say) -> None:
+        self._say = say
+
+    def react(self, channel: str, ts: str, name: str) -> None:
+        self._say(channel, _GLYPHS.get(name, f":{name}:"))
+
+    def reply(self, channel: str, thread_ts: str, text: str) -> None:
+        self._say(channel, text)
+
+    def tell(self, channel: str, member: str, text: str, thread_ts: str = "") -> None:
+        self._say(member, text)
+
+    def update(self, channel: str, ts: str, text: str, blocks: list[dict[str, Any]]) -> None:
+        return  # nothing to edit: a plain backend has no buttons
