@@ -283,9 +283,11 @@ class Decisions:
         return [found for found in map(self._channel_id, rooms) if found]
 
     def close(self) -> None:
-        self.reconcile.stop()
+        # The catch-up first: a reconcile cycle inside it ends at its next wait, so the
+        # reconcile's join below is short, and no cycle outlives the stores.
         if self.catch_up is not None:
             self.catch_up.stop()
+        self.reconcile.stop()
         self.relay.stop()
         self.relay.queue.close()
         if self._voice is not None:
