@@ -61,11 +61,12 @@ from looproom.relay.relay import RELAY, Relay
 from looproom.relay.sinks import ControlPlane, GitHubSink, LedgerSink, LoopSink, Sinks
 from looproom.room.channel_moves import ChannelMoves
 from looproom.room.memory import Memory
-from looproom.room.outlets import Outlet, PlainOutlet, SlackOutlet, event_delivery
+from looproom.room.outlets import Outlet, PlainOutlet, event_delivery
 from looproom.room.pulls import PullReader
 from looproom.room.render import work_item_label
 from looproom.room.roster import Roster
 from looproom.room.routing import RoomBook, Thread
+from looproom.room.slack_outlet import SlackOutlet
 from looproom.room.told import ToldBook
 from looproom.server.app import Mount, WsgiApp
 from looproom.server.runner import Listening

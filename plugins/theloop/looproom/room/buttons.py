@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from looproom.inbound.events import APPROVAL_EVENTS, ASK, Event
+from looproom.inbound.events import Event
 from looproom.room import checklist as checklists
+from looproom.room import event_types
 
 PREFIX = "theloop:"
 APPROVE = f"{PREFIX}approve"
@@ -74,7 +75,7 @@ def open_button(url: str) -> dict[str, Any]:
 
 def is_selection(event: Event) -> bool:
     """The checklist mirror — the-loop's own comment carrying the hook's marker."""
-    return event.event_type == "comment.agent" and checklists.is_checklist(event.text)
+    return event_types.of(event).opens_selection
 
 
 def blocks_for(event: Event, *, interactive: bool) -> list[dict[str, Any]]:
@@ -91,13 +92,14 @@ def blocks_for(event: Event, *, interactive: bool) -> list[dict[str, Any]]:
 
 
 def _answer_buttons(event: Event) -> list[dict[str, Any]]:
-    if event.event_type in APPROVAL_EVENTS:
+    row = event_types.of(event)
+    if row.approval:
         return [
             _button(APPROVE, NAMES[APPROVE], "approve", "primary"),
             _button(CHANGES, NAMES[CHANGES], "changes", "danger"),
         ]
     default = str(event.detail.get("default") or "").strip()
-    if event.event_type == ASK and default:
+    if row.family == event_types.ASK and default:
         return [_button(DEFAULT, NAMES[DEFAULT], default, "primary")]
     return []
 

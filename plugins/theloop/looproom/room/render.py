@@ -32,7 +32,7 @@ from slack_sdk.models.blocks import (
 
 from looproom import digest, workitem
 from looproom.inbound.events import Event
-from looproom.room import budget, buttons, pulls, voice
+from looproom.room import budget, buttons, event_types, pulls, voice
 from looproom.room.pulls import PullRequest
 from looproom.slack.text import button_url, escape, neutralise
 
@@ -114,7 +114,7 @@ def lead(event: Event, pull: PullRequest | None = None) -> str:
     """The first line, mrkdwn: one emoji and what happened, in the room's voice; a pull
     request's gate names the PR, its title and its size when GitHub told us them."""
     said = voice.line(event)
-    if event.event_type == "pr-review-pending":
+    if event_types.of(event).reads_pull:
         said = pulls.line(event, pull)
     emoji, _, words = said.partition(" ")
     return f"{emoji} *{escape(neutralise(words))}*"[:LEAD_LIMIT]
