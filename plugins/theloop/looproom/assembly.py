@@ -254,7 +254,12 @@ class Decisions:
             self._room_facts,
             loop_api=env.loop_api,
             kickoff=self.opener,
-            control=LoopControl(env.loop_api, self._policy, kept, self._thread_link),
+            control=LoopControl(
+                fleet.planes() if fleet is not None else env.loop_api,
+                self._policy,
+                kept,
+                self._thread_link,
+            ),
         )
 
     def start(self) -> None:
