@@ -58,6 +58,7 @@ from looproom.relay import jira_config, keywords, texts
 from looproom.relay.jira_sink import JiraSink
 from looproom.relay.record_reader import RecordReader
 from looproom.relay.relay import RELAY, Relay
+from looproom.relay.reply_lookup import ReplyBook
 from looproom.relay.sinks import ControlPlane, GitHubSink, LedgerSink, LoopSink, Sinks
 from looproom.room.channel_moves import ChannelMoves
 from looproom.room.memory import Memory
@@ -142,12 +143,17 @@ def _file_store(
 
 
 def _control_plane(
-    env: Environment, fleet: Fleet | None, files: slack_files.FileStore | None
+    env: Environment,
+    fleet: Fleet | None,
+    files: slack_files.FileStore | None,
+    store: MutableMapping[str, Any] | None,
 ) -> ControlPlane | None:
-    """the-loop's control plane: each instance's, by the work item's owner, or the one."""
+    """the-loop's control plane: each instance's, by the work item's owner, or the one.
+    The replies that landed are kept in ``store``, so a restart still counts them."""
+    book = ReplyBook(store)
     if fleet is not None:
-        return fleet.control_plane(files)
-    return LoopSink(env.loop_api, files=files) if env.loop_api else None
+        return fleet.control_plane(files, book)
+    return LoopSink(env.loop_api, files=files, book=book) if env.loop_api else None
 
 
 class Decisions:
@@ -184,7 +190,7 @@ class Decisions:
         sinks = Sinks(
             ledger=LedgerSink(ledger),
             github=GitHubSink(env.github_api, env.github_token) if env.github_token else None,
-            loop=_control_plane(env, fleet, _file_store(env, ledger.parent, slack)),
+            loop=_control_plane(env, fleet, _file_store(env, ledger.parent, slack), store),
             keywords=self.keywords,
             jira=JiraSink(jira) if jira is not None else None,
         )
@@ -204,6 +210,8 @@ class Decisions:
             on_given_up=self._given_up,
             observe=metrics.relay_settled if metrics is not None else lambda _i, _o: None,
             slots=env.delivery_slots,
+            notice_after=env.relay_notice_seconds,
+            give_up_after=env.relay_give_up_seconds,
         )
         self.cursors = cursors if cursors is not None else Cursors({})
         kept: MutableMapping[str, Any] = store if store is not None else {}
