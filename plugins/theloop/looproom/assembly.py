@@ -23,21 +23,21 @@ from looproom import admin
 from looproom.attach import fetch as file_fetch
 from looproom.attach import slack_files
 from looproom.decide import kinds, presses, room_help, slash, talk
-from looproom.decide.authorization import Policy, holders
+from looproom.decide.authorization import AccessPolicy, holders
 from looproom.decide.catchup import TOP, CatchUp
 from looproom.decide.cursors import Cursors
 from looproom.decide.decision import Decision
 from looproom.decide.desk import Desk, room_facts
 from looproom.decide.effects import Effects
-from looproom.decide.judging import Said, Where
+from looproom.decide.judging import Received, Where
 from looproom.decide.listening import ListenAll
 from looproom.decide.listening import command as listen_command
 from looproom.decide.listening import status_line as listen_status
 from looproom.decide.loop_control import LoopControl
 from looproom.decide.members import Directory, Grants, UnknownHandle, resolve_grants
+from looproom.decide.menu_desk import MenuDesk
 from looproom.decide.reconcile import Reconcile
 from looproom.decide.slash_desk import SlashDesk
-from looproom.decide.talk_desk import TalkDesk
 from looproom.doctor import findings, jira_check
 from looproom.doctor.examine import SlackSide, examine
 from looproom.doctor.split_watch import SplitWatch
@@ -65,12 +65,12 @@ from looproom.room.outlets import Outlet, PlainOutlet, event_delivery
 from looproom.room.pulls import PullReader
 from looproom.room.render import work_item_label
 from looproom.room.roster import Roster
-from looproom.room.routing import RoomBook, Thread
+from looproom.room.routing import RoomBook, ThreadBinding
 from looproom.room.slack_outlet import SlackOutlet
 from looproom.room.told import ToldBook
 from looproom.server.app import Mount, WsgiApp
 from looproom.server.runner import Listening
-from looproom.settings import ConfigError, Environment, Kickoff, Settings
+from looproom.settings import ConfigError, Environment, KickoffSettings, Settings
 from looproom.slack.queued_room import QueuedRoom
 from looproom.slack.reactions import Reacting
 from looproom.slack.replies import is_channel_id
@@ -220,8 +220,8 @@ class Decisions:
             thread_lines=self._thread_lines if slack is not None else lambda _c, _t: None,
             recorded=self.effects.recorded,
         )
-        self.talk = TalkDesk(self.desk, self._open_view, self._policy)
-        self.desk.ask_why = self.talk.ask_why
+        self.menus = MenuDesk(self.desk, self._open_view, self._policy)
+        self.desk.ask_why = self.menus.ask_why
         #: What was typed while the bot was away, read after each (re)connection on Slack
         #: and every ``slack.read.catchUpSeconds`` while connected.
         self.catch_up = (
@@ -319,7 +319,7 @@ class Decisions:
         own = self._bot_member()
         named = talk.named_work_item(text) if talk.is_direct(channel) else ""
         attached = slack_files.kept(event.get("files") or [])
-        said = Said(
+        said = Received(
             member,
             text.strip(),
             channel,
@@ -380,7 +380,7 @@ class Decisions:
         if self.catch_up is not None:
             self.catch_up.soon()
 
-    def _thread_lines(self, channel: str, thread: str) -> list[talk.Line] | None:
+    def _thread_lines(self, channel: str, thread: str) -> list[talk.ThreadMessage] | None:
         """The thread's messages by people, oldest first; ``None`` when Slack cannot say."""
         assert self._slack is not None
         messages = self._slack.thread(channel, thread)
@@ -388,7 +388,7 @@ class Decisions:
             return None
         own = self._bot_member()
         return [
-            talk.Line(str(m.get("ts")), str(m.get("user") or ""), str(m.get("text") or ""))
+            talk.ThreadMessage(str(m.get("ts")), str(m.get("user") or ""), str(m.get("text") or ""))
             for m in messages
             if not m.get("bot_id") and m.get("user") and m.get("user") != own
         ]
@@ -405,7 +405,7 @@ class Decisions:
         verified)."""
         if self.opener is not None and self.opener.picked(payload):
             return
-        if not self.talk.interactive(payload):
+        if not self.menus.interactive(payload):
             self.desk.pressed(payload)
 
     def _open_view(self, trigger_id: str, view: Mapping[str, Any]) -> bool:
@@ -433,12 +433,12 @@ class Decisions:
                 return  # the thread's message could not be posted: nothing to bind
             for ts in posted:
                 memory.index(channel, ts, work_item)
-            self._book.remember(Thread(work_item, channel, posted[0]))
+            self._book.remember(ThreadBinding(work_item, channel, posted[0]))
 
         maker = IssueMaker(env.github_api, env.github_token)
         return Opener(store, self._kickoff_for, maker, SlackPoster(slack), self._policy, bind)
 
-    def _kickoff_for(self, channel: str) -> Kickoff | None:
+    def _kickoff_for(self, channel: str) -> KickoffSettings | None:
         """The kickoff of the room ``channel`` is (``""``: the default room's)."""
         for room, kickoff in self._settings.kickoffs:
             if not channel and room == self._settings.channel:
@@ -501,9 +501,9 @@ class Decisions:
         )
         return f"control keywords ({said.source}): {words}"
 
-    def _policy(self) -> Policy:
+    def _policy(self) -> AccessPolicy:
         settings = self._settings
-        return Policy(
+        return AccessPolicy(
             self._bot_member(),
             self.grants.deciders,
             settings.people,
