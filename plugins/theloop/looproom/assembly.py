@@ -61,11 +61,12 @@ from looproom.relay.relay import RELAY, Relay
 from looproom.relay.sinks import ControlPlane, GitHubSink, LedgerSink, LoopSink, Sinks
 from looproom.room.channel_moves import ChannelMoves
 from looproom.room.memory import Memory
-from looproom.room.outlets import Outlet, PlainOutlet, SlackOutlet, event_delivery
+from looproom.room.outlets import Outlet, PlainOutlet, event_delivery
 from looproom.room.pulls import PullReader
 from looproom.room.render import work_item_label
 from looproom.room.roster import Roster
 from looproom.room.routing import RoomBook, Thread
+from looproom.room.slack_outlet import SlackOutlet
 from looproom.room.told import ToldBook
 from looproom.server.app import Mount, WsgiApp
 from looproom.server.runner import Listening
@@ -253,7 +254,12 @@ class Decisions:
             self._room_facts,
             loop_api=env.loop_api,
             kickoff=self.opener,
-            control=LoopControl(env.loop_api, self._policy, kept, self._thread_link),
+            control=LoopControl(
+                fleet.planes() if fleet is not None else env.loop_api,
+                self._policy,
+                kept,
+                self._thread_link,
+            ),
         )
 
     def start(self) -> None:
@@ -282,9 +288,11 @@ class Decisions:
         return [found for found in map(self._channel_id, rooms) if found]
 
     def close(self) -> None:
-        self.reconcile.stop()
+        # The catch-up first: a reconcile cycle inside it ends at its next wait, so the
+        # reconcile's join below is short, and no cycle outlives the stores.
         if self.catch_up is not None:
             self.catch_up.stop()
+        self.reconcile.stop()
         self.relay.stop()
         self.relay.queue.close()
         if self._voice is not None:
