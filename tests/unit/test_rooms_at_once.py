@@ -22,8 +22,8 @@ from looproom.durable.queue import DurableQueue, Item
 from looproom.durable.sqlite import StorageError
 from looproom.durable.worker import Worker
 from looproom.inbound.events import KNOWN_EVENTS, Event
-from looproom.room.slack_outlet import SlackOutlet
 from looproom.room.routing import RoomBook
+from looproom.room.slack_outlet import SlackOutlet
 from looproom.settings import Settings
 from looproom.slack.limits import MethodLimits, Tier
 from looproom.slack.transport import SlackTransport
