@@ -126,17 +126,16 @@ def controls(event: Event, *, interactive: bool = False) -> list[Block]:
     Approve / Request changes, "Defaults are fine", the checklist's boxes and Execute — with
     only a web link for Open. The checklist's controls carry no link: Open goes above them."""
     url = button_url(event.url)
-    drawn = buttons.blocks_for(replace(event, url=url), interactive=interactive)
+    drawn = buttons.controls(replace(event, url=url), interactive=interactive)
     if url and not any(_links(block) for block in drawn):
-        drawn.insert(0, {"type": "actions", "elements": [buttons.open_button(url)]})
-    # Parsed into slack_sdk's models, so Slack's limits are checked here too.
-    return [block for block in map(Block.parse, drawn) if block is not None]
+        drawn.insert(0, ActionsBlock(elements=[buttons.open_button(url)]))
+    return drawn
 
 
-def _links(block: Mapping[str, Any]) -> bool:
-    if block.get("type") != "actions":
+def _links(block: Block) -> bool:
+    if not isinstance(block, ActionsBlock):
         return False
-    return any(element.get("url") for element in block.get("elements") or [])
+    return any(getattr(element, "url", None) for element in block.elements)
 
 
 def _section(mrkdwn: str) -> SectionBlock:
