@@ -61,6 +61,9 @@ log = logging.getLogger(__name__)
 AUTH_RETRY_SECONDS = 60.0
 #: How far reconciliation reads (pages of 200): a crash's in-flight post is recent.
 PAGES = 10
+#: How long the parent's redraw waits for Slack's edit budget (tier 3, shared by every
+#: room) before it leaves the card to the next event: waiting keeps the card true.
+REDRAW_PATIENCE = 120.0
 
 
 class SlackOutlet:
@@ -344,7 +347,12 @@ class SlackOutlet:
             return
         meta = metadata("parent", parent_key(thread.work_item), thread.work_item)
         reply = self._slack.update_message(
-            thread.channel, thread.ts, text=drawing.text, blocks=drawing.blocks, metadata=meta
+            thread.channel,
+            thread.ts,
+            text=drawing.text,
+            blocks=drawing.blocks,
+            metadata=meta,
+            patience=REDRAW_PATIENCE,
         )
         if reply.ok:
             self._book.redrawn(thread, state, drawn)
