@@ -81,7 +81,7 @@ class Bot:
         }
         if key_id:
             headers["X-TheLoop-Key-Id"] = key_id
-        return self.room.receive(ingress.Request("POST", headers, body, len(body)))
+        return self.room.routes.receive(ingress.Request("POST", headers, body, len(body)))
 
 
 @pytest.fixture
@@ -163,7 +163,7 @@ def test_bs_secret_is_refused_for_a_work_item_of_a(make_bot: Callable[..., Bot])
     assert refused.body["error"] == f"work item {ITEM_A} belongs to instance team-a"
     assert bot.room.inbox.depth() == 0  # refused before it was stored: never posted
     assert 'theloop_events_refused_total{reason="not_owner"} 1.0' in (
-        bot.room.metrics_text()[0].decode()
+        bot.room.routes.metrics_text()[0].decode()
     )
 
 
@@ -266,13 +266,13 @@ def test_status_and_metrics_name_each_instance(
     bot = make_bot()
     assert bot.post(ask(1, ITEM_B), SECRET_B).status == 202
     loops[0].stop()  # A's control plane is gone
-    status = bot.room.status(time.time())
+    status = bot.room.admin.status(time.time())
     line_a = next(line for line in status.splitlines() if line.startswith("instance team-a:"))
     line_b = next(line for line in status.splitlines() if line.startswith("instance team-b:"))
     assert "UNREACHABLE" in line_a and "last event none yet" in line_a
     assert "reachable" in line_b and "queue 1 to post, 0 to relay" in line_b
     assert "1 learned" in line_b and "two secrets (rotating)" in line_b
-    metrics = bot.room.metrics_text()[0].decode()
+    metrics = bot.room.routes.metrics_text()[0].decode()
     assert 'theloop_instance_reachable{instance="team-a"} 0.0' in metrics
     assert 'theloop_instance_reachable{instance="team-b"} 1.0' in metrics
     assert 'theloop_instance_queue_depth{instance="team-b",queue="inbox"} 1.0' in metrics
