@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -286,3 +286,20 @@ def test_the_single_secret_form_ignores_a_key_id(make_bot: Callable[..., Bot]) -
     assert bot.room.fleet is None
     assert bot.post(ask(1, ITEM_B), SECRET_A, "team-b").status == 202
     assert bot.post(ask(2, ITEM_B), SECRET_B).status == 401
+
+
+def test_words_to_a_standing_session_go_to_the_instance_that_opened_its_thread(
+    make_bot: Callable[..., Bot], loops: tuple[FakeLoop, FakeLoop]
+) -> None:
+    a, b = loops
+    b.standing = {"triage": True}
+    bot = make_bot()
+    started = {"id": "up-1", "eventType": "standing.started", "workItem": "standing:triage"}
+    assert bot.post(started, SECRET_B, "b-2026").status == 202
+    words = replace(answer("standing:triage", "look at the flaky queue"), kind=kinds.REPLY)
+    the_relay = bot.room.decisions.relay
+    assert the_relay.record(words, {}) and the_relay.step()
+    assert b.said == [
+        {"name": "triage", "text": "look at the flaky queue", "actor": "slack:U0ALICE01"}
+    ]
+    assert a.requests == []

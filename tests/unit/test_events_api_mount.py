@@ -153,6 +153,18 @@ def test_forged_and_stale_requests_never_reach_the_view(serve) -> None:
 
 
 @pytest.mark.parametrize(
+    "body", [b'{"event": {"text": "\xff"}}', bytes(range(256)), b"\x80 not json"], ids=repr
+)
+def test_a_bad_signature_is_401_whatever_the_body_is(serve, body: bytes) -> None:
+    served = serve()
+    forged = {**slack_headers("not-the-apps-secret", body), "Content-Type": "application/json"}
+    status, content_type, answer = served.post(body, forged)
+    assert status == 401 and content_type == "application/json"
+    assert "signature" in answer["error"]
+    assert served.seen == []
+
+
+@pytest.mark.parametrize(
     ("body", "named"),
     [
         (b'{"event": {"text": "\xff"}}', "not UTF-8"),

@@ -28,7 +28,13 @@ from looproom.http.rules import MAX_BODY_BYTES
 from looproom.server.app import App
 from looproom.server.runner import HttpServer, Limits
 from looproom.settings import Environment, Settings
-from tests.support.signed import INTERACTIVE_PATH, WEBHOOK_PATH, slack_headers, webhook_headers
+from tests.support.signed import (
+    COMMANDS_PATH,
+    INTERACTIVE_PATH,
+    WEBHOOK_PATH,
+    slack_headers,
+    webhook_headers,
+)
 
 SECRET = "http-server-test-secret-0123456789ab"
 SLACK_SECRET = "http-server-test-slack-signing-secret"
@@ -311,6 +317,39 @@ def test_interactive_refuses_a_body_that_is_not_utf8_and_a_deep_payload(serve) -
     assert status == 400 and "payload: nested deeper than" in json.loads(raw)["error"]
     unsigned = b"payload=%7B%7D"
     assert served.request("POST", INTERACTIVE_PATH, unsigned)[0] == 401
+
+
+#: Bodies no parser would take: not UTF-8, not a form, not JSON.
+UNREADABLE = {
+    "latin-1": b"payload=%7B%22caf\xe9%22%7D",
+    "binary": bytes(range(256)),
+    "lone continuation bytes": b"\x80\x80{\xff}",
+}
+#: Each signed route, and the headers a forger would send (a wrong secret's signature).
+FORGED = {
+    WEBHOOK_PATH: lambda body: webhook_headers("not-the-bots-secret-0123456789ab", body),
+    INTERACTIVE_PATH: lambda body: slack_headers("not-the-apps-signing-secret", body),
+    COMMANDS_PATH: lambda body: slack_headers("not-the-apps-signing-secret", body),
+}
+
+
+@pytest.mark.parametrize("path", sorted(FORGED))
+@pytest.mark.parametrize("kind", sorted(UNREADABLE))
+def test_a_bad_signature_is_401_whatever_the_body_is(serve, path: str, kind: str) -> None:
+    served = serve()
+    body = UNREADABLE[kind]
+    status, headers, raw = served.request("POST", path, body, FORGED[path](body))
+    assert status == 401 and headers["Content-Type"] == "application/json"
+    assert "signature" in json.loads(raw)["error"]
+    assert served.stored() == 0
+
+
+def test_a_signed_body_that_is_not_utf8_is_400_on_slacks_routes(serve) -> None:
+    served = serve()
+    body = UNREADABLE["latin-1"]
+    for path in (INTERACTIVE_PATH, COMMANDS_PATH):
+        status, _h, raw = served.request("POST", path, body, slack_headers(SLACK_SECRET, body))
+        assert status == 400 and "not UTF-8 (byte 17)" in json.loads(raw)["error"]
 
 
 # -- storage that cannot be written -----------------------------------------------------------

@@ -34,9 +34,10 @@ from looproom.instances.fleet import Fleet
 from looproom.metrics import Metrics
 from looproom.relay.relay import RELAY
 from looproom.room.memory import Memory
-from looproom.room.outlets import Outlet, PlainOutlet, SlackOutlet, event_delivery
+from looproom.room.outlets import Outlet, PlainOutlet, event_delivery
 from looproom.room.pulls import PullReader
 from looproom.room.routing import RoomBook
+from looproom.room.slack_outlet import SlackOutlet
 from looproom.room.told import ToldBook
 from looproom.server.routes import Routes
 from looproom.settings import Environment, Settings

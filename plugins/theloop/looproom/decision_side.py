@@ -265,7 +265,8 @@ class Decisions:
             settings.read.catch_up_seconds,
             check=lambda: self.split.check() if self.split is not None else None,
         )
-        control = LoopControl(env.loop_api, self.policies.now, kept, self.places.thread_link)
+        planes = fleet.planes() if fleet is not None else env.loop_api
+        control = LoopControl(planes, self.policies.now, kept, self.places.thread_link)
         self.slash = SlashDesk(
             self.desk,
             book,
@@ -300,9 +301,11 @@ class Decisions:
             self.catch_up.soon()
 
     def close(self) -> None:
-        self.reconcile.stop()
+        # The catch-up first: a reconcile cycle inside it ends at its next wait, so the
+        # reconcile's join below is short, and no cycle outlives the stores.
         if self.catch_up is not None:
             self.catch_up.stop()
+        self.reconcile.stop()
         self.relay.stop()
         self.relay.queue.close()
         if self._voice is not None:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from looproom.attach.slack_files import FileStore
+from looproom.decide.planes import Plane, Planes
 from looproom.durable.contract import Item
 from looproom.http.client import USER_AGENT, http
 from looproom.inbound import webhook as ingress
@@ -94,6 +95,16 @@ class Fleet:
     def control_plane(self, files: FileStore | None) -> RoutedLoop:
         """The relay's way to the-loop: each call to the owner of its work item."""
         return RoutedLoop(self.instances, self.owners, files)
+
+    def planes(self) -> Planes:
+        """``/the-loop status|restart|upgrade|standing``'s way to the-loop: the instance
+        the command names, or the owner of the room's work item or repository."""
+
+        def owner_of(ref: str) -> str:
+            owner = self.owners.owner(ref)
+            return owner.name if owner is not None else ""
+
+        return Planes([Plane(i.name, i.api, i.token) for i in self.instances], owner_of)
 
     # -- how each is doing ---------------------------------------------------------------
 
