@@ -729,6 +729,9 @@ class LoopRoom:
             local_secret=local,
             recent=self._answered.counts(),
         )
+        if self.fleet is not None:
+            relay = self.decisions.relay.queue
+            found += instance_report.fleet_findings(self.fleet, self.inbox, relay, time.time())
         if self.decisions.split is not None:
             found = [*found, self.decisions.split.finding()]
         if self.decisions.sinks.jira is not None:
