@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 from typing import Any, Protocol
 
@@ -205,6 +206,9 @@ class Answers:
             local_secret=bool(self._secret) and not self._env.webhook_secret,
             recent=self._answered.counts(),
         )
+        if self._fleet is not None:
+            relay = self._relay_queue
+            found += instance_report.fleet_findings(self._fleet, self._inbox, relay, time.time())
         if self._decisions.split is not None:
             found = [*found, self._decisions.split.finding()]
         if self._decisions.sinks.jira is not None:
