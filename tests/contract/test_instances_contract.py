@@ -320,7 +320,7 @@ def test_the_last_event_is_the_instances_not_this_processs(
         if line.startswith("instance team-b:")
     )
     assert "last event none yet" not in line_b and "s ago" in line_b
-    metrics = other.room.metrics_text()[0].decode()
+    metrics = other.room.routes.metrics_text()[0].decode()
     assert 'theloop_instance_last_event_timestamp_seconds{instance="team-b"}' in metrics
     assert 'theloop_instance_last_event_timestamp_seconds{instance="team-a"}' not in metrics
 
