@@ -5,7 +5,8 @@ plane standing for instances A and B, and a loopback fake of GitHub for the reco
 Each instance's signed events are posted; a reply typed in B's work item's thread reaches
 B's control plane only (and A's only A's); B's key is refused for A's work item, and what
 it sent is never posted; ``/the-loop status|restart|upgrade|standing`` name the instance,
-or go to the one the room belongs to, each behind its grant.
+or go to the one the room belongs to, each behind its grant; ``!theloop status``, the
+doctor and the metrics show each instance by name.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ pytestmark = pytest.mark.e2e
 
 SECRET_A, SECRET_B = "a" * 40, "b" * 40
 ITEM_A, ITEM_B = "github:acme/api#7", "github:beta/web#3"
-ALICE, EVE = "U0ALICE01", "U0EVE0001"
+ALICE, EVE, ALICE_DM = "U0ALICE01", "U0EVE0001", "D0ALICE01"
 SIGNING_SECRET = "e2e-slack-signing-secret"
 SETTINGS = """
 slack:
@@ -84,6 +85,20 @@ class Rig:
             return [c.args["name"] for c in calls if c.args["timestamp"] == said["ts"]]
 
         wait_for(lambda: "white_check_mark" in reactions(), TIMEOUT, what)
+
+    def ask(self, command: str, until: str) -> str:
+        """Alice says ``command`` to the bot in a DM; its answer, once it has ``until``."""
+        dm = self.slack.channel_id(ALICE_DM) or self.slack.add_channel("alice-dm", ALICE_DM)
+        message = {"type": "message", "channel_type": "im", "user": ALICE, "text": command}
+        ts = f"1800000000.{len(self.slack.messages(dm)) + 1}"
+        event = {"type": "event_callback", "event": {**message, "channel": dm, "ts": ts}}
+        assert self.slack.push_envelope(event) is not None, "the bot did not ack the command"
+
+        def answer() -> str:
+            said = [str(m.get("text") or "") for m in self.slack.messages(dm)]
+            return next((text for text in reversed(said) if until in text), "")
+
+        return wait_for(answer, TIMEOUT, f"an answer with {until!r}")
 
     def slash(self, text: str, trigger: str, member: str = ALICE) -> str:
         payload = {
@@ -178,3 +193,20 @@ def test_the_instance_verbs_name_the_instance_or_go_to_the_rooms_owner(rig: Rig)
     assert rig.b.standing == {"nightly": True}
     assert "slack.authorizedUsers" in rig.slash("restart team-a", "t7", member=EVE)
     assert rig.a.restarts == []
+
+
+def test_status_doctor_and_metrics_show_each_instance_by_name(rig: Rig) -> None:
+    rig.thread(ITEM_B, SECRET_B, "b-2026")
+    rig.b.stop()  # B's control plane goes away after its event
+    status = rig.ask("!theloop status", "instance team-b")
+    (line_a,) = [line for line in status.splitlines() if "instance team-a:" in line]
+    (line_b,) = [line for line in status.splitlines() if "instance team-b:" in line]
+    assert "reachable" in line_a and "last event none yet" in line_a
+    assert "UNREACHABLE" in line_b and "s ago" in line_b and "queue 0 to post" in line_b
+    report = rig.ask("!theloop doctor", "deliveries")
+    assert "instance team-b's deliveries: 1 of its last 1 accepted, signed right" in report
+    assert "instance team-a's deliveries: no event of it has reached the webhook" in report
+    metrics = rig.bot.process.metrics()
+    assert 'theloop_instance_reachable{instance="team-a"} 1.0' in metrics
+    assert 'theloop_instance_reachable{instance="team-b"} 0.0' in metrics
+    assert SECRET_B not in status + report + metrics and "token-of-b" not in status + report

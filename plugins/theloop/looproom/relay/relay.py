@@ -25,7 +25,7 @@ from looproom.relay import forms, texts
 from looproom.relay.reply_lookup import LogUnread, Unsure, unsure_reason
 from looproom.relay.sinks import Sinks, Undeliverable
 from looproom.slack import reactions
-from looproom.slack.queued_room import Voice, quietly
+from looproom.slack.queued_room import Speaker, quietly
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +47,7 @@ class Relay:
         self,
         queue: WorkQueue,
         sinks: Sinks,
-        acks: Voice,
+        acks: Speaker,
         *,
         on_given_up: Callable[[Decision], None] = lambda _d: None,
         observe: Callable[[Item, Outcome], None] = lambda _i, _o: None,
