@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import TypeVar
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from slack_sdk import WebClient
 
 from looproom.durable import worker as worker_module
@@ -24,13 +26,15 @@ from looproom.durable.worker import Worker
 from looproom.inbound.events import KNOWN_EVENTS, Event
 from looproom.room.routing import RoomBook
 from looproom.room.slack_outlet import SlackOutlet
-from looproom.settings import Settings
+from looproom.settings import Settings as RoomSettings
 from looproom.slack.limits import MethodLimits, Tier
 from looproom.slack.transport import SlackTransport
 from tests.fakes.slack_api import BOT_TOKEN, FakeSlack, Limit
+from tests.support.crash import sigkill_writer
 from tests.support.wait import wait_for
 
 TIMEOUT = 30.0  # a bound on waiting, never an expectation of speed
+PLUGIN_DIR = Path(__file__).resolve().parents[2] / "plugins" / "theloop"
 ROOM = "C0LOOP0001"
 EDIT = "chat.update"
 T_ = TypeVar("T_")
@@ -51,6 +55,186 @@ def _elsewhere(call: Callable[[], T_]) -> T_:
     slot.start()
     slot.join(TIMEOUT)
     return answer[0]
+
+
+# -- order per work item under any interleaving of the slots ---------------------------
+
+GROUPS = "abcd"
+#: One step of the delivery slots, as the claim loop and the slots may interleave them:
+#: a new event of a work item, a claim by a free slot, a slot's outcome (delivered, or a
+#: retry after a wait), or time passing.
+_step = st.one_of(
+    st.tuples(st.just("put"), st.sampled_from(GROUPS)),
+    st.tuples(st.just("claim"), st.just(0)),
+    st.tuples(st.just("done"), st.integers(min_value=0, max_value=7)),
+    st.tuples(st.just("retry"), st.integers(min_value=0, max_value=7)),
+    st.tuples(st.just("tick"), st.sampled_from([0.5, 1.0, 5.0])),
+)
+
+
+class _Slots:
+    """The queue as ``slots`` delivery slots see it, checking each claim against a model:
+    an item is handed out only when every earlier item of its work item is delivered,
+    and nothing due is held back that no earlier item holds back."""
+
+    def __init__(self, queue: DurableQueue, clock: Clock, slots: int) -> None:
+        self.queue, self.clock, self.slots = queue, clock, slots
+        self.put: dict[str, list[str]] = {group: [] for group in GROUPS}
+        self.delivered: dict[str, list[str]] = {group: [] for group in GROUPS}
+        self.in_flight: list[Item] = []
+        self.due: dict[str, float] = {}  # key -> when its retry is due
+
+    def step(self, kind: str, arg: object) -> None:
+        getattr(self, f"_{kind}")(arg)
+
+    def _put(self, group: str) -> None:
+        key = f"{group}-{len(self.put[group])}"
+        assert self.queue.put(key, "{}", group=group)
+        self.put[group].append(key)
+
+    def _claim(self, _arg: object) -> None:
+        if len(self.in_flight) >= self.slots:
+            return
+        item = self.queue.claim(self.clock())
+        if item is None:
+            assert self._claimable() == [], "a due item was held back"
+            return
+        assert item.key == self._next_of(item.group), "an item overtook an earlier one"
+        assert item.group not in {i.group for i in self.in_flight}, "two of one item at once"
+        self.in_flight.append(item)
+
+    def _done(self, index: int) -> None:
+        if self.in_flight:
+            item = self.in_flight.pop(index % len(self.in_flight))
+            self.queue.done(item.key)
+            self.delivered[item.group].append(item.key)
+
+    def _retry(self, index: int) -> None:
+        if self.in_flight:
+            item = self.in_flight.pop(index % len(self.in_flight))
+            self.queue.retry(item.key, 2.0, "slack is down for this one")
+            self.due[item.key] = self.clock() + 2.0
+
+    def _tick(self, seconds: float) -> None:
+        self.clock.now += seconds
+
+    def _next_of(self, group: str) -> str | None:
+        left = self.put[group][len(self.delivered[group]) :]
+        return left[0] if left else None
+
+    def _claimable(self) -> list[str]:
+        """The work items whose next event no slot holds and no retry's wait holds back."""
+        busy = {item.group for item in self.in_flight}
+        return [
+            key
+            for group in GROUPS
+            if group not in busy
+            and (key := self._next_of(group)) is not None
+            and self.due.get(key, 0.0) <= self.clock()
+        ]
+
+    def drain(self) -> None:
+        while self.in_flight:
+            self._done(0)
+        self.clock.now += 60.0
+        while (item := self.queue.claim(self.clock())) is not None:
+            assert item.key == self._next_of(item.group)
+            self.queue.done(item.key)
+            self.delivered[item.group].append(item.key)
+
+
+@settings(
+    deadline=None, max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(steps=st.lists(_step, max_size=60), slots=st.integers(min_value=1, max_value=4))
+def test_any_interleaving_of_the_slots_keeps_each_work_items_order_and_lets_the_others_flow(
+    tmp_path_factory: pytest.TempPathFactory, steps: list[tuple[str, object]], slots: int
+) -> None:
+    clock = Clock()
+    queue = DurableQueue(tmp_path_factory.mktemp("q") / "q.sqlite3", "inbox", clock=clock)
+    model = _Slots(queue, clock, slots)
+    try:
+        for kind, arg in steps:
+            model.step(kind, arg)
+        model.drain()
+    finally:
+        queue.close()
+    assert model.delivered == model.put  # every event, once, in the order it was put
+
+
+# -- a crash with several work items in flight ------------------------------------------
+
+#: A bot with four slots: work items a and b post and then hang, c and d hang before they
+#: post; e flows. Each hang prints a number; the test kills it once all four hang.
+_CRASHING_BOT = """
+import os, sys, threading
+sys.path.insert(0, sys.argv[3])
+from looproom.durable.outcome import Delivered
+from looproom.durable.queue import DurableQueue
+from looproom.durable.worker import Worker
+
+posts, lock, hangs = sys.argv[2], threading.Lock(), iter(range(1000))
+
+def post(key):
+    with lock, open(posts, "a") as slack:
+        slack.write(key + "\\n")
+        slack.flush()
+        os.fsync(slack.fileno())
+
+def deliver(item):
+    if item.group in "ab":
+        post(item.key)
+    if item.group in "abcd":
+        with lock:
+            print(next(hangs), flush=True)
+        threading.Event().wait()
+    post(item.key)
+    return Delivered()
+
+Worker(DurableQueue(sys.argv[1], "inbox"), deliver, slots=5).start()
+threading.Event().wait()
+"""
+
+
+def test_a_crash_with_several_work_items_in_flight_loses_none_and_posts_none_twice(
+    tmp_path: Path,
+) -> None:
+    db, posts = tmp_path / "q.sqlite3", tmp_path / "slack.txt"
+    posts.touch()
+    queue = DurableQueue(db, "inbox")
+    put = {group: [f"{group}-{n}" for n in range(3)] for group in "abcde"}
+    for n in range(3):
+        for group in "abcde":
+            queue.put(f"{group}-{n}", "{}", group=group)
+    queue.close()
+    hung, code = sigkill_writer(_CRASHING_BOT, str(db), str(posts), str(PLUGIN_DIR), after=4)
+    assert (len(hung), code) == (4, -9)
+
+    restarted = DurableQueue(db, "inbox")
+    flagged: list[str] = []
+
+    def deliver(item: Item) -> Outcome:
+        """Looks before it posts what a dead slot may have posted (as the outlet does)."""
+        if item.maybe_delivered:
+            flagged.append(item.key)
+            if item.key in posts.read_text().split():
+                return Delivered("found in the room")
+        with posts.open("a") as slack:
+            slack.write(item.key + "\n")
+        return Delivered()
+
+    worker = Worker(restarted, deliver, slots=3)
+    worker.start()
+    try:
+        wait_for(lambda: restarted.depth() == 0, TIMEOUT, "every item delivered")
+    finally:
+        assert worker.stop() is True
+        restarted.close()
+    assert {"a-0", "b-0", "c-0", "d-0"} <= set(flagged)  # claimed by the dead: recovered
+    posted = posts.read_text().split()
+    assert sorted(posted) == sorted(key for keys in put.values() for key in keys)  # once each
+    for group, keys in put.items():
+        assert [key for key in posted if key.startswith(group)] == keys
 
 
 # -- the claim loop outlives its storage ----------------------------------------------
@@ -215,8 +399,8 @@ def _outlet(slack: FakeSlack, limits: MethodLimits) -> SlackOutlet:
     client = WebClient(token=BOT_TOKEN, base_url=slack.url)
     transport = SlackTransport.beside(client, max_inline_wait=0.0)
     transport.limits = limits
-    settings = Settings(channel="#the-loop", subscribe=KNOWN_EVENTS)
-    return SlackOutlet(transport, RoomBook({}), settings)
+    room = RoomSettings(channel="#the-loop", subscribe=KNOWN_EVENTS)
+    return SlackOutlet(transport, RoomBook({}), room)
 
 
 def _card(slack: FakeSlack) -> str:
