@@ -8,7 +8,7 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from looproom.inbound.events import ASK
+from looproom.events import ASK
 from looproom.inbound.stream import (
     FollowerStatus,
     SSEEvent,

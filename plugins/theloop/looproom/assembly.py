@@ -44,9 +44,9 @@ from looproom.doctor.split_watch import SplitWatch
 from looproom.durable.contract import WorkQueue
 from looproom.durable.sqlite import StorageError
 from looproom.durable.worker import Worker
+from looproom.events import Event
 from looproom.inbound import local_secret, slack_events
 from looproom.inbound import webhook as ingress
-from looproom.inbound.events import Event
 from looproom.inbound.recent import Recent
 from looproom.inbound.stream import StreamFollower
 from looproom.instances import report as instance_report

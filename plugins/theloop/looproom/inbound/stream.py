@@ -6,7 +6,7 @@ Server-Sent Events instead. This module is that second ingress:
 
 * :class:`SSEParser` — the ``text/event-stream`` format as the HTML standard defines it
   (``id:`` / ``event:`` / multi-line ``data:`` / ``retry:`` / comments; CR, LF or CRLF).
-* :func:`to_event` — one event-log record → our :class:`~looproom.inbound.events.Event`, or
+* :func:`to_event` — one event-log record → our :class:`~looproom.events.Event`, or
   ``None`` for the many records the room does not show. The id is a digest of the record,
   so the same record read twice (a reconnect, a replay) is one inbox key: posted once.
 * :class:`StreamFollower` — a thread: connect with ``Last-Event-ID`` from the cursor it
@@ -33,7 +33,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlsplit
 
-from looproom.inbound.events import ASK, Event, SchemaError
+from looproom.events import ASK, Event, SchemaError
 from looproom.settings import redact_url
 from looproom.slack.text import defang
 

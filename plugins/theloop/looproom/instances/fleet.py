@@ -16,9 +16,9 @@ from typing import Any
 
 from looproom.attach.slack_files import FileStore
 from looproom.durable.contract import Item
+from looproom.events import Event
 from looproom.http.client import USER_AGENT, http
 from looproom.inbound import webhook as ingress
-from looproom.inbound.events import Event
 from looproom.instances import streams
 from looproom.instances.model import Instance
 from looproom.instances.owners import Owners

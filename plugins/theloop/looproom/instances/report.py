@@ -1,4 +1,4 @@
-"""How each instance is doing, by name: ``!theloop status``, the doctor and the metrics.
+"""How each instance is doing, by name: ``!theloop status`` and the metrics.
 
 Reachable (the control plane's health route answers), the last event this process stored
 for it, and its queue (events not posted yet, decisions not relayed yet).
@@ -6,22 +6,15 @@ for it, and its queue (events not posted yet, decisions not relayed yet).
 
 from __future__ import annotations
 
-import urllib.error
-import urllib.request
-from collections.abc import Callable, Iterator, Sequence
-from http.client import HTTPException
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from looproom.doctor.findings import NOTE, OK, PROBLEM, Finding
 from looproom.durable.contract import Item, WorkQueue
-from looproom.http.client import USER_AGENT, http
 from looproom.instances.fleet import Fleet
 from looproom.instances.model import Instance
-
-TIMEOUT = 5.0
 
 
 def status_lines(fleet: Fleet, inbox: WorkQueue, relay: WorkQueue, now: float) -> list[str]:
@@ -53,64 +46,6 @@ def describe_claims(fleet: Fleet, instance: Instance) -> str:
     secrets = len(instance.secrets)
     rotating = "; two secrets (rotating)" if secrets > 1 else ""
     return "work items: " + ("; ".join(parts) or "none") + rotating
-
-
-def findings(instances: Sequence[Instance]) -> list[Finding]:
-    """The doctor's findings for each instance: its control plane, its stream, its keys."""
-    found = []
-    for instance in instances:
-        subject = f"instance {instance.name}"
-        found.append(_control_plane(instance, subject))
-        if instance.stream:
-            found.append(_stream(instance, subject))
-        if len(instance.secrets) > 1:
-            found.append(
-                Finding(
-                    NOTE,
-                    f"{subject}'s secrets",
-                    "two accepted: a rotation is under way",
-                    "once every sender signs with the new one, remove the old from secret:",
-                )
-            )
-    return found
-
-
-def _control_plane(instance: Instance, subject: str) -> Finding:
-    answer = http("GET", instance.api + "/api/v1/health", _headers(instance), None, TIMEOUT)
-    if answer.status == 200:
-        return Finding(OK, f"{subject}'s control plane", f"{instance.api} answers")
-    said = f"answers {answer.status}" if answer.status else f"no answer ({answer.error})"
-    return Finding(
-        PROBLEM,
-        f"{subject}'s control plane",
-        f"{instance.api} {said}",
-        f"check instances.{instance.name}.api (and its token) and that the-loop runs",
-    )
-
-
-def _stream(instance: Instance, subject: str) -> Finding:
-    headers = {**_headers(instance), "Accept": "text/event-stream"}
-    request = urllib.request.Request(instance.stream, headers=headers)
-    try:
-        with urllib.request.urlopen(request, timeout=TIMEOUT) as response:
-            kind = response.headers.get("Content-Type", "")
-    except urllib.error.HTTPError as error:
-        return Finding(PROBLEM, f"{subject}'s stream", f"{instance.stream} answers {error.code}")
-    except (OSError, HTTPException) as error:
-        return Finding(
-            PROBLEM,
-            f"{subject}'s stream",
-            f"{instance.stream} does not answer ({type(error).__name__})",
-            f"check instances.{instance.name}.stream and that the-loop runs",
-        )
-    if "text/event-stream" not in kind:
-        return Finding(PROBLEM, f"{subject}'s stream", f"not an event stream ({kind})")
-    return Finding(OK, f"{subject}'s stream", f"{instance.stream} opens")
-
-
-def _headers(instance: Instance) -> dict[str, str]:
-    auth = {"Authorization": f"Bearer {instance.token}"} if instance.token else {}
-    return {"User-Agent": USER_AGENT, **auth}
 
 
 class InstanceGauges(Collector):

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from looproom.inbound.events import APPROVAL_EVENTS, ASK, Event
+from looproom.events import APPROVAL_EVENTS, ASK, Event
 from looproom.room import checklist as checklists
 
 PREFIX = "theloop:"

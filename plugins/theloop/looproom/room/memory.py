@@ -16,7 +16,7 @@ from typing import Any
 
 from looproom.durable.bounded import touched
 from looproom.durable.state import lock_for
-from looproom.inbound.events import APPROVAL_EVENTS, ASK, Event
+from looproom.events import APPROVAL_EVENTS, ASK, Event
 from looproom.room import checklist as checklists
 
 SELECTION_NODE = "phase-selection"

@@ -34,7 +34,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from looproom.inbound.events import APPROVAL_EVENTS, Event
+from looproom.events import APPROVAL_EVENTS, Event
 from looproom.room import voice
 
 #: The events that open a question a person answers; each is posted with its controls.

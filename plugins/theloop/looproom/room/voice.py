@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from looproom.inbound.events import Event
+from looproom.events import Event
 from looproom.room import checklist as checklists
 
 #: The confirmation the-loop posts on the ticket once a selection is frozen.
