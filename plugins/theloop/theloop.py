@@ -23,7 +23,7 @@ import theloop_decisions as chat
 from errbot import BotPlugin, arg_botcmd, botcmd, core_plugins
 
 # Errbot puts every folder holding a .plug file on sys.path, so the core imports plainly.
-from looproom import admin, configured, manifest
+from looproom import admin, configured, manifest, people
 from looproom.assembly import LoopRoom
 from looproom.inbound import slack_events
 from looproom.inbound import webhook as ingress
@@ -136,18 +136,34 @@ class TheLoop(BotPlugin):
 
     def _say(self, to: str, text: str) -> None:
         # Errbot's send threads only under a Message it received: a plain line has no thread.
+        if not self._on_slack():  # Slack draws its mentions; a plain chat shows them raw
+            text = people.plain_mentions(text, self._shown)
         self.send(self._addressee(to), text)
 
+    def _on_slack(self) -> bool:
+        return getattr(self._bot, "slack_web", None) is not None
+
     def _addressee(self, to: str) -> Any:
-        """A room, an admin or a member as the backend builds it. A member is known by the id
-        ``chat.member_of`` gave, which on the Text console is the bare person (``localhost``)
-        while that backend builds a person only from ``@localhost``."""
+        """A room, an admin or a member as the backend builds it. On Slack an admin may be
+        written as a member id, which SlackV3 builds a person from only as a mention. A
+        member is known by the id ``chat.member_of`` gave, which on the Text console is the
+        bare person (``localhost``) while that backend builds a person only from
+        ``@localhost``."""
+        if self._on_slack():
+            return self.build_identifier(people.addressee(to, slack=True))
         try:
             return self.build_identifier(to)
         except ValueError:
             if to.startswith(("#", "@")):
                 raise
-            return self.build_identifier("@" + to)
+            return self.build_identifier(people.addressee(to, slack=False))
+
+    def _shown(self, member: str) -> str:
+        """A member as this chat backend shows a person (``@localhost`` on the console)."""
+        try:
+            return str(self._addressee(member))
+        except ValueError:
+            return f"@{member}"
 
     def _commanded(self, payload: Mapping[str, Any]) -> Mapping[str, Any] | None:
         return self._core.decisions.slash.answer(payload) if self._core is not None else None

@@ -21,8 +21,9 @@ from looproom.durable.outcome import Delivered, Failed, RetryLater
 from looproom.events import KNOWN_EVENTS, Event
 from looproom.room import buttons
 from looproom.room.memory import Memory
-from looproom.room.outlets import PlainOutlet, SlackOutlet
+from looproom.room.outlets import PlainOutlet
 from looproom.room.routing import RoomBook
+from looproom.room.slack_outlet import SlackOutlet
 from looproom.settings import Settings
 from looproom.slack.pacer import Pacer
 from looproom.slack.transport import SlackTransport

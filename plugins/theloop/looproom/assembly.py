@@ -39,6 +39,7 @@ from looproom.decide.reconcile import Reconcile
 from looproom.decide.slash_desk import SlashDesk
 from looproom.decide.talk_desk import TalkDesk
 from looproom.doctor import findings, jira_check
+from looproom.doctor import instances as instance_check
 from looproom.doctor.examine import SlackSide, examine
 from looproom.doctor.split_watch import SplitWatch
 from looproom.durable.contract import WorkQueue
@@ -61,11 +62,12 @@ from looproom.relay.relay import RELAY, Relay
 from looproom.relay.sinks import ControlPlane, GitHubSink, LedgerSink, LoopSink, Sinks
 from looproom.room.channel_moves import ChannelMoves
 from looproom.room.memory import Memory
-from looproom.room.outlets import Outlet, PlainOutlet, SlackOutlet, event_delivery
+from looproom.room.outlets import Outlet, PlainOutlet, event_delivery
 from looproom.room.pulls import PullReader
 from looproom.room.render import work_item_label
 from looproom.room.roster import Roster
 from looproom.room.routing import RoomBook, Thread
+from looproom.room.slack_outlet import SlackOutlet
 from looproom.room.told import ToldBook
 from looproom.server.app import Mount, WsgiApp
 from looproom.server.runner import Listening
@@ -253,7 +255,12 @@ class Decisions:
             self._room_facts,
             loop_api=env.loop_api,
             kickoff=self.opener,
-            control=LoopControl(env.loop_api, self._policy, kept, self._thread_link),
+            control=LoopControl(
+                fleet.planes() if fleet is not None else env.loop_api,
+                self._policy,
+                kept,
+                self._thread_link,
+            ),
         )
 
     def start(self) -> None:
@@ -723,6 +730,9 @@ class LoopRoom:
             local_secret=local,
             recent=self._answered.counts(),
         )
+        if self.fleet is not None:
+            relay = self.decisions.relay.queue
+            found += instance_check.fleet_findings(self.fleet, self.inbox, relay, time.time())
         if self.decisions.split is not None:
             found = [*found, self.decisions.split.finding()]
         if self.decisions.sinks.jira is not None:

@@ -23,6 +23,7 @@ from urllib.parse import urlsplit
 
 import yaml
 
+from looproom import people
 from looproom.decide import reconcile
 from looproom.decide.authorization import DEFAULT_GRANTS, GRANTABLE, REPLY
 from looproom.digest import DEFAULT_DIGEST_MODE, DIGEST_MODES
@@ -641,7 +642,7 @@ class Environment:
             )
         }
         admins_raw = get("THELOOP_ADMINS")
-        admins = tuple(a.strip() for a in admins_raw.split(",") if a.strip())
+        admins = tuple(people.admin_id(a) for a in admins_raw.split(",") if a.strip())
         if admins_raw and not admins:
             errors.append(f"THELOOP_ADMINS: no admin in {_shown(admins_raw)} (comma-separated ids)")
         data_dir = get("THELOOP_DATA_DIR", default="./data")

@@ -33,13 +33,15 @@ class Followed:
     state: ItemState = field(default_factory=ItemState)
 
 
-def loop_records(api: str) -> tuple[dict[str, Mapping[str, Any]], str]:
-    """the-loop's work items by ref, and ``""`` — or nothing and why not."""
+def loop_records(api: str, token: str = "") -> tuple[dict[str, Mapping[str, Any]], str]:
+    """the-loop's work items by ref, and ``""`` — or nothing and why not. ``token``: the
+    bearer token a proxy in front of the-loop may ask."""
     if not api:
         return {}, ""
-    answer = http(
-        "GET", api.rstrip("/") + WORK_ITEMS_PATH, {"User-Agent": USER_AGENT}, None, LOOP_TIMEOUT
-    )
+    headers = {"User-Agent": USER_AGENT}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    answer = http("GET", api.rstrip("/") + WORK_ITEMS_PATH, headers, None, LOOP_TIMEOUT)
     if answer.status != 200:
         return {}, f"the-loop did not answer ({answer.error or answer.status})"
     data = answer.json()

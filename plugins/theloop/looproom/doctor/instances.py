@@ -1,15 +1,19 @@
-"""The doctor's findings for each instance: its control plane answers, its stream opens,
-and a note while two secrets are accepted (a rotation under way)."""
+"""The doctor's findings for each the-loop instance: its control plane answers, its stream
+opens, two secrets mean a rotation under way; and, from the running bot, its last event and
+queue and whether its requests were signed right."""
 
 from __future__ import annotations
 
 import urllib.error
 import urllib.request
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from http.client import HTTPException
 
-from looproom.doctor.findings import NOTE, OK, PROBLEM, Finding
+from looproom.doctor.findings import EVIDENCE, NOTE, OK, PROBLEM, Finding
+from looproom.durable.contract import WorkQueue
 from looproom.http.client import USER_AGENT, http
+from looproom.instances import report
+from looproom.instances.fleet import Fleet
 from looproom.instances.model import Instance
 
 TIMEOUT = 5.0
@@ -33,6 +37,71 @@ def findings(instances: Sequence[Instance]) -> list[Finding]:
                 )
             )
     return found
+
+
+def fleet_findings(fleet: Fleet, inbox: WorkQueue, relay: WorkQueue, now: float) -> list[Finding]:
+    """The doctor's findings only the running bot has, per instance: its last event and
+    queue, and whether what reached the webhook for it was signed right; then any request
+    no instance's secret verified."""
+    queued = report.waiting(fleet, inbox, relay)
+    found = []
+    for instance in fleet.instances:
+        posted, relayed = queued[instance.name]
+        found.append(
+            Finding(
+                OK,
+                f"instance {instance.name}'s events",
+                f"last event {report.ago(fleet.last_event(instance.name), now)}; "
+                f"queue {posted} to post, {relayed} to relay",
+            )
+        )
+        found.append(_deliveries(instance, fleet.answered[instance.name].counts()))
+    strangers = fleet.answered[""].counts().get(401, 0)
+    if strangers:
+        found.append(
+            Finding(
+                PROBLEM,
+                "requests signed by no instance",
+                f"{strangers} of the webhook's last requests had no key id or one no instance "
+                "has, and no instance's secret verified them (401)",
+                "give each sender its instance's keyId (THELOOP_KEY_ID) and the secret its "
+                "instances.<name>.secret names",
+            )
+        )
+    return found
+
+
+def _deliveries(instance: Instance, recent: Mapping[int, int]) -> Finding:
+    """Were the instance's recent requests signed right, and about its own work items?"""
+    subject, key = f"instance {instance.name}'s deliveries", f"instances.{instance.name}"
+    accepted = recent.get(202, 0) + recent.get(200, 0)
+    unsigned, foreign = recent.get(401, 0), recent.get(403, 0)
+    total = sum(recent.values())
+    if not total:
+        return Finding(
+            NOTE,
+            subject,
+            "no event of it has reached the webhook since the bot started",
+            f"send one from its side (its THELOOP_KEY_ID is {instance.key_id})",
+        )
+    if unsigned and not accepted:
+        return Finding(
+            PROBLEM,
+            subject,
+            f"all {unsigned} of its last {total} request(s) under key id {instance.key_id} "
+            "were refused as badly signed (401): its sender signs with another secret, or "
+            "its clock is off by more than 5 minutes",
+            f"give its sender the secret {key}.secret names, and check both clocks",
+        )
+    if unsigned or foreign:
+        return Finding(
+            EVIDENCE,
+            subject,
+            f"{accepted} accepted, {unsigned} badly signed (401), {foreign} about another "
+            f"instance's work item (403), of its last {total}",
+            f"a second sender with an old secret, or a work item {key}.workItems does not claim?",
+        )
+    return Finding(OK, subject, f"{accepted} of its last {total} accepted, signed right")
 
 
 def _control_plane(instance: Instance, subject: str) -> Finding:

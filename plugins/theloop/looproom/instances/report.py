@@ -1,7 +1,8 @@
 """How each instance is doing, by name: ``!theloop status`` and the metrics.
 
-Reachable (the control plane's health route answers), the last event this process stored
-for it, and its queue (events not posted yet, decisions not relayed yet).
+Reachable (the control plane's health route answers), the last event stored for it (by
+any replica, kept across restarts), and its queue (events not posted yet, decisions
+not relayed yet). The doctor's findings about the same are in ``looproom.doctor.instances``.
 """
 
 from __future__ import annotations
@@ -12,14 +13,14 @@ from typing import Any
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from looproom.durable.contract import Item, WorkQueue
+from looproom.durable.contract import WorkQueue
 from looproom.instances.fleet import Fleet
 from looproom.instances.model import Instance
 
 
 def status_lines(fleet: Fleet, inbox: WorkQueue, relay: WorkQueue, now: float) -> list[str]:
     """One line per instance for ``!theloop status``."""
-    queued = fleet.queued(_open(inbox), _open(relay))
+    queued = waiting(fleet, inbox, relay)
     lines = []
     for instance in fleet.instances:
         reach = fleet.reach(instance)
@@ -30,7 +31,7 @@ def status_lines(fleet: Fleet, inbox: WorkQueue, relay: WorkQueue, now: float) -
         lines.append(
             f"instance {instance.name}: {instance.api} "
             f"{'reachable' if reach.ok else 'UNREACHABLE — ' + reach.said}; "
-            f"last event {_ago(last, now)}; queue {posted} to post, {relayed} to relay; "
+            f"last event {ago(last, now)}; queue {posted} to post, {relayed} to relay; "
             f"stream {stream}; {describe_claims(fleet, instance)}"
         )
     return lines
@@ -63,7 +64,7 @@ class InstanceGauges(Collector):
         )
         last = GaugeMetricFamily(
             "theloop_instance_last_event_timestamp_seconds",
-            "When this process last stored an event of the instance (absent: none yet)",
+            "When an event of the instance was last stored (absent: none yet)",
             labels=["instance"],
         )
         depth = GaugeMetricFamily(
@@ -71,7 +72,7 @@ class InstanceGauges(Collector):
             "The instance's items not delivered yet, by queue",
             labels=["instance", "queue"],
         )
-        queued = self._fleet.queued(_open(self._inbox), _open(self._relay()))
+        queued = waiting(self._fleet, self._inbox, self._relay())
         for instance in self._fleet.instances:
             reachable.add_metric([instance.name], 1.0 if self._fleet.reach(instance).ok else 0.0)
             seen = self._fleet.last_event(instance.name)
@@ -85,10 +86,11 @@ class InstanceGauges(Collector):
         yield depth
 
 
-def _open(queue: WorkQueue) -> list[Item]:
-    """The queue's open items (the first thousand: enough to tell who waits)."""
-    return queue.list(limit=1000)
+def waiting(fleet: Fleet, inbox: WorkQueue, relay: WorkQueue) -> dict[str, tuple[int, int]]:
+    """Each instance's items not delivered yet: (to post, to relay), counted among the
+    queues' first thousand open items (enough to tell who waits)."""
+    return fleet.queued(inbox.list(limit=1000), relay.list(limit=1000))
 
 
-def _ago(at: float | None, now: float) -> str:
+def ago(at: float | None, now: float) -> str:
     return "none yet" if at is None else f"{max(0.0, now - at):.0f} s ago"

@@ -22,6 +22,16 @@ from collections.abc import Callable, Mapping, MutableMapping
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
+from slack_sdk.models.blocks import (
+    ActionsBlock,
+    ButtonElement,
+    MarkdownTextObject,
+    Option,
+    PlainTextObject,
+    SectionBlock,
+    StaticSelectElement,
+)
+
 from looproom import times
 from looproom.decide import grammar, kinds, slash
 from looproom.decide.authorization import CREATE, Policy, may, refusal_text
@@ -274,18 +284,14 @@ def _of(kickoff: Kickoff) -> tuple[tuple[str, ...], tuple[str, ...]]:
 def picker(pending_id: str, repos: tuple[str, ...], text: str) -> list[dict[str, Any]]:
     """The question and its select menu of repositories."""
     options = [
-        {"text": {"type": "plain_text", "text": repo[:75]}, "value": f"{pending_id}|{repo}"}
-        for repo in repos
+        Option(value=f"{pending_id}|{repo}", text=PlainTextObject(text=repo[:75])) for repo in repos
     ]
-    menu = {
-        "type": "static_select",
-        "action_id": PICK,
-        "placeholder": {"type": "plain_text", "text": "Pick a repository"},
-        "options": options,
-    }
+    menu = StaticSelectElement(
+        action_id=PICK, placeholder=PlainTextObject(text="Pick a repository"), options=options
+    )
     return [
-        {"type": "section", "text": {"type": "mrkdwn", "text": text}},
-        {"type": "actions", "elements": [menu]},
+        SectionBlock(text=MarkdownTextObject(text=text)).to_dict(),
+        ActionsBlock(elements=[menu]).to_dict(),
     ]
 
 
@@ -296,16 +302,15 @@ def opened_message(opened: Opened, title: str, member: str) -> tuple[str, list[d
         f"🆕 Opened {link} — {_inert(title)}, asked for by <@{member}>. Press *Start* when "
         "the-loop should begin (or say `start` in this thread)."
     )
-    start = {
-        "type": "button",
-        "action_id": buttons.START,
-        "text": {"type": "plain_text", "text": buttons.NAMES[buttons.START]},
-        "value": opened.ref,
-        "style": "primary",
-    }
+    start = ButtonElement(
+        action_id=buttons.START,
+        text=PlainTextObject(text=buttons.NAMES[buttons.START]),
+        value=opened.ref,
+        style="primary",
+    )
     return text, [
-        {"type": "section", "text": {"type": "mrkdwn", "text": text}},
-        {"type": "actions", "elements": [start]},
+        SectionBlock(text=MarkdownTextObject(text=text)).to_dict(),
+        ActionsBlock(elements=[start]).to_dict(),
     ]
 
 
