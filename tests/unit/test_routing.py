@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from looproom.admin import bind_command, unbind_command
+from looproom.admin.bind import bind_command, unbind_command
 from looproom.room.routing import (
     BindingError,
     RoomBook,

@@ -42,6 +42,7 @@ from looproom.room.render import Rendering, render, render_parent, state_after
 from looproom.room.routing import RoomBook, Thread
 from looproom.room.told import ToldBook, Why
 from looproom.room.told import now as told_now
+from looproom.slack.channels import ChannelIds
 from looproom.slack.replies import (
     AUTH,
     GONE,
@@ -84,6 +85,7 @@ class SlackOutlet:
         ``told``: the delivery policy's memory (without it, every event is posted).
         ``pulls``: reads a PR gate's title and size from GitHub."""
         self._slack, self._book, self._settings = transport, rooms, settings
+        self._ids = ChannelIds(rooms, transport)
         self._observer = observer if observer is not None else NoObserver()
         self._interactive = interactive
         self._told, self._pulls = told, pulls
@@ -136,7 +138,7 @@ class SlackOutlet:
         room = self._book.room_for(event.work_item, self._settings.channel, self._settings.rooms)
         if not room:
             return Failed(f"no room for {event.work_item}: set slack.channel or a rooms entry")
-        channel = self._channel_id(room)
+        channel = self._ids.of(room)
         wait = self._slack.post_wait(channel or room)
         if wait > 0:
             return RetryLater(f"pacing posts to {room}", after=wait, routine=True)
@@ -159,23 +161,6 @@ class SlackOutlet:
         self._record(event, told, decision, ts)
         self._redraw(event, thread)
         return Delivered(f"{type(decision).__name__.lower()} in {thread.channel} under {thread.ts}")
-
-    # -- the room -----------------------------------------------------------------------
-
-    def _channel_id(self, room: str) -> str:
-        """The room's id: as configured, learnt earlier, or looked up; ``""`` if unknown yet."""
-        if is_channel_id(room):
-            return room
-        known = self._book.channel_id(room)
-        if known:
-            return known
-        found, reply = self._slack.find_channel(room)
-        if found:
-            self._book.learn_channel_id(room, found)
-        elif not reply.ok:
-            # e.g. missing channels:read — posting by name still works and teaches the id.
-            log.info("room %s: cannot list channels (%s); posting by name", room, reply.error)
-        return found
 
     # -- reconciliation -------------------------------------------------------------------
 
