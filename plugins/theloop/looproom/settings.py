@@ -27,7 +27,7 @@ from looproom import people
 from looproom.decide import reconcile
 from looproom.decide.authorization import DEFAULT_GRANTS, GRANTABLE, REPLY
 from looproom.digest import DEFAULT_DIGEST_MODE, DIGEST_MODES
-from looproom.inbound.events import ASK, KNOWN_EVENTS
+from looproom.events import ASK, KNOWN_EVENTS
 from looproom.instances import config as instances_config
 from looproom.instances.model import Instance, Spec
 from looproom.relay import jira_config, keywords
