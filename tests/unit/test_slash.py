@@ -12,7 +12,7 @@ import pytest
 
 from looproom.assembly import LoopRoom
 from looproom.decide import slash
-from looproom.inbound.events import Event
+from looproom.events import Event
 from looproom.settings import Environment, Settings
 from tests.support import signed
 

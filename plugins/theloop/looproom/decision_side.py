@@ -26,11 +26,11 @@ from looproom.decide.listener import Listener, thread_lines
 from looproom.decide.listening import ListenAll
 from looproom.decide.loop_control import LoopControl
 from looproom.decide.members import Directory, Grants, UnknownHandle, resolve_grants
+from looproom.decide.menu_desk import MenuDesk
 from looproom.decide.places import Places
 from looproom.decide.policies import Policies
 from looproom.decide.reconcile import Reconcile
 from looproom.decide.slash_desk import SlashDesk
-from looproom.decide.talk_desk import TalkDesk
 from looproom.doctor.split_watch import SplitWatch
 from looproom.durable.contract import WorkQueue
 from looproom.instances.fleet import Fleet
@@ -45,7 +45,7 @@ from looproom.relay.sinks import ControlPlane, GitHubSink, LedgerSink, LoopSink,
 from looproom.room.channel_moves import ChannelMoves
 from looproom.room.memory import Memory
 from looproom.room.roster import Roster
-from looproom.room.routing import RoomBook, Thread
+from looproom.room.routing import RoomBook, ThreadBinding
 from looproom.settings import ConfigError, Environment, Settings
 from looproom.slack.channels import ChannelIds
 from looproom.slack.queued_room import QueuedRoom
@@ -147,7 +147,7 @@ def _opener(
             return  # the thread's message could not be posted: nothing to bind
         for ts in posted:
             memory.index(channel, ts, work_item)
-        book.remember(Thread(work_item, channel, posted[0]))
+        book.remember(ThreadBinding(work_item, channel, posted[0]))
 
     maker = IssueMaker(env.github_api, env.github_token)
     kickoff_for, policy = decisions.places.kickoff_for, decisions.policies.now
@@ -231,12 +231,12 @@ class Decisions:
             thread_lines=thread_lines(slack, bot_member),
             recorded=self.effects.recorded,
         )
-        self.talk = TalkDesk(self.desk, view_opener(slack), self.policies.now)
-        self.desk.ask_why = self.talk.ask_why
+        self.menus = MenuDesk(self.desk, view_opener(slack), self.policies.now)
+        self.desk.ask_why = self.menus.ask_why
         self.opener = _opener(env, settings, slack, store, memory, book, self)
         self.listener = Listener(
             self.desk,
-            self.talk,
+            self.menus,
             self.places,
             self.policies,
             bot_member=bot_member,

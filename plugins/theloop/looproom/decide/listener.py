@@ -1,7 +1,7 @@
 """Reading what people say and press, before the desk judges it.
 
 A typed message arrives as the chat backend's text and, on Slack, Slack's own event. Here
-it becomes one :class:`~looproom.decide.judging.Said`: Slack's raw text where the backend
+it becomes one :class:`~looproom.decide.judging.Received`: Slack's raw text where the backend
 made a mention a name, a bot's message marked as one, a direct message naming a work item
 taken as about it, and a thread message claimed once (live or by the catch-up) before the
 desk sees it. ``@theloop help`` and a kickoff are answered here and go no further.
@@ -11,20 +11,32 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Protocol
 
 from looproom.attach import slack_files
 from looproom.decide import room_help, talk
 from looproom.decide.catchup import TOP
 from looproom.decide.cursors import Cursors
 from looproom.decide.desk import Desk, ThreadLines
-from looproom.decide.judging import Said, Where
+from looproom.decide.judging import Received, Where
 from looproom.decide.listening import ListenAll
+from looproom.decide.menu_desk import MenuDesk
 from looproom.decide.places import Places
 from looproom.decide.policies import Policies
-from looproom.decide.talk_desk import TalkDesk
-from looproom.kickoff.opener import Opener
 from looproom.slack.transport import SlackTransport
+
+
+class Kickoffs(Protocol):
+    """What the listener hands a new work item to (``looproom.kickoff.opener.Opener``):
+    the kickoff sits above the desk, so the listener names only what it asks of it."""
+
+    def message(self, member: str, text: str, channel: str, ts: str, thread_ts: str) -> bool:
+        """Whether a message was a kickoff (then taken, and the desk never sees it)."""
+        ...
+
+    def picked(self, payload: Mapping[str, Any]) -> bool:
+        """Whether a press was the kickoff's repository picker (then taken)."""
+        ...
 
 
 class Listener:
@@ -33,15 +45,15 @@ class Listener:
     def __init__(
         self,
         desk: Desk,
-        talk_desk: TalkDesk,
+        menu_desk: MenuDesk,
         places: Places,
         policies: Policies,
         *,
         bot_member: Callable[[], str],
         listen_all: ListenAll,
-        opener: Opener | None = None,
+        opener: Kickoffs | None = None,
     ) -> None:
-        self._desk, self._talk, self._places, self._policies = desk, talk_desk, places, policies
+        self._desk, self._menus, self._places, self._policies = desk, menu_desk, places, policies
         self._bot_member, self._listen_all, self._opener = bot_member, listen_all, opener
 
     @property
@@ -68,7 +80,7 @@ class Listener:
             text = raw
         named = talk.named_work_item(text) if talk.is_direct(channel) else ""
         attached = slack_files.kept(event.get("files") or [])
-        said = Said(
+        said = Received(
             member,
             text.strip(),
             channel,
@@ -99,7 +111,7 @@ class Listener:
         """A press, a shortcut or a submitted form (its signature already checked)."""
         if self._opener is not None and self._opener.picked(payload):
             return
-        if not self._talk.interactive(payload):
+        if not self._menus.interactive(payload):
             self._desk.pressed(payload)
 
     def _help(
@@ -143,13 +155,13 @@ def thread_lines(slack: SlackTransport | None, bot_member: Callable[[], str]) ->
     """How ``record-context`` reads a thread: its messages by people, oldest first; ``None``
     when Slack cannot say, and always without Slack (a plain backend has no threads)."""
 
-    def read(channel: str, thread: str) -> list[talk.Line] | None:
+    def read(channel: str, thread: str) -> list[talk.ThreadMessage] | None:
         messages = slack.thread(channel, thread) if slack is not None else None
         if messages is None:
             return None
         own = bot_member()
         return [
-            talk.Line(str(m.get("ts")), str(m.get("user") or ""), str(m.get("text") or ""))
+            talk.ThreadMessage(str(m.get("ts")), str(m.get("user") or ""), str(m.get("text") or ""))
             for m in messages
             if not m.get("bot_id") and m.get("user") and m.get("user") != own
         ]

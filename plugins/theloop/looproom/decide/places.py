@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from looproom.decide import talk
 from looproom.decide.desk import room_facts
 from looproom.room.routing import RoomBook
-from looproom.settings import Kickoff
+from looproom.settings import KickoffSettings
 from looproom.slack.channels import ChannelIds
 
 
@@ -27,7 +27,7 @@ class Places:
         *,
         default_room: str,
         rooms: Sequence[tuple[str, str]],
-        kickoffs: Sequence[tuple[str, Kickoff]],
+        kickoffs: Sequence[tuple[str, KickoffSettings]],
         listening: Callable[[], list[str]] = list,
     ) -> None:
         """``rooms``: (repository or work item, room) as configured; ``listening``: the rooms
@@ -40,7 +40,7 @@ class Places:
         """(the one work item bound to ``channel``, its one repository), ``""`` for none."""
         return room_facts(channel, self._book.room_bindings(), self._rooms, self.ids.known)
 
-    def kickoff_for(self, channel: str) -> Kickoff | None:
+    def kickoff_for(self, channel: str) -> KickoffSettings | None:
         """The kickoff of the room ``channel`` is (``""``: the default room's)."""
         for room, kickoff in self._kickoffs:
             if not channel and room == self._default:

@@ -2,14 +2,14 @@
 
 Who the bot is is known only once the backend connected, and each work item's roster
 changes as collaborators are added, so every path asks :meth:`Policies.now` rather than
-keeping a :class:`~looproom.decide.authorization.Policy` of its own.
+keeping a :class:`~looproom.decide.authorization.AccessPolicy` of its own.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from looproom.decide.authorization import DEFAULT_GRANTS, Policy, holders
+from looproom.decide.authorization import DEFAULT_GRANTS, AccessPolicy, holders
 from looproom.decide.members import Grants
 from looproom.relay.forms import Destinations
 
@@ -34,9 +34,9 @@ class Policies:
         self._people, self._destinations, self._granted = people, destinations, granted
         self._rosters = rosters
 
-    def now(self) -> Policy:
+    def now(self) -> AccessPolicy:
         """The policy in force at this moment."""
-        return Policy(
+        return AccessPolicy(
             self._bot_member(),
             self.grants.deciders,
             self._people,

@@ -15,10 +15,10 @@ from typing import Any, Protocol
 
 from looproom import workitem
 from looproom.decide import followed, grammar, kinds, slash
-from looproom.decide.authorization import Policy, may, refusal_text
+from looproom.decide.authorization import AccessPolicy, may, refusal_text
 from looproom.decide.decision import ADMITTED, REFUSED
 from looproom.decide.desk import Desk
-from looproom.decide.judging import Said
+from looproom.decide.judging import Received
 from looproom.decide.loop_control import LoopControl
 from looproom.decide.planes import Plane
 from looproom.relay import forms
@@ -28,7 +28,7 @@ from looproom.room.routing import RoomBook
 RoomFacts = Callable[[str], tuple[str, str]]
 
 
-class Kickoff(Protocol):
+class KickoffOpener(Protocol):
     """What opens a new work item from ``/the-loop new <title>`` (``looproom.kickoff``)."""
 
     def from_slash(self, command: slash.Slash) -> dict[str, Any]: ...
@@ -41,11 +41,11 @@ class SlashDesk:
         self,
         desk: Desk,
         book: RoomBook,
-        policy: Callable[[], Policy],
+        policy: Callable[[], AccessPolicy],
         room_facts: RoomFacts,
         *,
         loop_api: str = "",
-        kickoff: Kickoff | None = None,
+        kickoff: KickoffOpener | None = None,
         control: LoopControl | None = None,
     ) -> None:
         """``control`` answers the instance and standing families (``restart``, ``upgrade``,
@@ -159,7 +159,7 @@ class SlashDesk:
         room_item, repository = self._room_facts(command.channel)
         work_item = _named(text, repository, self._policy()) or room_item
         thread = self._book.thread(work_item, command.channel) if work_item else None
-        said = Said(
+        said = Received(
             command.member,
             text,
             command.channel,
@@ -189,7 +189,7 @@ def _other_tracker(rest: str) -> str:
     return str(ref) if ref is not None and not ref.is_github else ""
 
 
-def _named(text: str, repository: str, policy: Policy) -> str:
+def _named(text: str, repository: str, policy: AccessPolicy) -> str:
     """The work item a command names right after its verb, resolved; ``""`` for none."""
     parsed = kinds.read(text, policy.own_id, policy.destinations.keywords)
     ref = parsed.ref if isinstance(parsed, grammar.Command | grammar.Refusal) else ""

@@ -18,9 +18,9 @@ from looproom.attach.slack_files import FileStore
 from looproom.decide.planes import Plane, Planes
 from looproom.durable.contract import Item
 from looproom.durable.state import lock_for
+from looproom.events import Event
 from looproom.http.client import USER_AGENT, http
 from looproom.inbound import webhook as ingress
-from looproom.inbound.events import Event
 from looproom.inbound.recent import Recent
 from looproom.instances import streams
 from looproom.instances.model import Instance
