@@ -100,7 +100,8 @@ def test_records_said_in_its_thread_and_in_its_channel_each_link_where(tmp_path:
     _relay(sinks, "github:acme/api#7", kinds.REPLY, "Option 2")
     lines = RecordReader(sinks.ledger).answer("github:acme/api#7").splitlines()
     assert lines[0] == "Recorded on `github:acme/api#7` from Slack (3):"
-    assert lines[1].startswith("1. 📎 context") and lines[3] == f"   said in [this thread]({in_thread})"
+    assert lines[1].startswith("1. 📎 context")
+    assert lines[3] == f"   said in [this thread]({in_thread})"
     assert lines[4].startswith("2. 📌 decision")
     assert lines[6] == f"   said in [this thread]({in_channel})"
     assert lines[7].startswith("3. 💬 reply") and len(lines) == 9  # a reply names no thread
