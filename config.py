@@ -20,7 +20,7 @@ _HERE = Path(__file__).resolve().parent
 if str(_HERE / "plugins" / "theloop") not in sys.path:
     sys.path.insert(0, str(_HERE / "plugins" / "theloop"))
 
-from looproom import configured  # noqa: E402 - needs the path above
+from looproom import configured, people  # noqa: E402 - needs the path above
 from looproom.settings import ConfigError  # noqa: E402
 
 
@@ -131,7 +131,9 @@ else:
     _DEFAULT_ADMINS = ("@localhost",)  # the Text backend's console user
 
 BOT_ADMINS = _ENV.admins or _DEFAULT_ADMINS
-BOT_ADMINS_NOTIFICATIONS = ()
+# Errbot builds whom to warn with the backend's build_identifier: on Slack a member id only as
+# its mention. An admin written as an id, a mention or a handle is told either way.
+BOT_ADMINS_NOTIFICATIONS = people.notified(BOT_ADMINS, slack=BACKEND == "SlackV3")
 TEXT_COLOR_THEME = "light"
 
 

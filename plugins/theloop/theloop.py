@@ -23,7 +23,8 @@ import theloop_decisions as chat
 from errbot import BotPlugin, arg_botcmd, botcmd, core_plugins
 
 # Errbot puts every folder holding a .plug file on sys.path, so the core imports plainly.
-from looproom import admin, configured, manifest
+from looproom import configured, manifest, people
+from looproom.admin import text as admin_text
 from looproom.assembly import LoopRoom
 from looproom.inbound import slack_events
 from looproom.inbound import webhook as ingress
@@ -69,12 +70,12 @@ class TheLoop(BotPlugin):
         core.decisions.listen(getattr(self._bot, "slack_socket_mode", None))
         self._unlisten = lambda: (unpress(), unhello())
         self._unlisten_commands = chat.listen_for_commands(self._bot, self._commanded)
-        self._http = HttpServer(App(core, self._mounts(core)))
-        core.listening = self._http.start(env.http_host, env.http_port)
-        if core.listening.error:
-            self._cannot_listen(core.listening)
+        self._http = HttpServer(App(core.routes, self._mounts(core)))
+        listening = core.admin.listening = self._http.start(env.http_host, env.http_port)
+        if listening.error:
+            self._cannot_listen(listening)
         else:
-            self.log.info("theloop http server %s", core.listening.describe())
+            self.log.info("theloop http server %s", listening.describe())
         if core.first_run_line:  # the Text backend's console: show how to send an event
             for admin_id in self.bot_config.BOT_ADMINS:
                 self._say(admin_id, core.first_run_line)
@@ -84,7 +85,7 @@ class TheLoop(BotPlugin):
         Errbot's Flask app, which nothing else serves, so this server serves it at its path."""
         if getattr(self._bot, "slack_events", None) is None:
             return {}
-        return {slack_events.PATH: core.events_api(core_plugins.flask_app)}
+        return {slack_events.PATH: core.routes.events_api(core_plugins.flask_app)}
 
     def _cannot_listen(self, listening: Listening) -> None:
         """Loudly: the log, and each admin, since the-loop's events now reach nobody."""
@@ -136,38 +137,54 @@ class TheLoop(BotPlugin):
 
     def _say(self, to: str, text: str) -> None:
         # Errbot's send threads only under a Message it received: a plain line has no thread.
+        if not self._on_slack():  # Slack draws its mentions; a plain chat shows them raw
+            text = people.plain_mentions(text, self._shown)
         self.send(self._addressee(to), text)
 
+    def _on_slack(self) -> bool:
+        return getattr(self._bot, "slack_web", None) is not None
+
     def _addressee(self, to: str) -> Any:
-        """A room, an admin or a member as the backend builds it. A member is known by the id
-        ``chat.member_of`` gave, which on the Text console is the bare person (``localhost``)
-        while that backend builds a person only from ``@localhost``."""
+        """A room, an admin or a member as the backend builds it. On Slack an admin may be
+        written as a member id, which SlackV3 builds a person from only as a mention. A
+        member is known by the id ``chat.member_of`` gave, which on the Text console is the
+        bare person (``localhost``) while that backend builds a person only from
+        ``@localhost``."""
+        if self._on_slack():
+            return self.build_identifier(people.addressee(to, slack=True))
         try:
             return self.build_identifier(to)
         except ValueError:
             if to.startswith(("#", "@")):
                 raise
-            return self.build_identifier("@" + to)
+            return self.build_identifier(people.addressee(to, slack=False))
+
+    def _shown(self, member: str) -> str:
+        """A member as this chat backend shows a person (``@localhost`` on the console)."""
+        try:
+            return str(self._addressee(member))
+        except ValueError:
+            return f"@{member}"
 
     def _commanded(self, payload: Mapping[str, Any]) -> Mapping[str, Any] | None:
         return self._core.decisions.slash.answer(payload) if self._core is not None else None
 
     def _pressed(self, payload: Mapping[str, Any]) -> None:
         if self._core is not None:
-            self._core.decisions.pressed(payload)
+            self._core.decisions.listener.pressed(payload)
 
     # -- theloop's own commands -------------------------------------------------------------
 
     @botcmd(name="theloop")
     def theloop(self, _msg: Any, _args: str) -> str:
         """What theloop does here, and where to start."""
-        return admin.ABOUT
+        return admin_text.ABOUT
 
     @arg_botcmd("text", type=str, nargs="+", help="markdown to draw as the room would")
     @arg_botcmd("--limit", type=int, default=1500, help="characters (200-3000)")
     def theloop_preview(self, _msg: Any, text: list[str], limit: int) -> str:
         """Show the mrkdwn the room would post for a message (the digest above the limit)."""
-        return admin.preview_text(" ".join(text), limit)
+        return admin_text.preview_text(" ".join(text), limit)
 
     @botcmd
     def theloop_manifest(self, _msg: Any, args: str) -> str:
@@ -179,46 +196,46 @@ class TheLoop(BotPlugin):
     @botcmd(admin_only=True)
     def theloop_status(self, _msg: Any, _args: str) -> str:
         """Resolved configuration (secrets as set/unset), queue depth, last delivery error."""
-        return self._core.status(time.time()) if self._core else NOT_ACTIVE
+        return self._core.admin.status(time.time()) if self._core else NOT_ACTIVE
 
     @botcmd(admin_only=True)
     def theloop_doctor(self, _msg: Any, _args: str) -> str:
         """Why the room may be silent: token, scopes, rooms, events, peers — with remedies."""
         if self._core is None:
             return NOT_ACTIVE
-        return self._core.doctor(getattr(self._bot, "slack_socket_mode", None))
+        return self._core.admin.doctor(getattr(self._bot, "slack_socket_mode", None))
 
     @botcmd(admin_only=True)
     def theloop_queue(self, _msg: Any, args: str) -> str:
         """Undelivered events: `list` (default), `retry KEY` (now), `drop KEY` (give up)."""
-        return self._core.queue(args, time.time()) if self._core else NOT_ACTIVE
+        return self._core.admin.queue(args, time.time()) if self._core else NOT_ACTIVE
 
     @botcmd
     def theloop_why(self, _msg: Any, args: str) -> str:
         """Where did my message go: the room's last decisions for `why <work item>`."""
-        return self._core.why(args, time.time()) if self._core else NOT_ACTIVE
+        return self._core.admin.why(args, time.time()) if self._core else NOT_ACTIVE
 
     @botcmd
     def theloop_records(self, _msg: Any, args: str) -> str:
         """What was recorded on a work item's ticket from Slack: `records <work item>`."""
-        return self._core.records(args) if self._core else NOT_ACTIVE
+        return self._core.admin.records(args) if self._core else NOT_ACTIVE
 
     @botcmd(admin_only=True)
     def theloop_bind(self, _msg: Any, args: str) -> str:
         """A room of its own for a work item: `bind <work item> <room>`; alone: list them."""
-        return self._core.bind(args) if self._core else NOT_ACTIVE
+        return self._core.admin.bind(args) if self._core else NOT_ACTIVE
 
     @botcmd(admin_only=True)
     def theloop_listen(self, msg: Any, args: str) -> str:
         """What a room hears: `listen all [room]` (every message in a work item's thread is a
         reply to it), `listen addressed [room]` (only a mention, the default); alone: list."""
         here = str(chat.slack_event(msg).get("channel") or "") or chat.plain_channel(msg)
-        return self._core.listen_mode(args, here) if self._core else NOT_ACTIVE
+        return self._core.admin.listen(args, here) if self._core else NOT_ACTIVE
 
     @botcmd(admin_only=True)
     def theloop_unbind(self, _msg: Any, args: str) -> str:
         """A work item's events go to its configured room again: `unbind <work item>`."""
-        return self._core.unbind(args) if self._core else NOT_ACTIVE
+        return self._core.admin.unbind(args) if self._core else NOT_ACTIVE
 
     # -- decisions, typed (the verbs are looproom.decide.kinds.VERBS) ------------------------
 
@@ -332,7 +349,7 @@ class TheLoop(BotPlugin):
 
     def _typed(self, msg: Any, text: str, *, addressed: bool) -> None:
         if self._core is not None:
-            self._core.decisions.said(
+            self._core.decisions.listener.said(
                 chat.member_of(msg.frm),
                 text,
                 chat.slack_event(msg),

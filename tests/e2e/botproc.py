@@ -170,9 +170,8 @@ class BotProcess:
 
         wait_for(ready, timeout, lambda: f"errbot to be ready; it said:\n{self.log_text()[-4000:]}")
 
-    def undelivered(self) -> int:
-        """How many events the bot accepted and has not delivered yet (its inbox's depth,
-        as ``GET /theloop/metrics`` reports it)."""
+    def metrics(self) -> str:
+        """``GET /theloop/metrics``: the bot's metrics, as Prometheus reads them."""
         connection = http.client.HTTPConnection(self.host, self.port, timeout=30)
         try:
             connection.request("GET", METRICS_PATH)
@@ -181,6 +180,12 @@ class BotProcess:
         finally:
             connection.close()
         assert status == 200, f"{METRICS_PATH} answered {status}: {body[:500]}"
+        return body
+
+    def undelivered(self) -> int:
+        """How many events the bot accepted and has not delivered yet (its inbox's depth,
+        as ``GET /theloop/metrics`` reports it)."""
+        body = self.metrics()
         for line in body.splitlines():
             if line.startswith(_INBOX_DEPTH) and line[len(_INBOX_DEPTH)] in "},":
                 return int(float(line.split()[-1]))

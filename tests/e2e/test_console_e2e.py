@@ -55,7 +55,9 @@ def test_the_console_person_sees_a_refusal_and_then_decides(console: BotProcess)
     _shown(console, "There is no phase 99 on this checklist, so nothing was recorded.")
 
     console.type(f"execute {ITEM} without 2")
-    _shown(console, "recorded — moving on: the phase selection")
+    # The person is shown as the console shows people, not as Slack's raw mention.
+    _shown(console, "recorded — moving on: the phase selection of @localhost")
+    assert "<@localhost>" not in console.log_text()
     ledger = console.data_dir / "theloop" / "relay-ledger.jsonl"
     (line,) = ledger.read_text(encoding="utf-8").splitlines()
     assert json.loads(line)["actor"] == {"slack": "localhost"}

@@ -88,7 +88,7 @@ def serve(tmp_path: Path) -> Iterator[Callable[..., Served]]:
             bot_member=lambda: "@theloop",
         )
         seen: list[dict[str, Any]] = []
-        server = HttpServer(App(room, {PATH: room.events_api(_events_app(seen))}))
+        server = HttpServer(App(room.routes, {PATH: room.routes.events_api(_events_app(seen))}))
         assert server.start("127.0.0.1", 0).address
         made.append(Served(room, server, seen))
         return made[-1]
@@ -149,6 +149,18 @@ def test_forged_and_stale_requests_never_reach_the_view(serve) -> None:
         status, content_type, answer = served.post(body, headers)
         assert status == 401 and content_type == "application/json", answer
         assert answer["error"]
+    assert served.seen == []
+
+
+@pytest.mark.parametrize(
+    "body", [b'{"event": {"text": "\xff"}}', bytes(range(256)), b"\x80 not json"], ids=repr
+)
+def test_a_bad_signature_is_401_whatever_the_body_is(serve, body: bytes) -> None:
+    served = serve()
+    forged = {**slack_headers("not-the-apps-secret", body), "Content-Type": "application/json"}
+    status, content_type, answer = served.post(body, forged)
+    assert status == 401 and content_type == "application/json"
+    assert "signature" in answer["error"]
     assert served.seen == []
 
 

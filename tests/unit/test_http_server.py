@@ -28,7 +28,13 @@ from looproom.http.rules import MAX_BODY_BYTES
 from looproom.server.app import App
 from looproom.server.runner import HttpServer, Limits
 from looproom.settings import Environment, Settings
-from tests.support.signed import INTERACTIVE_PATH, WEBHOOK_PATH, slack_headers, webhook_headers
+from tests.support.signed import (
+    COMMANDS_PATH,
+    INTERACTIVE_PATH,
+    WEBHOOK_PATH,
+    slack_headers,
+    webhook_headers,
+)
 
 SECRET = "http-server-test-secret-0123456789ab"
 SLACK_SECRET = "http-server-test-slack-signing-secret"
@@ -115,7 +121,7 @@ def serve(tmp_path: Path) -> Iterator[Callable[..., Served]]:
         room = _room(tmp_path / f"room{len(made)}")
         if start:
             room.start()
-        server = HttpServer(App(room), limits or Limits(request_deadline=DEADLINE))
+        server = HttpServer(App(room.routes), limits or Limits(request_deadline=DEADLINE))
         assert server.start("127.0.0.1", 0).address
         made.append(Served(room, server))
         return made[-1]
@@ -313,6 +319,39 @@ def test_interactive_refuses_a_body_that_is_not_utf8_and_a_deep_payload(serve) -
     assert served.request("POST", INTERACTIVE_PATH, unsigned)[0] == 401
 
 
+#: Bodies no parser would take: not UTF-8, not a form, not JSON.
+UNREADABLE = {
+    "latin-1": b"payload=%7B%22caf\xe9%22%7D",
+    "binary": bytes(range(256)),
+    "lone continuation bytes": b"\x80\x80{\xff}",
+}
+#: Each signed route, and the headers a forger would send (a wrong secret's signature).
+FORGED = {
+    WEBHOOK_PATH: lambda body: webhook_headers("not-the-bots-secret-0123456789ab", body),
+    INTERACTIVE_PATH: lambda body: slack_headers("not-the-apps-signing-secret", body),
+    COMMANDS_PATH: lambda body: slack_headers("not-the-apps-signing-secret", body),
+}
+
+
+@pytest.mark.parametrize("path", sorted(FORGED))
+@pytest.mark.parametrize("kind", sorted(UNREADABLE))
+def test_a_bad_signature_is_401_whatever_the_body_is(serve, path: str, kind: str) -> None:
+    served = serve()
+    body = UNREADABLE[kind]
+    status, headers, raw = served.request("POST", path, body, FORGED[path](body))
+    assert status == 401 and headers["Content-Type"] == "application/json"
+    assert "signature" in json.loads(raw)["error"]
+    assert served.stored() == 0
+
+
+def test_a_signed_body_that_is_not_utf8_is_400_on_slacks_routes(serve) -> None:
+    served = serve()
+    body = UNREADABLE["latin-1"]
+    for path in (INTERACTIVE_PATH, COMMANDS_PATH):
+        status, _h, raw = served.request("POST", path, body, slack_headers(SLACK_SECRET, body))
+        assert status == 400 and "not UTF-8 (byte 17)" in json.loads(raw)["error"]
+
+
 # -- storage that cannot be written -----------------------------------------------------------
 
 
@@ -355,7 +394,7 @@ def test_a_full_disk_is_a_503_with_retry_after_and_health_names_the_file(serve) 
 
 def test_a_taken_port_is_reported_not_raised(serve) -> None:
     served = serve()
-    other = HttpServer(App(served.room))
+    other = HttpServer(App(served.room.routes))
     listening = other.start("127.0.0.1", served.port)
     assert listening.address == ""
     assert f"cannot listen on 127.0.0.1:{served.port}" in listening.error
@@ -367,7 +406,7 @@ def test_a_taken_port_is_reported_not_raised(serve) -> None:
 
 def test_an_address_not_on_this_machine_is_reported_not_raised(serve) -> None:
     served = serve()
-    listening = HttpServer(App(served.room)).start("192.0.2.1", 0)  # TEST-NET-1
+    listening = HttpServer(App(served.room.routes)).start("192.0.2.1", 0)  # TEST-NET-1
     assert "cannot listen on 192.0.2.1:0" in listening.error
 
 

@@ -3,6 +3,7 @@ periodic reconcile (``slack.read``), sharing the cursors with the live path."""
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import pytest
@@ -176,3 +177,52 @@ def test_a_spent_budget_is_waited_out_not_a_thread_skipped() -> None:
     assert asked == [t for _c, t in threads]
     catch_up.stop()
     assert catch_up.run() == 0 and asked == [t for _c, t in threads]  # stopped: no more reads
+
+
+def test_stop_waits_for_the_cycle_under_way_and_posts_no_heartbeat_after_it() -> None:
+    """On deactivate the stores close right after: no cycle may still be reading them."""
+    entered, release, stopping = threading.Event(), threading.Event(), threading.Event()
+    ended: list[str] = []
+    checked: list[int] = []
+
+    def catch_up() -> int:
+        entered.set()
+        release.wait(30)
+        ended.append("cycle")
+        return 0
+
+    cycle = Reconcile(catch_up, 0.01, check=lambda: checked.append(1))
+    cycle.start()
+    assert entered.wait(30)
+    seen: list[list[str]] = []
+    stopped: list[bool] = []
+
+    def stop() -> None:
+        stopping.set()
+        stopped.append(cycle.stop())
+        seen.append(list(ended))
+
+    stopper = threading.Thread(target=stop)
+    stopper.start()
+    assert stopping.wait(30)
+    release.set()
+    stopper.join(30)
+    assert stopped == [True] and seen == [["cycle"]]  # stop returned after the cycle ended
+    assert checked == []  # stopped during the catch-up: no split check posted after
+
+
+def test_a_plugin_activated_again_reconciles_again() -> None:
+    ran = threading.Event()
+
+    def catch_up() -> int:
+        ran.set()
+        return 0
+
+    cycle = Reconcile(catch_up, 0.01)
+    cycle.start()
+    assert ran.wait(30)
+    assert cycle.stop()
+    ran.clear()
+    cycle.start()
+    assert ran.wait(30)
+    assert cycle.stop()

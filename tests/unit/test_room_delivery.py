@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 from slack_sdk import WebClient
 
-from looproom.admin import why_text
-from looproom.inbound.events import KNOWN_EVENTS, Event
-from looproom.room.outlets import SlackOutlet
+from looproom.admin.text import why_text
+from looproom.events import KNOWN_EVENTS, Event
 from looproom.room.policy import Told
 from looproom.room.routing import RoomBook
+from looproom.room.slack_outlet import SlackOutlet
 from looproom.room.told import ITEM_CAP, ToldBook
 from looproom.settings import Settings
 from looproom.slack.pacer import Pacer
@@ -136,7 +136,7 @@ def test_why_names_the_rule_of_each_decision(
     slack: FakeSlack, caplog: pytest.LogCaptureFixture
 ) -> None:
     room = Room(slack, {})
-    with caplog.at_level(logging.DEBUG, logger="looproom.room.outlets"):
+    with caplog.at_level(logging.DEBUG, logger="looproom.room.slack_outlet"):
         room.deliver(by_id("tl-requirements-gate"), by_id("tl-requirements-ready"))
     assert "gate-collapse dropped comment.agent" in caplog.text
     text = why_text(timeline.ITEM, room.told.items(), room.told.why(timeline.ITEM), 2000.0)

@@ -12,7 +12,7 @@ import pytest
 
 from looproom.assembly import LoopRoom
 from looproom.decide import slash
-from looproom.inbound.events import Event
+from looproom.events import Event
 from looproom.settings import Environment, Settings
 from tests.support import signed
 
@@ -123,14 +123,14 @@ def test_status_shows_where_each_work_item_is_what_it_waits_on_and_who_is_asked(
 
 def test_over_http_only_a_signed_command_is_answered(room: LoopRoom) -> None:
     body = urllib.parse.urlencode(payload("help")).encode()
-    answer = room.command(signed.slack_headers(SECRET, body), body)
+    answer = room.routes.command(signed.slack_headers(SECRET, body), body)
     assert answer.status == 200 and answer.body["response_type"] == "ephemeral"
-    forged = room.command(signed.slack_headers("not-the-secret", body), body)
+    forged = room.routes.command(signed.slack_headers("not-the-secret", body), body)
     assert forged.status == 401
-    stale = room.command(signed.slack_headers(SECRET, body, int(time.time()) - 600), body)
+    stale = room.routes.command(signed.slack_headers(SECRET, body, int(time.time()) - 600), body)
     assert stale.status == 401
     other = urllib.parse.urlencode({**payload("help"), "command": "/x"}).encode()
-    assert room.command(signed.slack_headers(SECRET, other), other).status == 400
+    assert room.routes.command(signed.slack_headers(SECRET, other), other).status == 400
 
 
 def test_without_a_signing_secret_the_http_route_fails_closed() -> None:

@@ -23,10 +23,11 @@ from urllib.parse import urlsplit
 
 import yaml
 
+from looproom import people
 from looproom.decide import reconcile
 from looproom.decide.authorization import DEFAULT_GRANTS, GRANTABLE, REPLY
 from looproom.digest import DEFAULT_DIGEST_MODE, DIGEST_MODES
-from looproom.inbound.events import ASK, KNOWN_EVENTS
+from looproom.events import ASK, KNOWN_EVENTS
 from looproom.instances import config as instances_config
 from looproom.instances.model import Instance, Spec
 from looproom.relay import jira_config, keywords
@@ -122,7 +123,7 @@ class ConfigError(ValueError):
 
 
 @dataclass(frozen=True)
-class Kickoff:
+class KickoffSettings:
     """Where a message addressed to the bot in a room opens a new work item: the
     repositories it may be opened in (several: the member picks) and the issue's labels."""
 
@@ -153,7 +154,7 @@ class Settings:
     rooms: tuple[tuple[str, str], ...] = ()
     #: Room → where a message there opens a new work item (``slack.kickoff`` is the
     #: default room's, under ``slack.channel``; a ``rooms`` entry may carry its own).
-    kickoffs: tuple[tuple[str, Kickoff], ...] = ()
+    kickoffs: tuple[tuple[str, KickoffSettings], ...] = ()
     people: Mapping[str, str] = field(default_factory=_frozen, hash=False)
     relay_repos: Mapping[str, str] = field(default_factory=_frozen, hash=False)
     #: the-loop's control keywords when this deployment renamed them (``relay.keywords``).
@@ -425,7 +426,9 @@ class _Parser:
                 self.errors.append(f"{key}: expected a room name or id, got nothing")
         return tuple(rooms)
 
-    def _kickoffs(self, slack: Mapping[str, Any], rooms: Any) -> tuple[tuple[str, Kickoff], ...]:
+    def _kickoffs(
+        self, slack: Mapping[str, Any], rooms: Any
+    ) -> tuple[tuple[str, KickoffSettings], ...]:
         found = []
         default = self._kickoff(slack.get("kickoff"), "slack.kickoff")
         if default is not None:
@@ -442,7 +445,7 @@ class _Parser:
                     found.append((room["room"].strip(), kickoff))
         return tuple(found)
 
-    def _kickoff(self, value: Any, key: str) -> Kickoff | None:
+    def _kickoff(self, value: Any, key: str) -> KickoffSettings | None:
         """``{repo: owner/repo | [owner/repo, …], labels: [...]}``; ``None`` when unset."""
         if value is None:
             return None
@@ -461,7 +464,7 @@ class _Parser:
         if not isinstance(labels, list) or not all(isinstance(x, str) and x for x in labels):
             self.errors.append(f"{key}.labels: expected a list of label names")
             return None
-        return Kickoff(tuple(dict.fromkeys(repos)), tuple(labels))
+        return KickoffSettings(tuple(dict.fromkeys(repos)), tuple(labels))
 
     def _people(self, value: Any) -> dict[str, str]:
         people = {}
@@ -641,7 +644,7 @@ class Environment:
             )
         }
         admins_raw = get("THELOOP_ADMINS")
-        admins = tuple(a.strip() for a in admins_raw.split(",") if a.strip())
+        admins = tuple(people.admin_id(a) for a in admins_raw.split(",") if a.strip())
         if admins_raw and not admins:
             errors.append(f"THELOOP_ADMINS: no admin in {_shown(admins_raw)} (comma-separated ids)")
         data_dir = get("THELOOP_DATA_DIR", default="./data")

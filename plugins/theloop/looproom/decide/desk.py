@@ -18,20 +18,20 @@ from typing import Any
 
 from looproom import times, workitem
 from looproom.decide import grammar, judging, kinds, presses, talk
-from looproom.decide.authorization import Policy
+from looproom.decide.authorization import AccessPolicy
 from looproom.decide.cursors import Cursors
 from looproom.decide.decision import ADMITTED, REFUSED, Decision, Verdict, refuse
-from looproom.decide.judging import Said, Where
+from looproom.decide.judging import Received, Where
 from looproom.relay.relay import Relay
 from looproom.room.memory import Memory
 from looproom.slack import reactions
-from looproom.slack.queued_room import Voice, quietly
+from looproom.slack.queued_room import Speaker, quietly
 
 log = logging.getLogger(__name__)
 
 #: ``(channel, thread_ts)`` → the thread's messages by people, oldest first; ``None`` when
 #: it cannot be read now (Slack is down) or this backend has no threads.
-ThreadLines = Callable[[str, str], "list[talk.Line] | None"]
+ThreadLines = Callable[[str, str], "list[talk.ThreadMessage] | None"]
 
 
 def room_facts(
@@ -56,8 +56,8 @@ class Desk:
         self,
         memory: Memory,
         relay: Relay,
-        room: Voice,
-        policy: Callable[[], Policy],
+        room: Speaker,
+        policy: Callable[[], AccessPolicy],
         *,
         cursors: Cursors | None = None,
         thread_lines: ThreadLines = lambda _c, _t: None,
@@ -86,7 +86,7 @@ class Desk:
         threaded = self.memory.locate(channel, thread_ts) if thread_ts else ""
         return Where(threaded or room_item, repository, thread_bound=bool(threaded))
 
-    def said(self, said: Said, where: Where, *, answer: bool = True) -> Verdict:
+    def said(self, said: Received, where: Where, *, answer: bool = True) -> Verdict:
         """A typed message (a thread reply, a plain message, a ``!`` command or a slash
         command); ``answer=False`` when the caller answers the member itself."""
         policy, now = self._policy(), self._clock()
@@ -100,7 +100,7 @@ class Desk:
             self._answer(verdict, said.channel, said.member, said.ts, said.thread_ts or said.ts)
         return verdict
 
-    def _context(self, verdict: Verdict, policy: Policy, now: float) -> Verdict:
+    def _context(self, verdict: Verdict, policy: AccessPolicy, now: float) -> Verdict:
         """``record-context``: the thread since its last recorded context, read off the
         lock (a Slack call), then recorded — and the cursor moved — under it."""
         decision = verdict.decision
@@ -160,7 +160,7 @@ class Desk:
         self._answer(verdict, press.channel, press.member, press.ts, press.thread_ts or press.ts)
         return verdict
 
-    def _record(self, verdict: Verdict, policy: Policy, now: float) -> Verdict:
+    def _record(self, verdict: Verdict, policy: AccessPolicy, now: float) -> Verdict:
         """Store an admitted decision; a duplicate (same key) becomes a refusal."""
         decision = verdict.decision
         if verdict.status != ADMITTED or decision is None:

@@ -4,8 +4,9 @@ the-loop instance itself and its standing sessions, from Slack.
 These reach past any one work item, so each family asks its own act — ``instance.command``
 and ``standing.command`` — which the room holds only where ``slack.publish`` names it
 (``looproom.decide.authorization``); anyone else is told which act is not theirs and why.
-Each is one call to the-loop's control plane (``THELOOP_LOOP_API``), the routes its own
-CLI and room use: ``GET /api/v1/instance``, ``POST /api/v1/restart {withUpgrade}``,
+Each is one call to the-loop's control plane (``THELOOP_LOOP_API``, or with ``instances:``
+the one the command names or the room belongs to — ``looproom.decide.planes``), the
+routes its own CLI and room use: ``GET /api/v1/instance``, ``POST /api/v1/restart {withUpgrade}``,
 ``GET /api/v1/standing-sessions``, ``POST /api/v1/standing-sessions/control {name,
 verb}``. A command that changes something is claimed by its trigger in the plugin's
 storage before the call, so a command Slack delivers twice restarts nothing twice; an
@@ -16,9 +17,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, MutableMapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from looproom.decide.authorization import INSTANCE, STANDING, Policy, may, refusal_text
+from looproom.decide.authorization import INSTANCE, STANDING, AccessPolicy, may, refusal_text
+from looproom.decide.planes import Plane, Planes
 from looproom.durable.bounded import touched
 from looproom.durable.state import lock_for
 from looproom.http.client import USER_AGENT, HttpResult, http
@@ -46,85 +49,132 @@ class LoopControl:
 
     def __init__(
         self,
-        api: str,
-        policy: Callable[[], Policy],
+        api: str | Planes,
+        policy: Callable[[], AccessPolicy],
         store: MutableMapping[str, Any],
         thread_of: ThreadOf,
         *,
         client: Http = http,
     ) -> None:
-        self._api, self._policy, self._store = api.rstrip("/"), policy, store
+        """``api``: ``THELOOP_LOOP_API``, or the planes of ``instances:``."""
+        self._planes = api if isinstance(api, Planes) else Planes.single(api)
+        self._policy, self._store = policy, store
         self._thread_of, self._http = thread_of, client
         self._lock = lock_for(store)
 
-    def instance_status(self, member: str) -> str:
-        """The-loop instance: its name, mode and what it manages — or why not shown."""
+    @property
+    def planes(self) -> Planes:
+        return self._planes
+
+    def instance_status(self, member: str, name: str = "", context: Sequence[str] = ()) -> str:
+        """The-loop instance: its name, mode and what it manages — or why not shown.
+        With ``instances:`` and none named, each instance's line (asked at once: Slack
+        waits 3 s for the whole answer)."""
         refused = self._refusal(member, INSTANCE)
         if refused:
             return refused
-        answer = self._call("GET", INSTANCE_PATH)
+        if name or not self._planes.named:
+            plane = self._planes.pick(name, context)
+            return self._instance_line(plane) if isinstance(plane, Plane) else plane
+        with ThreadPoolExecutor(len(self._planes.all)) as pool:
+            return "\n".join(pool.map(self._instance_line, self._planes.all))
+
+    def _instance_line(self, plane: Plane) -> str:
+        answer = self._call(plane, "GET", INSTANCE_PATH)
         data = answer.json() if answer.status == 200 else None
         if not isinstance(data, Mapping):
-            return f"the-loop instance: {self._trouble(answer)}"
+            return f"{_on(plane)}the-loop instance: {self._trouble(answer)}"
         scope = data.get("scope") if isinstance(data.get("scope"), Mapping) else {}
         managed = data.get("managed") if isinstance(data.get("managed"), list) else []
         refs = [str(row.get("ref")) for row in managed if isinstance(row, Mapping)]
         shown = ", ".join(f"`{ref}`" for ref in refs[:10]) + (" …" if len(refs) > 10 else "")
         name = str(data.get("name") or "unnamed")
         mode = str(scope.get("mode") or "open")
-        return f"*the-loop instance* `{name}` (mode: {mode}) manages {len(refs)} work item(s)" + (
-            f": {shown}" if refs else ""
+        return (
+            f"{_on(plane)}*the-loop instance* `{name}` (mode: {mode}) manages {len(refs)} "
+            "work item(s)" + (f": {shown}" if refs else "")
         )
 
-    def restart(self, member: str, trigger: str, *, upgrade: bool) -> str:
-        """``restart`` / ``upgrade``: the-loop schedules its own restart (and upgrade)."""
+    def restart(
+        self,
+        member: str,
+        trigger: str,
+        *,
+        upgrade: bool,
+        name: str = "",
+        context: Sequence[str] = (),
+    ) -> str:
+        """``restart`` / ``upgrade``: the-loop schedules its own restart (and upgrade) —
+        the instance ``name`` names, or the one ``context`` belongs to."""
         refused = self._refusal(member, INSTANCE)
         if refused:
             return refused
+        plane = self._planes.pick(name, context)
+        if not isinstance(plane, Plane):
+            return plane
         what = "upgrade" if upgrade else "restart"
-        if not self._claim(f"{what}:{trigger}"):
+        if not self._claim(f"{what}:{trigger}" + (f"@{plane.name}" if plane.name else "")):
             return f"That `{what}` was asked already; nothing more was sent."
-        answer = self._call("POST", RESTART_PATH, {"withUpgrade": upgrade})
+        answer = self._call(plane, "POST", RESTART_PATH, {"withUpgrade": upgrade})
         if 200 <= answer.status < 300:
             data = answer.json() if isinstance(answer.json(), Mapping) else {}
             pid = f" (pid {data['pid']})" if data.get("pid") else ""
             return (
-                f"🔁 the-loop scheduled its {what}{pid}: its services stop and start again "
-                "in a moment — `/the-loop status` shows when it is back."
+                f"🔁 {_on(plane)}the-loop scheduled its {what}{pid}: its services stop and "
+                "start again in a moment — `/the-loop status` shows when it is back."
             )
-        return f"the-loop's {what} was not confirmed: {self._trouble(answer)}"
+        return f"{_on(plane)}the-loop's {what} was not confirmed: {self._trouble(answer)}"
 
-    def standing(self, member: str, words: str, trigger: str) -> str:
-        """``standing list`` · ``standing start|stop|restart <name>``."""
+    def standing(self, member: str, words: str, trigger: str, context: Sequence[str] = ()) -> str:
+        """``standing list`` · ``standing start|stop|restart <name>``, each with the
+        instance as an optional last word. ``list`` with ``instances:`` and none named or
+        implied lists every instance's."""
         refused = self._refusal(member, STANDING)
         if refused:
             return refused
-        parts = words.split()
+        parts, instance = self._planes.split(words.split())
         verb = parts[0].lower() if parts else ""
         if verb not in STANDING_VERBS:
             return "`standing` takes a verb: `list`, or `start|stop|restart <name>`."
         if verb == "list":
             if len(parts) != 1:
-                return "`standing list` takes nothing more."
-            answer = self._call("GET", STANDING_PATH)
-            rows = answer.json() if answer.status == 200 else None
-            if not isinstance(rows, list):
-                return f"the-loop's standing sessions: {self._trouble(answer)}"
-            return self._rows(rows)
+                return "`standing list` takes nothing more" + (
+                    f" than the instance ({', '.join(self._planes.names())})."
+                    if self._planes.named
+                    else "."
+                )
+            plane = self._planes.pick(instance, context)
+            planes = [plane] if isinstance(plane, Plane) else list(self._planes.all)
+            with ThreadPoolExecutor(len(planes)) as pool:
+                return "\n".join(pool.map(self._standing_list, planes))
         if len(parts) != 2 or not _NAME.match(parts[1]):
             return (
                 f"`standing {verb}` takes one session name (lowercase letters, digits and "
                 "hyphens, up to 40)."
             )
-        name = parts[1]
-        if not self._claim(f"standing-{verb}:{name}:{trigger}"):
+        plane = self._planes.pick(instance, context)
+        if not isinstance(plane, Plane):
+            return plane
+        return self._standing_control(plane, verb, parts[1], trigger)
+
+    def _standing_list(self, plane: Plane) -> str:
+        answer = self._call(plane, "GET", STANDING_PATH)
+        rows = answer.json() if answer.status == 200 else None
+        if not isinstance(rows, list):
+            return f"{_on(plane)}the-loop's standing sessions: {self._trouble(answer)}"
+        return _on(plane) + self._rows(rows)
+
+    def _standing_control(self, plane: Plane, verb: str, name: str, trigger: str) -> str:
+        at = f"@{plane.name}" if plane.name else ""
+        if not self._claim(f"standing-{verb}:{name}:{trigger}{at}"):
             return f"That `standing {verb} {name}` was asked already; nothing more was sent."
-        answer = self._call("POST", STANDING_CONTROL_PATH, {"name": name, "verb": verb})
+        answer = self._call(plane, "POST", STANDING_CONTROL_PATH, {"name": name, "verb": verb})
         data = answer.json()
         if 200 <= answer.status < 300 and isinstance(data, Mapping):
             sessions = data.get("sessions") if isinstance(data.get("sessions"), list) else []
-            return self._rows(sessions) if sessions else f"`standing {verb} {name}`: done."
-        return f"`standing {verb} {name}` was not confirmed: {self._trouble(answer)}"
+            said = self._rows(sessions) if sessions else f"`standing {verb} {name}`: done."
+            return _on(plane) + said
+        return f"{_on(plane)}`standing {verb} {name}` was not confirmed: {self._trouble(answer)}"
 
     # -- the steps -----------------------------------------------------------------------
 
@@ -132,10 +182,10 @@ class LoopControl:
         policy = self._policy()
         if not may(member, act, policy):
             return refusal_text(member, act, policy)
-        if not self._api:
+        if not self._planes.all:
             return (
                 "the-loop's control plane is not configured here: set `THELOOP_LOOP_API` "
-                "to the-loop's API address."
+                "to the-loop's API address (or each instance's `api` under `instances:`)."
             )
         return ""
 
@@ -148,8 +198,11 @@ class LoopControl:
             self._store[CLAIMS] = touched(claims, key, True, CLAIM_CAP)
             return True
 
-    def _call(self, method: str, path: str, body: Any = None) -> HttpResult:
-        return self._http(method, self._api + path, {"User-Agent": USER_AGENT}, body, TIMEOUT)
+    def _call(self, plane: Plane, method: str, path: str, body: Any = None) -> HttpResult:
+        headers = {"User-Agent": USER_AGENT}
+        if plane.token:
+            headers["Authorization"] = f"Bearer {plane.token}"
+        return self._http(method, plane.api + path, headers, body, TIMEOUT)
 
     def _rows(self, rows: Sequence[Any]) -> str:
         if not rows:
@@ -183,3 +236,8 @@ class LoopControl:
         detail = data.get("detail") if isinstance(data, Mapping) else ""
         said = f": {' '.join(str(detail).split())[:200]}" if detail else ""
         return f"the-loop answered {answer.status}{said}."
+
+
+def _on(plane: Plane) -> str:
+    """Which instance a line is about, when there are named ones."""
+    return f"*{plane.name}* · " if plane.name else ""

@@ -15,6 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from slack_sdk.models.blocks import ContextBlock, MarkdownTextObject, SectionBlock
+
 from looproom import strict_json, times
 from looproom.decide.decision import Decision
 from looproom.room import buttons
@@ -147,7 +149,7 @@ def after_press(press: Press, line: str) -> list[dict[str, Any]]:
     """The pressed message's blocks with its controls replaced by ``line`` (links stay)."""
     blocks: list[dict[str, Any]] = []
     source = press.blocks or (
-        {"type": "section", "text": {"type": "mrkdwn", "text": press.text or " "}},
+        SectionBlock(text=MarkdownTextObject(text=press.text or " ")).to_dict(),
     )
     for block in source:
         if str(block.get("block_id") or "").startswith(buttons.SELECTION):
@@ -158,5 +160,5 @@ def after_press(press: Press, line: str) -> list[dict[str, Any]]:
         links = [e for e in block.get("elements") or [] if isinstance(e, Mapping) and e.get("url")]
         if links:
             blocks.append({**block, "elements": links})
-    blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": line}]})
+    blocks.append(ContextBlock(elements=[MarkdownTextObject(text=line)]).to_dict())
     return blocks

@@ -24,6 +24,8 @@ log = logging.getLogger(__name__)
 
 DEFAULT_SECONDS, MIN_SECONDS = 900, 60
 DEFAULT_BEATS, MAX_BEATS = 2, 5
+#: How long a stop waits for a cycle under way (a catch-up ends at its next wait once stopped).
+JOIN_SECONDS = 30.0
 #: Keys of the-loop's ``channels.slack.read`` that mean nothing here (its transport).
 _THEIRS = ("mode", "intervalSeconds")
 
@@ -99,11 +101,24 @@ class Reconcile:
 
     def start(self) -> None:
         if self._interval > 0 and self._thread is None:
+            self._stopped.clear()  # a deactivated plugin activated again reconciles again
             self._thread = threading.Thread(target=self._run, name="theloop-reconcile", daemon=True)
             self._thread.start()
 
-    def stop(self) -> None:
+    def stop(self, timeout: float = JOIN_SECONDS) -> bool:
+        """No more cycles, and the one under way finished: on deactivate the stores close
+        next, and a cycle must not read or write them after. False if the cycle did not
+        end within ``timeout`` (a Slack call that hangs); it is then left to die with
+        the process rather than hold the deactivation."""
         self._stopped.set()
+        thread, self._thread = self._thread, None
+        if thread is None or thread is threading.current_thread():
+            return True
+        thread.join(timeout)
+        if thread.is_alive():
+            log.warning("theloop reconcile: a cycle still running after %.0f s at stop", timeout)
+            return False
+        return True
 
     def now(self) -> None:
         """One cycle: the catch-up, then the split check. Never raises: a cycle that
@@ -114,6 +129,8 @@ class Reconcile:
                 log.info("theloop reconcile: %d missed message(s) read", fed)
         except Exception:
             log.exception("theloop reconcile: the catch-up failed; the next cycle retries")
+        if self._stopped.is_set():
+            return  # stopped during the catch-up: no heartbeats posted on the way out
         try:
             self._check()
         except Exception:

@@ -87,6 +87,8 @@ def help_text(own: Iterable[str] = ()) -> str:
             f"• `{COMMAND} restart` · `{COMMAND} upgrade` — the-loop instance (`instance.command`)",
             f"• `{COMMAND} standing list` · `{COMMAND} standing start|stop|restart <name>` — "
             "standing sessions (`standing.command`)",
+            "With many the-loop instances, name one last: "
+            f"`{COMMAND} restart team-b`, `{COMMAND} status team-b`.",
             "In a work item's thread the verbs are typed as they are (`start`, `approve`).",
         )
     )

@@ -10,15 +10,17 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol
 
 from looproom import workitem
 from looproom.decide import followed, grammar, kinds, slash
-from looproom.decide.authorization import Policy, may, refusal_text
+from looproom.decide.authorization import AccessPolicy, may, refusal_text
 from looproom.decide.decision import ADMITTED, REFUSED
 from looproom.decide.desk import Desk
-from looproom.decide.judging import Said
+from looproom.decide.judging import Received
 from looproom.decide.loop_control import LoopControl
+from looproom.decide.planes import Plane
 from looproom.relay import forms
 from looproom.room.routing import RoomBook
 
@@ -26,7 +28,7 @@ from looproom.room.routing import RoomBook
 RoomFacts = Callable[[str], tuple[str, str]]
 
 
-class Kickoff(Protocol):
+class KickoffOpener(Protocol):
     """What opens a new work item from ``/the-loop new <title>`` (``looproom.kickoff``)."""
 
     def from_slash(self, command: slash.Slash) -> dict[str, Any]: ...
@@ -39,11 +41,11 @@ class SlashDesk:
         self,
         desk: Desk,
         book: RoomBook,
-        policy: Callable[[], Policy],
+        policy: Callable[[], AccessPolicy],
         room_facts: RoomFacts,
         *,
         loop_api: str = "",
-        kickoff: Kickoff | None = None,
+        kickoff: KickoffOpener | None = None,
         control: LoopControl | None = None,
     ) -> None:
         """``control`` answers the instance and standing families (``restart``, ``upgrade``,
@@ -77,25 +79,45 @@ class SlashDesk:
         return slash.ephemeral(slash.unknown_text(command.action, own))
 
     def _status(self, command: slash.Slash) -> str:
-        """``status``: the-loop instance (for who holds ``instance.command``), then the
-        work items the room follows — or one of them."""
+        """``status``: the-loop instance (for who holds ``instance.command``) — each one
+        with ``instances:`` — then the work items the room follows; ``status <work item>``
+        for one of them, ``status <instance>`` for that instance."""
         only = command.rest.split(" ", 1)[0]
+        control = self._control
+        if control is not None and only and only in control.planes.names():
+            return control.instance_status(command.member, only)
         followed = self.status(only)
-        if only or self._control is None:
+        if only or control is None:
             return followed
-        return f"{self._control.instance_status(command.member)}\n\n{followed}"
+        return f"{control.instance_status(command.member)}\n\n{followed}"
 
     def _loop(self, command: slash.Slash) -> str:
-        """``restart``, ``upgrade``, ``standing …``: the-loop itself, when configured."""
+        """``restart``, ``upgrade``, ``standing …``: the-loop itself, when configured —
+        with ``instances:``, the one named last, or the one this room belongs to."""
         if self._control is None:
             return "the-loop's control plane is not configured here (`THELOOP_LOOP_API`)."
         trigger = command.trigger or str(time.time_ns())
+        context = self._context(command.channel)
         if command.action == slash.STANDING:
-            return self._control.standing(command.member, command.rest, trigger)
-        if command.rest:
-            return f"`{command.action}` takes nothing more; nothing was sent."
+            return self._control.standing(command.member, command.rest, trigger, context)
+        rest, name = self._control.planes.split(command.rest.split())
+        if rest:
+            return f"`{command.action}` takes nothing more{self._but_instance()}; nothing was sent."
         upgrade = command.action == slash.UPGRADE
-        return self._control.restart(command.member, trigger, upgrade=upgrade)
+        return self._control.restart(
+            command.member, trigger, upgrade=upgrade, name=name, context=context
+        )
+
+    def _context(self, channel: str) -> tuple[str, ...]:
+        """What the room is bound to, for the instance that owns it: its one work item,
+        then its one repository."""
+        room_item, repository = self._room_facts(channel)
+        whole_repository = f"github:{repository}" if repository else ""
+        return tuple(ref for ref in (room_item, whole_repository) if ref)
+
+    def _but_instance(self) -> str:
+        names = self._control.planes.names() if self._control is not None else []
+        return f" than the instance ({', '.join(names)})" if names else ""
 
     def status(self, only: str) -> str:
         """``status [<work item>]``: the room's memory, and the-loop's when configured."""
@@ -107,8 +129,18 @@ class SlashDesk:
             ref = str(named)
         threads = [(thread.work_item, thread.channel) for thread in self._book.threads()]
         items = followed.gather(self._desk.memory.items(), threads)
-        records, problem = followed.loop_records(self._loop_api)
+        records, problem = self._loop_records()
         return followed.status_text(items, self._policy(), records, problem, only=ref)
+
+    def _loop_records(self) -> tuple[dict[str, Mapping[str, Any]], str]:
+        """the-loop's work items: from every instance's control plane, asked at once."""
+        planes = self._control.planes.all if self._control is not None else ()
+        if not planes:
+            return followed.loop_records(self._loop_api)
+        with ThreadPoolExecutor(len(planes)) as pool:
+            found = list(pool.map(_records_of, planes))
+        records = {ref: row for rows, _problem in found for ref, row in rows.items()}
+        return records, "; ".join(problem for _rows, problem in found if problem)
 
     def verb(self, command: slash.Slash) -> str:
         """``<verb> <work item> [words]``: judged and recorded as a typed command."""
@@ -127,7 +159,7 @@ class SlashDesk:
         room_item, repository = self._room_facts(command.channel)
         work_item = _named(text, repository, self._policy()) or room_item
         thread = self._book.thread(work_item, command.channel) if work_item else None
-        said = Said(
+        said = Received(
             command.member,
             text,
             command.channel,
@@ -157,9 +189,14 @@ def _other_tracker(rest: str) -> str:
     return str(ref) if ref is not None and not ref.is_github else ""
 
 
-def _named(text: str, repository: str, policy: Policy) -> str:
+def _named(text: str, repository: str, policy: AccessPolicy) -> str:
     """The work item a command names right after its verb, resolved; ``""`` for none."""
     parsed = kinds.read(text, policy.own_id, policy.destinations.keywords)
     ref = parsed.ref if isinstance(parsed, grammar.Command | grammar.Refusal) else ""
     named = workitem.resolve_typed(ref, repository) if ref else None
     return str(named) if named is not None else ""
+
+
+def _records_of(plane: Plane) -> tuple[dict[str, Mapping[str, Any]], str]:
+    records, problem = followed.loop_records(plane.api, plane.token)
+    return records, f"{plane.name}: {problem}" if problem and plane.name else problem

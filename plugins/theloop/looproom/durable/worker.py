@@ -129,12 +129,11 @@ class Worker:
             if self._stop.is_set():
                 break
             try:
-                item = self._queue.claim(self._clock())
+                self._claim_next()
             except Exception as exc:  # the loop must outlive any bug or storage failure
-                self._free.release()
                 failures += 1
-                # A queue it cannot write (disk full, read-only) fails every claim: wait
-                # longer each time, and say it in full once, not every second.
+                # A queue it cannot read or write (disk full, read-only, a database away)
+                # fails every step: wait longer each time, and say it in full once.
                 if failures == 1:
                     log.exception("delivery loop error; continuing")
                 else:
@@ -142,11 +141,20 @@ class Worker:
                 self._stop.wait(min(LOOP_ERROR_CAP, 2.0 ** (failures - 1)))
                 continue
             failures = 0
-            if item is None:
-                self._free.release()
-                self._idle()
-            else:
-                self._items.put(item)
+
+    def _claim_next(self) -> None:
+        """Hand the next due item to the slot taken; or give the slot back and wait until
+        one may be due. Raises what the queue raises, the slot given back."""
+        try:
+            item = self._queue.claim(self._clock())
+        except BaseException:
+            self._free.release()
+            raise
+        if item is not None:
+            self._items.put(item)
+            return
+        self._free.release()
+        self._idle()
 
     def _slot(self) -> None:
         while (item := self._items.get()) is not None:

@@ -2,16 +2,11 @@
 
 The asks (``session.awaiting_input``) and a few other records never pass through a graph
 hook, so the hook cannot send them; the-loop's control plane serves its event log as
-Server-Sent Events instead. This module is that second ingress:
-
-* :class:`SSEParser` — the ``text/event-stream`` format as the HTML standard defines it
-  (``id:`` / ``event:`` / multi-line ``data:`` / ``retry:`` / comments; CR, LF or CRLF).
-* :func:`to_event` — one event-log record → our :class:`~looproom.inbound.events.Event`, or
-  ``None`` for the many records the room does not show. The id is a digest of the record,
-  so the same record read twice (a reconnect, a replay) is one inbox key: posted once.
-* :class:`StreamFollower` — a thread: connect with ``Last-Event-ID`` from the cursor it
-  is given, hand each mapped event to ``accept`` (the durable inbox ``put``) *before*
-  advancing the cursor, reconnect with backoff, report itself for ``!theloop status``.
+Server-Sent Events instead. This module is that second ingress: :class:`StreamFollower`, a
+thread that connects with ``Last-Event-ID`` from the cursor it is given, reads the frames
+(:mod:`looproom.inbound.sse`), maps each record (:mod:`looproom.inbound.loop_records`) and
+hands each mapped event to ``accept`` (the durable inbox ``put``) *before* advancing the
+cursor, reconnects with backoff, and reports itself for ``!theloop status``.
 
 Standard library only (``http.client``); never imports errbot.
 """
@@ -19,21 +14,21 @@ Standard library only (``http.client``); never imports errbot.
 from __future__ import annotations
 
 import codecs
-import hashlib
 import http.client
 import json
 import logging
 import random
-import re
 import ssl
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, MutableMapping
+from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlsplit
 
-from looproom.inbound.events import ASK, Event, SchemaError
+from looproom.events import Event
+from looproom.inbound.loop_records import to_event
+from looproom.inbound.sse import SSEEvent, SSEParser
 from looproom.settings import redact_url
 from looproom.slack.text import defang
 
@@ -48,167 +43,6 @@ MIN_BACKOFF, MAX_BACKOFF = 1.0, 60.0
 #: Cursor writes for records we skip are batched (the log is chatty); an accepted
 #: record's id is written at once.
 CURSOR_FLUSH_SECONDS = 5.0
-_MAX_LINE = 1024 * 1024  # the-loop's own bound on one record (stream.MAX_PARTIAL_BYTES)
-_LINE_END = re.compile(r"\r\n|\r|\n")
-
-
-# -- the wire format ------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class SSEEvent:
-    """One dispatched server-sent event."""
-
-    type: str
-    data: str
-    id: str
-
-
-class SSEParser:
-    """An incremental ``text/event-stream`` parser, reading the format as browsers do.
-
-    ``feed`` takes decoded text in chunks of any size and returns the events completed by
-    it. ``last_event_id`` persists across events, as the standard's buffer does, and
-    ``retry`` holds the last valid ``retry:`` in milliseconds (``None`` until one).
-    """
-
-    def __init__(self) -> None:
-        self.last_event_id = ""
-        self.retry: int | None = None
-        self._data: list[str] = []
-        self._type = ""
-        self._line = ""
-        self._after_cr = False
-        self._started = False
-
-    def feed(self, text: str) -> list[SSEEvent]:
-        """Consume ``text``; return every event a blank line completed in it."""
-        if not self._started and text:
-            self._started = True
-            text = text.removeprefix("\ufeff")
-        events = []
-        for line in self._lines(text):
-            event = self._process(line)
-            if event is not None:
-                events.append(event)
-        return events
-
-    def _lines(self, text: str) -> Iterator[str]:
-        """Whole lines: CRLF, LF and CR each end one; a CRLF split across chunks is one."""
-        start = 0
-        for end in _LINE_END.finditer(text):
-            if end.start() == 0 and self._after_cr and end.group() == "\n":
-                start = 1  # the LF of a CRLF whose CR ended the previous chunk
-                continue
-            yield self._line + text[start : end.start()]
-            self._line, start = "", end.end()
-        self._after_cr = text.endswith("\r") if text else self._after_cr
-        self._line += text[start:]
-        if len(self._line) > _MAX_LINE:
-            raise ValueError(f"stream line over {_MAX_LINE} characters")
-
-    def _process(self, line: str) -> SSEEvent | None:
-        if not line:
-            return self._dispatch()
-        if line.startswith(":"):
-            return None  # a comment: the-loop's keep-alive
-        name, colon, value = line.partition(":")
-        if colon and value.startswith(" "):
-            value = value[1:]
-        if name == "event":
-            self._type = value
-        elif name == "data":
-            self._data.append(value)
-        elif name == "id" and "\0" not in value:
-            self.last_event_id = value
-        elif name == "retry" and value.isascii() and value.isdigit():
-            self.retry = int(value)
-        return None
-
-    def _dispatch(self) -> SSEEvent | None:
-        data, kind = self._data, self._type or "message"
-        self._data, self._type = [], ""
-        if not data:
-            return None
-        return SSEEvent(type=kind, data="\n".join(data), id=self.last_event_id)
-
-
-# -- the-loop's records → our events ------------------------------------------------------
-
-
-def _ask(record: Mapping[str, Any]) -> dict[str, Any]:
-    detail = {"actor": str(record.get("actor") or "")}
-    return {
-        "eventType": ASK,
-        "text": str(record.get("question") or ""),
-        "url": str(record.get("comment_url") or ""),
-        "detail": {k: v for k, v in detail.items() if v},
-    }
-
-
-def _agent_comment(record: Mapping[str, Any]) -> dict[str, Any] | None:
-    # The log keeps ids and links, never a comment's words: the room gets the link.
-    if not record.get("comment_posted") or not record.get("comment_url"):
-        return None
-    ref = record.get("work_item")
-    return {
-        "eventType": "comment.agent",
-        "text": f"the-loop: the agent commented on {ref}.",
-        "url": str(record["comment_url"]),
-    }
-
-
-def _closed(record: Mapping[str, Any]) -> dict[str, Any]:
-    state = str(record.get("state") or "closed")
-    kind = "pull request" if record.get("kind") == "pull-request" else "issue"
-    who = f" by {record['actor']}" if record.get("actor") else ""
-    keys = ("state", "kind", "reason", "outcome", "source", "actor")
-    return {
-        "eventType": "work-item.closed",
-        "text": f"the-loop: {record.get('work_item')} is {state} — its {kind} was {state}{who}.",
-        "detail": {key: str(record[key]) for key in keys if record.get(key)},
-    }
-
-
-#: Event-log record type → its mapping. Only records no graph hook carries: the graph's
-#: own notifications and phases reach us through ``theloop_hook`` with their text.
-MAPPED: Mapping[str, Callable[[Mapping[str, Any]], dict[str, Any] | None]] = {
-    "session.awaiting_input": _ask,
-    "work_item.commented": _agent_comment,
-    "work_item.ended": _closed,
-}
-
-
-def record_id(record: Mapping[str, Any]) -> str:
-    """A stable id for one event-log record: the same line read twice is one key."""
-    canonical = json.dumps(record, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return "loop-log:" + hashlib.sha256(canonical.encode()).hexdigest()[:40]
-
-
-def to_event(record: Any) -> Event | None:
-    """The room's event for one the-loop event-log record; ``None`` for the rest.
-
-    A record of a mapped type that does not make a valid event (no work item, say) is
-    logged and skipped: the stream must not stall on one bad line.
-    """
-    if not isinstance(record, Mapping) or record.get("event") not in MAPPED:
-        return None
-    mapped = MAPPED[str(record["event"])](record)
-    if mapped is None:
-        return None
-    wire = {
-        "id": record_id(record),
-        "workItem": record.get("work_item"),
-        "source": "loop",
-        "ts": str(record.get("ts") or ""),
-        **mapped,
-    }
-    try:
-        return Event.from_wire(wire)
-    except SchemaError as exc:
-        log.warning("loop stream: skipped a %s record: %s", record.get("event"), exc)
-        return None
-
 
 # -- the follower -----------------------------------------------------------------------
 

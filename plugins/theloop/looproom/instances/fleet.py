@@ -10,15 +10,18 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable, MutableMapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from looproom.attach.slack_files import FileStore
+from looproom.decide.planes import Plane, Planes
 from looproom.durable.contract import Item
+from looproom.durable.state import lock_for
+from looproom.events import Event
 from looproom.http.client import USER_AGENT, http
 from looproom.inbound import webhook as ingress
-from looproom.inbound.events import Event
+from looproom.inbound.recent import Recent
 from looproom.instances import streams
 from looproom.instances.model import Instance
 from looproom.instances.owners import Owners
@@ -33,6 +36,11 @@ PROBE_SECONDS = 30.0
 PROBE_TIMEOUT = 2.0
 #: The relay's items are grouped ``decisions:<work item>`` (``looproom.relay.relay``).
 _RELAY_GROUP = "decisions:"
+#: The state key: when each instance's last event was stored, by any replica, any start.
+LAST_EVENT_KEY = "instances.last-event"
+#: An instance's time is written at most this often: one write per event would double
+#: the state's writes under a burst, and status reads it to the second at best.
+WRITE_EVERY = 5.0
 
 
 @dataclass(frozen=True)
@@ -58,10 +66,20 @@ class Fleet:
         self.instances = tuple(instances)
         self.owners = Owners(self.instances, store)
         self._inbox, self._clock = inbox, clock
+        self._store, self._store_lock = store, lock_for(store)
         self._last_event: dict[str, float] = {}
+        self._written: dict[str, float] = {}
         self._reach: dict[str, Reach] = {}
         self._lock = threading.Lock()
-        self.ingress = Ingress(self.instances, self.owners, inbox, seen=self._seen)
+        #: The webhook's last answers per instance; ``""``: signed by none of them.
+        self.answered = {name: Recent() for name in ("", *(i.name for i in self.instances))}
+        self.ingress = Ingress(
+            self.instances,
+            self.owners,
+            inbox,
+            seen=self._seen,
+            answered=lambda name, status: self.answered[name].note(status),
+        )
         self.followers = streams.followers(self.instances, store, self.admit)
 
     # -- in ------------------------------------------------------------------------------
@@ -95,12 +113,26 @@ class Fleet:
         """The relay's way to the-loop: each call to the owner of its work item."""
         return RoutedLoop(self.instances, self.owners, files)
 
+    def planes(self) -> Planes:
+        """``/the-loop status|restart|upgrade|standing``'s way to the-loop: the instance
+        the command names, or the owner of the room's work item or repository."""
+
+        def owner_of(ref: str) -> str:
+            owner = self.owners.owner(ref)
+            return owner.name if owner is not None else ""
+
+        return Planes([Plane(i.name, i.api, i.token) for i in self.instances], owner_of)
+
     # -- how each is doing ---------------------------------------------------------------
 
     def last_event(self, name: str) -> float | None:
-        """When this process last stored (or met again) an event of ``name``."""
+        """When an event of ``name`` was last stored (or met again): by this process, or
+        by any replica or an earlier start, from the state (within :data:`WRITE_EVERY`)."""
         with self._lock:
-            return self._last_event.get(name)
+            mine = self._last_event.get(name)
+        kept = self._kept().get(name)
+        found = [at for at in (mine, kept) if isinstance(at, int | float)]
+        return float(max(found)) if found else None
 
     def reach(self, instance: Instance, *, fresh: bool = False) -> Reach:
         """The control plane's health, asked again when older than :data:`PROBE_SECONDS`."""
@@ -131,5 +163,22 @@ class Fleet:
         return {name: (pair[0], pair[1]) for name, pair in counts.items()}
 
     def _seen(self, name: str) -> None:
+        now = self._clock()
         with self._lock:
-            self._last_event[name] = self._clock()
+            self._last_event[name] = now
+            due = now - self._written.get(name, float("-inf")) >= WRITE_EVERY
+            if due:
+                self._written[name] = now
+        if due:
+            with self._store_lock:
+                kept = dict(self._kept())
+                if float(kept.get(name) or 0) < now:
+                    kept[name] = now
+                    self._store[LAST_EVENT_KEY] = kept
+
+    def _kept(self) -> Mapping[str, Any]:
+        try:
+            found = self._store.get(LAST_EVENT_KEY)
+        except KeyError:  # Errbot's storage raises instead of answering the default
+            return {}
+        return found if isinstance(found, Mapping) else {}

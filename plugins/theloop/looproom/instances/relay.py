@@ -16,6 +16,8 @@ from looproom.durable.outcome import Outcome, RetryLater
 from looproom.instances.model import Instance
 from looproom.instances.owners import Owners
 from looproom.relay.sinks import LoopSink
+from looproom.relay.standing import PREFIX as STANDING_PREFIX
+from looproom.relay.standing import SAY_PATH
 
 #: ``sink_for(instance, files)``: the control plane of one instance.
 SinkFor = Callable[[Instance, "FileStore | None"], Any]
@@ -27,8 +29,11 @@ def _loop_sink(instance: Instance, files: FileStore | None) -> LoopSink:
 
 def work_item_of(target: Mapping[str, Any]) -> str:
     """The work item a control-plane call is about (a reply's ``ref``, a skip's
-    ``workItem``)."""
+    ``workItem``; words to a standing session: ``standing:<name>``, which its instance
+    owns from its first event about it)."""
     request = target.get("json") or {}
+    if target.get("path") == SAY_PATH and request.get("name"):
+        return f"{STANDING_PREFIX}{request['name']}"
     return str(request.get("ref") or request.get("workItem") or "")
 
 

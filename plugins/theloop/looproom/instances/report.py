@@ -1,32 +1,26 @@
-"""How each instance is doing, by name: ``!theloop status``, the doctor and the metrics.
+"""How each instance is doing, by name: ``!theloop status`` and the metrics.
 
-Reachable (the control plane's health route answers), the last event this process stored
-for it, and its queue (events not posted yet, decisions not relayed yet).
+Reachable (the control plane's health route answers), the last event stored for it (by
+any replica, kept across restarts), and its queue (events not posted yet, decisions
+not relayed yet). The doctor's findings about the same are in ``looproom.doctor.instances``.
 """
 
 from __future__ import annotations
 
-import urllib.error
-import urllib.request
-from collections.abc import Callable, Iterator, Sequence
-from http.client import HTTPException
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from looproom.doctor.findings import NOTE, OK, PROBLEM, Finding
-from looproom.durable.contract import Item, WorkQueue
-from looproom.http.client import USER_AGENT, http
+from looproom.durable.contract import WorkQueue
 from looproom.instances.fleet import Fleet
 from looproom.instances.model import Instance
-
-TIMEOUT = 5.0
 
 
 def status_lines(fleet: Fleet, inbox: WorkQueue, relay: WorkQueue, now: float) -> list[str]:
     """One line per instance for ``!theloop status``."""
-    queued = fleet.queued(_open(inbox), _open(relay))
+    queued = waiting(fleet, inbox, relay)
     lines = []
     for instance in fleet.instances:
         reach = fleet.reach(instance)
@@ -37,7 +31,7 @@ def status_lines(fleet: Fleet, inbox: WorkQueue, relay: WorkQueue, now: float) -
         lines.append(
             f"instance {instance.name}: {instance.api} "
             f"{'reachable' if reach.ok else 'UNREACHABLE — ' + reach.said}; "
-            f"last event {_ago(last, now)}; queue {posted} to post, {relayed} to relay; "
+            f"last event {ago(last, now)}; queue {posted} to post, {relayed} to relay; "
             f"stream {stream}; {describe_claims(fleet, instance)}"
         )
     return lines
@@ -55,64 +49,6 @@ def describe_claims(fleet: Fleet, instance: Instance) -> str:
     return "work items: " + ("; ".join(parts) or "none") + rotating
 
 
-def findings(instances: Sequence[Instance]) -> list[Finding]:
-    """The doctor's findings for each instance: its control plane, its stream, its keys."""
-    found = []
-    for instance in instances:
-        subject = f"instance {instance.name}"
-        found.append(_control_plane(instance, subject))
-        if instance.stream:
-            found.append(_stream(instance, subject))
-        if len(instance.secrets) > 1:
-            found.append(
-                Finding(
-                    NOTE,
-                    f"{subject}'s secrets",
-                    "two accepted: a rotation is under way",
-                    "once every sender signs with the new one, remove the old from secret:",
-                )
-            )
-    return found
-
-
-def _control_plane(instance: Instance, subject: str) -> Finding:
-    answer = http("GET", instance.api + "/api/v1/health", _headers(instance), None, TIMEOUT)
-    if answer.status == 200:
-        return Finding(OK, f"{subject}'s control plane", f"{instance.api} answers")
-    said = f"answers {answer.status}" if answer.status else f"no answer ({answer.error})"
-    return Finding(
-        PROBLEM,
-        f"{subject}'s control plane",
-        f"{instance.api} {said}",
-        f"check instances.{instance.name}.api (and its token) and that the-loop runs",
-    )
-
-
-def _stream(instance: Instance, subject: str) -> Finding:
-    headers = {**_headers(instance), "Accept": "text/event-stream"}
-    request = urllib.request.Request(instance.stream, headers=headers)
-    try:
-        with urllib.request.urlopen(request, timeout=TIMEOUT) as response:
-            kind = response.headers.get("Content-Type", "")
-    except urllib.error.HTTPError as error:
-        return Finding(PROBLEM, f"{subject}'s stream", f"{instance.stream} answers {error.code}")
-    except (OSError, HTTPException) as error:
-        return Finding(
-            PROBLEM,
-            f"{subject}'s stream",
-            f"{instance.stream} does not answer ({type(error).__name__})",
-            f"check instances.{instance.name}.stream and that the-loop runs",
-        )
-    if "text/event-stream" not in kind:
-        return Finding(PROBLEM, f"{subject}'s stream", f"not an event stream ({kind})")
-    return Finding(OK, f"{subject}'s stream", f"{instance.stream} opens")
-
-
-def _headers(instance: Instance) -> dict[str, str]:
-    auth = {"Authorization": f"Bearer {instance.token}"} if instance.token else {}
-    return {"User-Agent": USER_AGENT, **auth}
-
-
 class InstanceGauges(Collector):
     """``theloop_instance_reachable``, ``…_last_event_timestamp_seconds`` and
     ``…_queue_depth`` (by ``queue``: inbox, relay), labelled with the instance's name."""
@@ -128,7 +64,7 @@ class InstanceGauges(Collector):
         )
         last = GaugeMetricFamily(
             "theloop_instance_last_event_timestamp_seconds",
-            "When this process last stored an event of the instance (absent: none yet)",
+            "When an event of the instance was last stored (absent: none yet)",
             labels=["instance"],
         )
         depth = GaugeMetricFamily(
@@ -136,7 +72,7 @@ class InstanceGauges(Collector):
             "The instance's items not delivered yet, by queue",
             labels=["instance", "queue"],
         )
-        queued = self._fleet.queued(_open(self._inbox), _open(self._relay()))
+        queued = waiting(self._fleet, self._inbox, self._relay())
         for instance in self._fleet.instances:
             reachable.add_metric([instance.name], 1.0 if self._fleet.reach(instance).ok else 0.0)
             seen = self._fleet.last_event(instance.name)
@@ -150,10 +86,11 @@ class InstanceGauges(Collector):
         yield depth
 
 
-def _open(queue: WorkQueue) -> list[Item]:
-    """The queue's open items (the first thousand: enough to tell who waits)."""
-    return queue.list(limit=1000)
+def waiting(fleet: Fleet, inbox: WorkQueue, relay: WorkQueue) -> dict[str, tuple[int, int]]:
+    """Each instance's items not delivered yet: (to post, to relay), counted among the
+    queues' first thousand open items (enough to tell who waits)."""
+    return fleet.queued(inbox.list(limit=1000), relay.list(limit=1000))
 
 
-def _ago(at: float | None, now: float) -> str:
+def ago(at: float | None, now: float) -> str:
     return "none yet" if at is None else f"{max(0.0, now - at):.0f} s ago"

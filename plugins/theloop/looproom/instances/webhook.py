@@ -14,8 +14,8 @@ import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 
+from looproom.events import Event
 from looproom.inbound import webhook as ingress
-from looproom.inbound.events import Event
 from looproom.inbound.signing import SignatureError, verify
 from looproom.instances.model import Instance
 from looproom.instances.owners import Owners
@@ -60,8 +60,12 @@ class Ingress:
         owners: Owners,
         inbox: ingress.Inbox,
         seen: Callable[[str], None] = lambda _name: None,
+        answered: Callable[[str, int], None] = lambda _name, _status: None,
     ) -> None:
+        """``answered(name, status)`` hears each answer, by the instance it was for: the
+        one that signed, or the one a badly signed request's key id names (``""``: none)."""
         self._instances, self._owners, self._inbox, self._seen = instances, owners, inbox, seen
+        self._answered = answered
 
     def handle(self, request: ingress.Request, now: float | None = None) -> ingress.Answer:
         if request.method.upper() != "POST":
@@ -76,11 +80,19 @@ class Ingress:
             )
         except SignatureError as exc:
             log.warning("webhook refused: %s", exc.reason)
+            self._answered(self._named(request.headers), 401)
             return ingress.Answer(401, {"error": exc.reason})
         answer = ingress.accept(request.body, self._inbox, lambda event: self.gate(sender, event))
         if answer.status in (200, 202):
             self._seen(sender.name)
+        self._answered(sender.name, answer.status)
         return answer
+
+    def _named(self, headers: Mapping[str, str]) -> str:
+        """The instance a request's key id names (``""``: no key id, or no such one)."""
+        lowered = {name.lower(): value for name, value in headers.items()}
+        key_id = lowered.get(KEY_ID_HEADER.lower(), "").strip()
+        return next((i.name for i in self._instances if key_id and i.key_id == key_id), "")
 
     def gate(self, sender: Instance, event: Event) -> ingress.Answer | None:
         """403 unless ``event``'s work item is ``sender``'s (claimed now if nobody's)."""

@@ -22,16 +22,26 @@ from collections.abc import Callable, Mapping, MutableMapping
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
+from slack_sdk.models.blocks import (
+    ActionsBlock,
+    ButtonElement,
+    MarkdownTextObject,
+    Option,
+    PlainTextObject,
+    SectionBlock,
+    StaticSelectElement,
+)
+
 from looproom import times
 from looproom.decide import grammar, kinds, slash
-from looproom.decide.authorization import CREATE, Policy, may, refusal_text
+from looproom.decide.authorization import CREATE, AccessPolicy, may, refusal_text
 from looproom.durable.bounded import touched
 from looproom.durable.state import lock_for
 from looproom.kickoff import prefix
 from looproom.kickoff.body import issue_body, title_of
-from looproom.kickoff.github import IssueMaker, Opened
+from looproom.kickoff.github import IssueMaker, OpenedIssue
 from looproom.room import buttons
-from looproom.settings import Kickoff
+from looproom.settings import KickoffSettings
 from looproom.slack.text import escape, neutralise
 
 log = logging.getLogger(__name__)
@@ -86,10 +96,10 @@ class Opener:
     def __init__(
         self,
         store: MutableMapping[str, Any],
-        kickoff_for: Callable[[str], Kickoff | None],
+        kickoff_for: Callable[[str], KickoffSettings | None],
         maker: IssueMaker,
         poster: Poster,
-        policy: Callable[[], Policy],
+        policy: Callable[[], AccessPolicy],
         bind: Callable[[str, str, tuple[str, ...]], None],
         *,
         clock: Callable[[], float] = time.time,
@@ -180,7 +190,7 @@ class Opener:
 
     # -- the steps -------------------------------------------------------------------
 
-    def _refusal(self, member: str, words: str, policy: Policy) -> str:
+    def _refusal(self, member: str, words: str, policy: AccessPolicy) -> str:
         if not may(member, CREATE, policy):
             return refusal_text(member, CREATE, policy)
         if not title_of(words):
@@ -267,45 +277,42 @@ class Opener:
         self._bind(opened.ref, asked.channel, tuple(dict.fromkeys(t for t in (anchor, ts) if t)))
 
 
-def _of(kickoff: Kickoff) -> tuple[tuple[str, ...], tuple[str, ...]]:
+def _of(kickoff: KickoffSettings) -> tuple[tuple[str, ...], tuple[str, ...]]:
     return kickoff.repos[:MAX_OPTIONS], kickoff.labels
 
 
 def picker(pending_id: str, repos: tuple[str, ...], text: str) -> list[dict[str, Any]]:
     """The question and its select menu of repositories."""
     options = [
-        {"text": {"type": "plain_text", "text": repo[:75]}, "value": f"{pending_id}|{repo}"}
-        for repo in repos
+        Option(value=f"{pending_id}|{repo}", text=PlainTextObject(text=repo[:75])) for repo in repos
     ]
-    menu = {
-        "type": "static_select",
-        "action_id": PICK,
-        "placeholder": {"type": "plain_text", "text": "Pick a repository"},
-        "options": options,
-    }
+    menu = StaticSelectElement(
+        action_id=PICK, placeholder=PlainTextObject(text="Pick a repository"), options=options
+    )
     return [
-        {"type": "section", "text": {"type": "mrkdwn", "text": text}},
-        {"type": "actions", "elements": [menu]},
+        SectionBlock(text=MarkdownTextObject(text=text)).to_dict(),
+        ActionsBlock(elements=[menu]).to_dict(),
     ]
 
 
-def opened_message(opened: Opened, title: str, member: str) -> tuple[str, list[dict[str, Any]]]:
+def opened_message(
+    opened: OpenedIssue, title: str, member: str
+) -> tuple[str, list[dict[str, Any]]]:
     """The work item thread's first reply: what was opened, by whom, and Start."""
     link = f"<{opened.url}|{opened.ref}>" if opened.url else f"`{opened.ref}`"
     text = (
         f"🆕 Opened {link} — {_inert(title)}, asked for by <@{member}>. Press *Start* when "
         "the-loop should begin (or say `start` in this thread)."
     )
-    start = {
-        "type": "button",
-        "action_id": buttons.START,
-        "text": {"type": "plain_text", "text": buttons.NAMES[buttons.START]},
-        "value": opened.ref,
-        "style": "primary",
-    }
+    start = ButtonElement(
+        action_id=buttons.START,
+        text=PlainTextObject(text=buttons.NAMES[buttons.START]),
+        value=opened.ref,
+        style="primary",
+    )
     return text, [
-        {"type": "section", "text": {"type": "mrkdwn", "text": text}},
-        {"type": "actions", "elements": [start]},
+        SectionBlock(text=MarkdownTextObject(text=text)).to_dict(),
+        ActionsBlock(elements=[start]).to_dict(),
     ]
 
 

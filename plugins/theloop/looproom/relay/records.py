@@ -68,7 +68,7 @@ _BROADCAST = re.compile(r"<!(?!--)")
 
 
 @dataclass(frozen=True)
-class Said:
+class Quote:
     """What a record quotes, and what its visible line names beside the person."""
 
     kind: str
@@ -118,7 +118,7 @@ def safe_quote(text: str) -> str:
     return defang(inert(text))
 
 
-def body(said: Said) -> str:
+def body(said: Quote) -> str:
     """The marked, enveloped record of ``said``, as the-loop's ``mirror_body`` writes it."""
     line = _LINES[said.kind].format(
         who=forms.who(said.member, said.login),
@@ -140,9 +140,9 @@ def body(said: Said) -> str:
     return f"{marked.rstrip()}\n\n{forms.envelope(said.kind, said.member, said.login, said.at)}\n"
 
 
-def said_of(decision: Decision, kind: str) -> Said:
+def said_of(decision: Decision, kind: str) -> Quote:
     """What the record of ``decision`` quotes and names."""
-    return Said(
+    return Quote(
         kind,
         decision.words,
         decision.member,

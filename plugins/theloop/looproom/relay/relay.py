@@ -23,7 +23,7 @@ from looproom.durable.worker import Worker
 from looproom.relay import forms, texts
 from looproom.relay.sinks import Sinks, Undeliverable, Unsure
 from looproom.slack import reactions
-from looproom.slack.queued_room import Voice, quietly
+from looproom.slack.queued_room import Speaker, quietly
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +39,7 @@ class Relay:
         self,
         queue: WorkQueue,
         sinks: Sinks,
-        acks: Voice,
+        acks: Speaker,
         *,
         on_given_up: Callable[[Decision], None] = lambda _d: None,
         observe: Callable[[Item, Outcome], None] = lambda _i, _o: None,

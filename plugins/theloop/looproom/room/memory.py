@@ -16,18 +16,16 @@ from typing import Any
 
 from looproom.durable.bounded import touched
 from looproom.durable.state import lock_for
-from looproom.inbound.events import APPROVAL_EVENTS, ASK, Event
+from looproom.events import Event
 from looproom.room import checklist as checklists
+from looproom.room import event_types
+from looproom.room.event_types import ASK, COMPLETED, ENDING, PHASE
 
 SELECTION_NODE = "phase-selection"
-_LIFECYCLE = ("phase.started", "phase.progress", "phase.completed")
-_ENDINGS = ("work-item-complete", "work-item.closed", "conflict-escalated")
 #: How many posted messages are remembered for mapping a press or a reply to its work
 #: item; past it the oldest are forgotten (a press on them is refused as unmapped).
 INDEX_CAP = 5000
 _INDEX = "memory.messages"
-#: The confirmation the hook posts once a selection is frozen (tests/data/messages/02-*).
-_RECORDED = "**phase selection recorded**"
 
 
 @dataclass(frozen=True)
@@ -81,32 +79,33 @@ def observe(
     """``state`` after the room was shown ``event`` (posted as ``channel``/``ts``, in the
     thread ``thread``)."""
     node = str(event.detail.get("node") or "")
-    if event.event_type == "comment.agent" and checklists.is_checklist(event.text):
+    row = event_types.of(event)
+    if row.opens_selection:
         shown = Asked("selection", channel, ts, thread, SELECTION_NODE)
         return replace(state, checklist=event.text, selection=shown, selection_done=False)
-    if event.event_type == "comment.agent" and _RECORDED in event.text:
+    if row.acknowledges == event_types.SELECTION:
         return replace(state, selection_done=True)
-    if event.event_type == ASK:
+    if row.family == ASK:
         default = str(event.detail.get("default") or "").strip()
         return replace(state, ask=Asked("ask", channel, ts, thread, default=default))
-    if event.event_type in APPROVAL_EVENTS:
+    if row.approval:
         gate = Asked("gate", channel, ts, thread, node)
         return replace(state, gate=gate, selection_done=True)
-    if event.event_type in _ENDINGS:
+    if row.family == ENDING:
         return replace(state, gate=None, ask=None, selection_done=True)
-    if event.event_type in _LIFECYCLE:
-        return _lifecycle(state, event.event_type, node)
+    if row.family == PHASE:
+        return _lifecycle(state, row.step, node)
     return state
 
 
-def _lifecycle(state: ItemState, event_type: str, node: str) -> ItemState:
+def _lifecycle(state: ItemState, step: str, node: str) -> ItemState:
     """A phase moved: the selection and any gate it moved past are closed."""
     if node and node != SELECTION_NODE:
         state = replace(state, selection_done=True)
     gate = state.gate
     if gate is None or not node:
         return state
-    moved_on = node != gate.node or event_type == "phase.completed"
+    moved_on = node != gate.node or step == COMPLETED
     return replace(state, gate=None) if moved_on else state
 
 

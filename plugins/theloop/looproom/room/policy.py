@@ -5,7 +5,7 @@ one work item that was a started and a completed line seconds apart for every ph
 progress line per step, each gate announced three times (its pending message, its node's
 lifecycle line, the mirrored "ready for review" comment) and the tmux cheat-sheet for
 operators. This is the one place that decides, over an event and what the room was already
-told of its work item (:class:`Told`), and it changes nothing: :mod:`looproom.room.outlets`
+told of its work item (:class:`Told`), and it changes nothing: :mod:`looproom.room.slack_outlet`
 applies the decision and records it. The ticket keeps the whole story either way: these
 are rules for the room, not for what happened.
 
@@ -33,18 +33,13 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import ClassVar
 
-from looproom.inbound.events import APPROVAL_EVENTS, Event
-from looproom.room import voice
+from looproom.events import Event
+from looproom.room import event_types
+from looproom.room.event_types import COMPLETED, PHASE, PROGRESS, STARTED
 
-#: The events that open a question a person answers; each is posted with its controls.
-GATES = (*APPROVAL_EVENTS, "decision-pending")
-LIFECYCLE = ("phase.started", "phase.progress", "phase.completed")
 TERMINAL_NODES = ("complete", "done")
-#: What ends every open question; the first two are said once for good.
-ENDINGS = ("work-item-complete", "work-item.closed", "conflict-escalated")
-FINAL = ENDINGS[:2]
-MIRROR = "comment.agent"
 #: Who speaks for the agent itself, rather than the runtime's templates.
 SESSION_SOURCES = ("session", "cli")
 
@@ -77,6 +72,7 @@ class Told:
 class Post:
     """A new message in the work item's thread."""
 
+    action: ClassVar[str] = "post"  # what `!theloop why` calls it
     rule: str = "post"
 
 
@@ -84,6 +80,7 @@ class Post:
 class Drop:
     """Nothing in the room; ``rule`` says which rule claimed it."""
 
+    action: ClassVar[str] = "drop"  # what `!theloop why` calls it
     rule: str
 
 
@@ -91,19 +88,21 @@ class Drop:
 class Edit:
     """Edit the message at ``ts`` to draw this event instead."""
 
+    action: ClassVar[str] = "edit"  # what `!theloop why` calls it
     ts: str
     rule: str
 
 
 @dataclass(frozen=True)
-class Thread:
+class InThread:
     """A reply under the message at ``ts``."""
 
+    action: ClassVar[str] = "thread"  # what `!theloop why` calls it
     ts: str
     rule: str
 
 
-Decision = Post | Drop | Edit | Thread
+Decision = Post | Drop | Edit | InThread
 
 
 def node_of(event: Event) -> str:
@@ -116,7 +115,7 @@ def phase_of(event: Event) -> str:
 
 def key_of(event: Event) -> str:
     """What dedupe compares: the kind and its node."""
-    return f"{voice.kind_of(event)}|{node_of(event)}"
+    return f"{event_types.kind_of(event)}|{node_of(event)}"
 
 
 def is_operator_doc(event: Event) -> bool:
@@ -124,12 +123,12 @@ def is_operator_doc(event: Event) -> bool:
     if str(event.detail.get("operatorDoc") or "").lower() in ("1", "true", "yes"):
         return True
     text = event.text
-    return event.event_type == MIRROR and _OPERATOR_LEAD in text and bool(_TMUX.search(text))
+    return event_types.of(event).mirror and _OPERATOR_LEAD in text and bool(_TMUX.search(text))
 
 
 def ready_for_review_node(event: Event) -> str:
     """The gate a mirrored "ready for review" comment restates, or ``""``."""
-    if event.event_type != MIRROR:
+    if not event_types.of(event).mirror:
         return ""
     match = _READY.search(event.text)
     if match:
@@ -155,8 +154,7 @@ def _operator_docs(event: Event, told: Told) -> Decision | None:
 
 
 def _dedupe(event: Event, told: Told) -> Decision | None:
-    kind = voice.kind_of(event)
-    if kind in (*GATES, "phase.started", *FINAL):
+    if event_types.of(event).said_once:
         return Drop("dedupe") if key_of(event) in told.delivered else None
     return None
 
@@ -164,8 +162,7 @@ def _dedupe(event: Event, told: Told) -> Decision | None:
 def _session_wins(event: Event, told: Told) -> Decision | None:
     if event.source in SESSION_SOURCES:
         return None  # the agent's own words are the ones that win
-    templated = event.event_type in LIFECYCLE or event.event_type == MIRROR
-    if templated and node_of(event) and node_of(event) in told.spoke_for:
+    if event_types.of(event).templated and node_of(event) and node_of(event) in told.spoke_for:
         return Drop("session-wins")
     return None
 
@@ -176,22 +173,24 @@ def _flagged_terminal(event: Event) -> bool:
 
 
 def _endgame(event: Event, told: Told) -> Decision | None:
-    if event.event_type in LIFECYCLE and not _flagged_terminal(event):
+    row = event_types.of(event)
+    if row.family == PHASE and not _flagged_terminal(event):
         if node_of(event) in TERMINAL_NODES or phase_of(event) in TERMINAL_NODES:
             return Drop("endgame")
         if told.done:
             return Drop("endgame")
-    if event.event_type == "work-item.closed" and told.done:
+    if row.edits_done and told.done:
         return Edit(told.done, "endgame")
     return None
 
 
 def _gate_collapse(event: Event, told: Told) -> Decision | None:
-    if event.event_type in ("phase.started", "phase.progress") and told.gates.get(node_of(event)):
+    step = event_types.of(event).step
+    if step in (STARTED, PROGRESS) and told.gates.get(node_of(event)):
         return Drop("gate-collapse")
     # A phase that starts by waiting on a person is announced by its question (the
     # checklist, the gate): "started, waiting on a person" adds nothing to it.
-    if event.event_type == "phase.started" and event.detail.get("actor") == "human":
+    if step == STARTED and event.detail.get("actor") == "human":
         return Drop("gate-collapse")
     named = ready_for_review_node(event)
     if named and (told.gates.get(named) or (named == "*" and told.gates)):
@@ -200,24 +199,26 @@ def _gate_collapse(event: Event, told: Told) -> Decision | None:
 
 
 def _ack_thread(event: Event, told: Told) -> Decision | None:
-    acked = event.event_type == "gate.acknowledged" or bool(event.detail.get("ack"))
+    answers = event_types.of(event).acknowledges
+    acked = answers == event_types.GATE or bool(event.detail.get("ack"))
     gate = told.gates.get(node_of(event)) if acked else ""
     if gate:
-        return Thread(gate, "ack-thread")
-    if voice.kind_of(event) == "selection-recorded" and told.selection:
-        return Thread(told.selection, "ack-thread")
+        return InThread(gate, "ack-thread")
+    if answers == event_types.SELECTION and told.selection:
+        return InThread(told.selection, "ack-thread")
     return None
 
 
 def _progress_edit(event: Event, told: Told) -> Decision | None:
-    if event.event_type != "phase.progress" and not event.event_type.endswith(".progress"):
+    progress = event_types.of(event).step == PROGRESS
+    if not progress and not event.event_type.endswith(".progress"):
         return None
     ts = told.phases.get(phase_of(event))
     return Edit(ts, "progress-edit") if ts else Post("progress-open")
 
 
 def _transition(event: Event, told: Told) -> Decision | None:
-    if event.event_type != "phase.completed" or _flagged_terminal(event):
+    if event_types.of(event).step != COMPLETED or _flagged_terminal(event):
         return None
     ts = told.phases.get(phase_of(event))
     return Edit(ts, "transition-collapse") if ts else Drop("transition-collapse")
@@ -235,29 +236,37 @@ _RULES = (
 )
 
 
+def _opens_gate(row: event_types.EventType) -> bool:
+    return row.opens_gate
+
+
+def _starts(row: event_types.EventType) -> bool:
+    return row.step == STARTED
+
+
 def remember(told: Told, event: Event, decision: Decision, ts: str = "") -> Told:
     """What the room was told once ``decision`` was carried out (``ts``: the message it
     posted or edited). Dropped events still move the story on: a completed phase closes
     its gate, so a later gate at the same node is a new question, not a repeat."""
     gates, phases = dict(told.gates), dict(told.phases)
     delivered, spoke_for = set(told.delivered), set(told.spoke_for)
-    kind, node, phase = voice.kind_of(event), node_of(event), phase_of(event)
-    if event.event_type in LIFECYCLE and node:
-        moved_on = event.event_type == "phase.completed"
+    row, node, phase = event_types.of(event), node_of(event), phase_of(event)
+    if row.family == PHASE and node:
+        moved_on = row.step == COMPLETED
         for gate in [g for g in gates if moved_on or g != node]:
             gates.pop(gate)
-            delivered -= {f"{kind}|{gate}" for kind in GATES}
+            delivered -= {f"{kind}|{gate}" for kind in event_types.named(_opens_gate)}
         if moved_on:
             phases.pop(phase, None)
-            delivered.discard(f"phase.started|{phase}")
-    if kind in ENDINGS:
+            delivered -= {f"{kind}|{phase}" for kind in event_types.named(_starts)}
+    if row.family == event_types.ENDING:
         gates.clear()
     posted = not isinstance(decision, Drop) and bool(ts)
-    if posted and kind in GATES and node:
+    if posted and row.opens_gate and node:
         gates[node] = ts
-    if posted and event.event_type in ("phase.started", "phase.progress") and phase:
+    if posted and row.step in (STARTED, PROGRESS) and phase:
         phases.setdefault(phase, ts)
-    if not isinstance(decision, Drop) and kind in (*GATES, "phase.started", *FINAL):
+    if not isinstance(decision, Drop) and row.said_once:
         delivered.add(key_of(event))
     if event.source in SESSION_SOURCES and node:
         spoke_for.add(node)
@@ -266,6 +275,6 @@ def remember(told: Told, event: Event, decision: Decision, ts: str = "") -> Told
         phases=phases,
         delivered=frozenset(delivered),
         spoke_for=frozenset(spoke_for),
-        done=ts if posted and kind == "work-item-complete" else told.done,
-        selection=ts if posted and kind == "selection" else told.selection,
+        done=ts if posted and row.done else told.done,
+        selection=ts if posted and row.opens_selection else told.selection,
     )

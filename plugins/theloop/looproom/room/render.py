@@ -31,8 +31,8 @@ from slack_sdk.models.blocks import (
 )
 
 from looproom import digest, workitem
-from looproom.inbound.events import Event
-from looproom.room import budget, buttons, pulls, voice
+from looproom.events import Event
+from looproom.room import budget, buttons, event_types, pulls, voice
 from looproom.room.pulls import PullRequest
 from looproom.slack.text import button_url, escape, neutralise
 
@@ -114,7 +114,7 @@ def lead(event: Event, pull: PullRequest | None = None) -> str:
     """The first line, mrkdwn: one emoji and what happened, in the room's voice; a pull
     request's gate names the PR, its title and its size when GitHub told us them."""
     said = voice.line(event)
-    if event.event_type == "pr-review-pending":
+    if event_types.of(event).reads_pull:
         said = pulls.line(event, pull)
     emoji, _, words = said.partition(" ")
     return f"{emoji} *{escape(neutralise(words))}*"[:LEAD_LIMIT]
@@ -126,17 +126,16 @@ def controls(event: Event, *, interactive: bool = False) -> list[Block]:
     Approve / Request changes, "Defaults are fine", the checklist's boxes and Execute — with
     only a web link for Open. The checklist's controls carry no link: Open goes above them."""
     url = button_url(event.url)
-    drawn = buttons.blocks_for(replace(event, url=url), interactive=interactive)
+    drawn = buttons.controls(replace(event, url=url), interactive=interactive)
     if url and not any(_links(block) for block in drawn):
-        drawn.insert(0, {"type": "actions", "elements": [buttons.open_button(url)]})
-    # Parsed into slack_sdk's models, so Slack's limits are checked here too.
-    return [block for block in map(Block.parse, drawn) if block is not None]
+        drawn.insert(0, ActionsBlock(elements=[buttons.open_button(url)]))
+    return drawn
 
 
-def _links(block: Mapping[str, Any]) -> bool:
-    if block.get("type") != "actions":
+def _links(block: Block) -> bool:
+    if not isinstance(block, ActionsBlock):
         return False
-    return any(element.get("url") for element in block.get("elements") or [])
+    return any(getattr(element, "url", None) for element in block.elements)
 
 
 def _section(mrkdwn: str) -> SectionBlock:

@@ -7,6 +7,12 @@ about 100 — floors ("50+"), with sporadic bursts welcome but not sized.
 keeps it per channel. One :class:`MethodLimits` serves every slot, so twenty rooms draw on
 one budget instead of each finding the limit with a 429; and a 429's ``Retry-After`` holds
 only the method it answered, workspace-wide, never the other methods or the rooms' posts.
+
+A 429 also says the bot's guess of the burst was too generous: once the hold is over the
+method goes one call at a time — the next call alone, every other slot waiting — until
+Slack takes a call again, and then at the tier's steady rate without a burst (for ten
+minutes after the last 429). So slots that meet the limit together do not all come back
+together and meet it again.
 """
 
 from __future__ import annotations
@@ -15,6 +21,13 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+
+#: How long one call may take to find out whether Slack takes more before another may: a
+#: call that never answers (a thread gone) must not hold its method for good.
+FINDING_OUT_LEASE = 60.0
+#: After a 429 a method keeps Slack's steady rate without a burst, until it has gone this
+#: long without one: the burst Slack allowed was smaller than the bot's guess.
+STEADY_AFTER_429 = 600.0
 
 
 @dataclass(frozen=True)
@@ -56,25 +69,89 @@ class MethodLimits:
         self._tiers, self._clock = dict(tiers), clock
         self._buckets: dict[str, tuple[float, float]] = {}  # method -> (tokens, at)
         self._held: dict[str, float] = {}  # method -> no call before this time (a 429)
+        # Methods Slack answered 429 and has not taken a call of since -> the thread whose
+        # call is finding out (0: none yet) and until when it may. Only that one calls.
+        self._careful: dict[str, tuple[int, float]] = {}
+        self._limited: dict[str, float] = {}  # method -> when Slack last answered it 429
         self._lock = threading.Lock()
 
     def reserve(self, method: str, most: float) -> float | None:
         """Seconds to wait before calling ``method``, its turn taken; ``None`` (nothing
-        taken) when that would be longer than ``most``."""
+        taken) when that would be longer than ``most``, or while another thread's call is
+        finding out after a 429 (then this thread's, once the hold is over)."""
         with self._lock:
             now = self._clock()
+            if self._other_finding_out(method, now):
+                return None
             wait, tokens = self._wait(method, now)
             if wait > most:
                 return None
             if method in self._tiers:
                 # Taken now, spent when the wait is over: the next caller queues behind it.
                 self._buckets[method] = (tokens - 1.0, now)
+            if method in self._careful:
+                self._careful[method] = (threading.get_ident(), now + wait + FINDING_OUT_LEASE)
             return wait
 
     def wait(self, method: str) -> float:
-        """Seconds until ``method`` may be called again (0.0: now), nothing taken."""
+        """Seconds until ``method`` may be called again (0.0: now), nothing taken; while
+        another thread's call finds out, at least the method's spacing."""
         with self._lock:
-            return self._wait(method, self._clock())[0]
+            now = self._clock()
+            wait = self._wait(method, now)[0]
+            if self._other_finding_out(method, now):
+                wait = max(wait, self._spacing(method))
+            return wait
+
+    def held(self, method: str) -> float:
+        """Seconds a 429's ``Retry-After`` still holds ``method`` (0.0: none)."""
+        with self._lock:
+            now = self._clock()
+            return max(0.0, self._held.get(method, now) - now)
+
+    def others_finding_out(self, method: str) -> bool:
+        """Whether another thread's call of ``method`` is finding out, after a 429, whether
+        Slack takes more: then this thread's 429 is not retried inline beside it."""
+        with self._lock:
+            return self._other_finding_out(method, self._clock())
+
+    def hold(self, method: str, seconds: float) -> None:
+        """No call of ``method`` during ``seconds``: Slack answered this thread's call 429
+        with this wait. The budget is spent; from then on one call finds out alone whether
+        Slack takes more: this thread's (retried inline, or its next), unless another
+        thread's already is."""
+        with self._lock:
+            now = self._clock()
+            self._held = {m: t for m, t in self._held.items() if t > now}
+            until = max(self._held.get(method, now), now + max(0.0, seconds))
+            self._held[method] = until
+            self._limited[method] = now
+            if method in self._tiers:
+                # Slack's Retry-After is when it takes one call again, and no more then.
+                self._buckets[method] = (1.0, until)
+            if not self._other_finding_out(method, now):
+                self._careful[method] = (threading.get_ident(), until + FINDING_OUT_LEASE)
+
+    def answered(self, method: str, *, limited: bool) -> None:
+        """Slack answered this thread's call of ``method``: ``limited`` (429, or not
+        reached) or taken. The first call Slack takes after a 429 ends the one at a time;
+        a call on its way before the 429 was not finding out, and tells nothing."""
+        with self._lock:
+            finder, _until = self._careful.get(method, (0, 0.0))
+            if finder != threading.get_ident():
+                return
+            if limited:
+                self._careful[method] = (0, 0.0)  # the next call finds out
+            else:
+                del self._careful[method]
+
+    def _other_finding_out(self, method: str, now: float) -> bool:
+        finder, until = self._careful.get(method, (0, 0.0))
+        return finder not in (0, threading.get_ident()) and until > now
+
+    def _spacing(self, method: str) -> float:
+        tier = self._tiers.get(method)
+        return 60.0 / tier.per_minute if tier is not None else 1.0
 
     def _wait(self, method: str, now: float) -> tuple[float, float]:
         """Seconds until ``method`` may be called, and the tokens its bucket holds now."""
@@ -83,13 +160,8 @@ class MethodLimits:
         if tier is None:
             return held, 0.0
         rate = tier.per_minute / 60.0
-        tokens, at = self._buckets.get(method, (tier.burst, now))
-        tokens = min(tier.burst, tokens + (now - at) * rate)
+        steady = now - self._limited.get(method, now - STEADY_AFTER_429) < STEADY_AFTER_429
+        burst = 1.0 if steady else tier.burst
+        tokens, at = self._buckets.get(method, (burst, now))
+        tokens = min(burst, tokens + (now - at) * rate)
         return max(held, 0.0 if tokens >= 1.0 else (1.0 - tokens) / rate), tokens
-
-    def hold(self, method: str, seconds: float) -> None:
-        """No call of ``method`` during ``seconds``: Slack answered it 429 with this wait."""
-        with self._lock:
-            now = self._clock()
-            self._held = {m: t for m, t in self._held.items() if t > now}
-            self._held[method] = max(self._held.get(method, now), now + max(0.0, seconds))

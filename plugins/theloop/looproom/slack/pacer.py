@@ -43,11 +43,16 @@ class Pacer:
         return max(held, 0.0 if tokens >= 1.0 else (1.0 - tokens) / self._rate)
 
     def hold(self, key: str, seconds: float) -> None:
-        """No post for ``key`` during ``seconds`` (Slack said 429 with this Retry-After)."""
+        """No post for ``key`` during ``seconds`` (Slack said 429 with this Retry-After).
+
+        The burst is spent too: after the hold, one post at a time at the steady rate, so
+        the work items posting to one room do not all come back at once.
+        """
         with self._lock:
             now = self._clock()
             self._held = {k: t for k, t in self._held.items() if t > now}
             self._held[key] = max(self._held.get(key, now), now + seconds)
+            self._buckets[key] = (min(1.0, self._tokens(key, now)), self._held[key])
 
     def take(self, key: str) -> None:
         """Spend one post for ``key`` (the caller posts whether or not it waited)."""

@@ -42,11 +42,16 @@ class _ShortRateLimitRetry(RateLimitErrorRetryHandler):
     sees the final answer."""
 
     def __init__(
-        self, max_retry_count: int, max_wait: float, on_retry: Callable[[str, float], None]
+        self,
+        max_retry_count: int,
+        max_wait: float,
+        on_retry: Callable[[str, float], None],
+        alone: Callable[[str], bool],
     ) -> None:
         super().__init__(max_retry_count=max_retry_count)
         self._max_wait = max_wait
         self._on_retry = on_retry
+        self._alone = alone
 
     def _can_retry(
         self,
@@ -58,7 +63,8 @@ class _ShortRateLimitRetry(RateLimitErrorRetryHandler):
     ) -> bool:
         if response is None or response.status_code != 429:
             return False
-        return retry_wait(response.headers) <= self._max_wait
+        # Not beside another slot's call that is finding out whether Slack takes more.
+        return retry_wait(response.headers) <= self._max_wait and self._alone(_method_of(request))
 
     def prepare_for_next_attempt(
         self,
@@ -105,13 +111,16 @@ def retry_wait(headers: Mapping[str, Any]) -> float:
 def retry_handlers(
     max_inline_wait: float = DEFAULT_MAX_INLINE_WAIT,
     on_rate_limited: Callable[[str, float], None] = lambda _method, _after: None,
+    alone: Callable[[str], bool] = lambda _method: True,
 ) -> list[Any]:
     """The inline retry policy: one short retry each, sharing slack_sdk's attempt count.
-    ``on_rate_limited`` hears of each 429 that is retried inline (its method, its wait)."""
+    ``on_rate_limited`` hears of each 429 that is retried inline (its method, its wait);
+    ``alone(method)``: whether a 429 of it may be retried inline (no other call is
+    finding out whether Slack takes more)."""
     # One quick second try (~0.25-0.5 s); a longer outage is the queue's to wait out.
     quick = BackoffRetryIntervalCalculator(backoff_factor=0.25)
     return [
-        _ShortRateLimitRetry(1, max_inline_wait, on_rate_limited),
+        _ShortRateLimitRetry(1, max_inline_wait, on_rate_limited, alone),
         _RepeatableServerErrorRetry(max_retry_count=1, interval_calculator=quick),
         _RepeatableConnectionErrorRetry(max_retry_count=1, interval_calculator=quick),
     ]

@@ -11,7 +11,9 @@ calls that cannot post twice) and everything longer at the queue, by the caller 
 caller how long to wait — nothing here sleeps for pacing. Every other method keeps its
 Slack tier's budget for the whole workspace (``looproom.slack.limits``), shared by all
 delivery slots: a short wait for its turn is made inline, a longer one is answered as a
-429 without calling Slack; a 429 holds only the method it answered (for a post, the channel).
+429 without calling Slack (unless the caller said how long it may wait: the parent's
+redraw waits its turn); a 429 holds only the method it answered (for a post, the
+channel), and after it that method goes one call at a time until Slack takes one again.
 The reply kinds are in ``replies``, the inline retries in ``retries``, the pacer in ``pacer``.
 """
 
@@ -81,7 +83,11 @@ class SlackTransport:
         # A 429 retried inline never reaches the transport's answer: the handler tells the
         # transport, whose on_rate_limited is looked up at each 429 so a later assignment
         # counts, and whose limits hold the method for every slot meanwhile.
-        handlers = retry_handlers(max_inline_wait, lambda m, s: transport.rate_limited(m, s))
+        handlers = retry_handlers(
+            max_inline_wait,
+            lambda m, s: transport.rate_limited(m, s),
+            lambda m: not transport.limits.others_finding_out(m),
+        )
         sibling = WebClient(
             token=client.token,
             base_url=client.base_url,
@@ -132,11 +138,13 @@ class SlackTransport:
         text: str,
         blocks: list[dict[str, Any]] | None = None,
         metadata: Mapping[str, Any] | None = None,
+        patience: float = 0.0,
     ) -> Reply:
-        """``chat.update`` of the message at ``ts`` (a channel id is required)."""
+        """``chat.update`` of the message at ``ts`` (a channel id is required).
+        ``patience``: seconds it may wait for the method's budget rather than answer 429."""
         args = {"channel": channel, "ts": ts, "text": text}
         args.update(_optional(blocks=blocks, metadata=metadata))
-        return self._call("chat.update", args)
+        return self._call("chat.update", args, patience)
 
     def post_ephemeral(
         self, channel: str, user: str, *, text: str, thread_ts: str | None = None
@@ -283,35 +291,62 @@ class SlackTransport:
 
     # -- the call --------------------------------------------------------------------
 
-    def _call(self, method: str, args: dict[str, Any]) -> Reply:
-        wait = self.limits.reserve(method, self._max_inline_wait)
+    def _call(self, method: str, args: dict[str, Any], patience: float = 0.0) -> Reply:
+        """One call of ``method`` in its turn; ``patience``: seconds it may wait for the
+        method's budget (and through Slack's 429s) before answering 429 itself."""
+        deadline = time.monotonic() + patience
+        while True:
+            left = deadline - time.monotonic()
+            reply = self._call_in_turn(method, args, max(self._max_inline_wait, left))
+            if reply.kind != RATE_LIMITED:
+                return reply
+            pause = max(0.05, reply.retry_after or 1.0)
+            if pause > deadline - time.monotonic():
+                return reply
+            time.sleep(pause)  # waiting its turn, in this slot only
+
+    def _call_in_turn(self, method: str, args: dict[str, Any], most: float) -> Reply:
+        wait = self.limits.reserve(method, most)
         if wait is None:  # Slack would answer 429: say so without asking it
-            after = self.limits.wait(method)
-            log.debug(
-                "slack %s held back %.1f s: the workspace's budget for it is spent", method, after
-            )
-            return Reply(method, False, error="ratelimited", status=429, retry_after=after)
-        if wait > 0:
-            time.sleep(wait)  # a short turn, in this slot only
+            return self._held_back(method)
+        try:
+            if wait > 0:
+                time.sleep(wait)  # a short turn, in this slot only
+                # A 429 meanwhile names this method: wait for it, or for the call finding out.
+                if self.limits.held(method) > 0 or self.limits.others_finding_out(method):
+                    return self._held_back(method)
+            reply = self._ask(method, args)
+        except BaseException:
+            self.limits.answered(method, limited=True)
+            raise
+        if reply.kind == RATE_LIMITED:
+            self.rate_limited(method, reply.retry_after or 1.0)
+        self.limits.answered(method, limited=reply.kind == RATE_LIMITED or reply.status == 0)
+        if not reply.ok:
+            log.warning("slack %s failed: %s (status %s)", method, reply.error, reply.status)
+        return reply
+
+    def _held_back(self, method: str) -> Reply:
+        after = self.limits.wait(method)
+        self.limits.answered(method, limited=True)  # not called: nothing found out
+        log.debug("slack %s held back %.1f s: the workspace's budget is spent", method, after)
+        return Reply(method, False, error="ratelimited", status=429, retry_after=after)
+
+    def _ask(self, method: str, args: dict[str, Any]) -> Reply:
         try:
             # slack_sdk's own method encodes each call as Slack expects (verb, JSON/form).
             response = getattr(self._client, method.replace(".", "_"))(**args)
         except SlackApiError as error:
-            reply = _from_error(method, error)
+            return _from_error(method, error)
         except Exception as error:
-            reply = Reply(method, False, error=f"connection: {type(error).__name__}", status=0)
-        else:
-            return Reply(
-                method,
-                True,
-                dict(response.data or {}),
-                status=response.status_code,
-                headers=dict(response.headers or {}),
-            )
-        if reply.kind == RATE_LIMITED:
-            self.rate_limited(method, reply.retry_after or 1.0)
-        log.warning("slack %s failed: %s (status %s)", method, reply.error, reply.status)
-        return reply
+            return Reply(method, False, error=f"connection: {type(error).__name__}", status=0)
+        return Reply(
+            method,
+            True,
+            dict(response.data or {}),
+            status=response.status_code,
+            headers=dict(response.headers or {}),
+        )
 
 
 def _optional(**values: Any) -> dict[str, Any]:

@@ -1,0 +1,383 @@
+"""The Slack rooms' outlet: post one event to its room and thread, and say what happened.
+
+:class:`SlackOutlet` — subscribe filter → room → the work item's parent (reused, or posted
+and bound) → the event in the parent's thread → the parent edited to show the latest state.
+A failed edit never makes later events new parents (the-loop's own Slack channel does):
+only a parent Slack says is gone is replaced. Every post carries its delivery key in Slack
+message metadata, so a post that may have landed (in flight at a crash, or answered by a
+5xx) is looked for before it is posted again. Slack refusing a payload (``ok:false``) is
+logged and retried once as plain text; what still fails is :class:`Failed` (parked, shown
+to admins). A 429, an outage or pacing is :class:`RetryLater` — the queue waits, no sleep.
+The event message carries the decision controls when the room can receive presses.
+
+Before any of that, the delivery policy (:mod:`looproom.room.policy`, over its memory in
+:mod:`looproom.room.told`) decides whether the event is posted, edited over a message
+already in the thread, or not posted at all; the outlet carries the decision out and
+records it before the delivery is settled. ``slack.room.style: classic``, or a memory that
+cannot be read, posts every event.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import logging
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+from looproom.durable.outcome import Delivered, Failed, Outcome, RetryLater
+from looproom.events import Event
+from looproom.room import event_types, policy
+from looproom.room.outlets import (
+    METADATA_TYPE,
+    NoObserver,
+    Observer,
+    OutletSettings,
+    Pulls,
+    metadata,
+    parent_key,
+)
+from looproom.room.render import Rendering, render, render_parent, state_after
+from looproom.room.routing import RoomBook, ThreadBinding
+from looproom.room.told import ToldBook, Why
+from looproom.room.told import now as told_now
+from looproom.slack.channels import ChannelIds
+from looproom.slack.replies import (
+    AUTH,
+    GONE,
+    OK,
+    RATE_LIMITED,
+    REJECTED,
+    ROOM,
+    Reply,
+    is_channel_id,
+    next_cursor,
+)
+from looproom.slack.transport import SlackTransport
+
+log = logging.getLogger(__name__)
+
+#: An operator must fix a token or scope; check again this often meanwhile.
+AUTH_RETRY_SECONDS = 60.0
+#: How far reconciliation reads (pages of 200): a crash's in-flight post is recent.
+PAGES = 10
+#: How long the parent's redraw waits for Slack's edit budget (tier 3, shared by every
+#: room) before it leaves the card to the next event: waiting keeps the card true.
+REDRAW_PATIENCE = 120.0
+
+
+class SlackOutlet:
+    """Posts events into Slack rooms, one thread per work item per room."""
+
+    def __init__(
+        self,
+        transport: SlackTransport,
+        rooms: RoomBook,
+        settings: OutletSettings,
+        *,
+        observer: Observer | None = None,
+        interactive: bool = False,
+        told: ToldBook | None = None,
+        pulls: Pulls | None = None,
+    ) -> None:
+        """``interactive``: the room's presses reach the bot, so messages get buttons.
+        ``told``: the delivery policy's memory (without it, every event is posted).
+        ``pulls``: reads a PR gate's title and size from GitHub."""
+        self._slack, self._book, self._settings = transport, rooms, settings
+        self._ids = ChannelIds(rooms, transport)
+        self._observer = observer if observer is not None else NoObserver()
+        self._interactive = interactive
+        self._told, self._pulls = told, pulls
+
+    def deliver(self, event: Event, *, maybe_delivered: bool) -> Outcome:
+        """Post ``event``; ``maybe_delivered``: look for it in Slack before posting again."""
+        if event.event_type not in self._settings.subscribe:
+            self._observer.observe(event)  # the bot saw it, though the room did not
+            return Delivered("not subscribed")
+        told, decision = self._decide(event)
+        if isinstance(decision, policy.Drop):
+            log.debug(
+                "room policy: %s dropped %s (%s)", decision.rule, event.event_type, event.work_item
+            )
+            if decision.rule != "dedupe":  # a repeat must not move the memory off the original
+                self._observer.observe(event)
+            self._record(event, told, decision, "")
+            return Delivered(f"not posted: {decision.rule}")
+        return self._deliver(event, maybe_delivered, told, decision)
+
+    def _decide(self, event: Event) -> tuple[policy.Told | None, policy.Decision]:
+        """The policy's decision; classic style, or a memory that cannot be read, posts."""
+        if self._settings.room_style == "classic" or self._told is None:
+            return None, policy.Post("classic")
+        told = self._told.get(event.work_item)
+        if told is None:
+            return None, policy.Post("no-memory")
+        return told, policy.decide(event, told)
+
+    def _record(
+        self, event: Event, told: policy.Told | None, decision: policy.Decision, ts: str
+    ) -> None:
+        """Remember what was done (durably, before the delivery is settled) and why."""
+        if self._told is None:
+            return
+        if told is not None:
+            self._told.put(event.work_item, policy.remember(told, event, decision, ts))
+        action = decision.action
+        why = Why(told_now(), event.event_type, policy.node_of(event), action, decision.rule)
+        self._told.note(event.work_item, why)
+
+    def _deliver(
+        self,
+        event: Event,
+        maybe_delivered: bool,
+        told: policy.Told | None = None,
+        decision: policy.Decision | None = None,
+    ) -> Outcome:
+        decision = decision or policy.Post("classic")
+        room = self._book.room_for(event.work_item, self._settings.channel, self._settings.rooms)
+        if not room:
+            return Failed(f"no room for {event.work_item}: set slack.channel or a rooms entry")
+        channel = self._ids.of(room)
+        wait = self._slack.post_wait(channel or room)
+        if wait > 0:
+            return RetryLater(f"pacing posts to {room}", after=wait, routine=True)
+        try:
+            thread = self._book.thread(event.work_item, channel) if channel else None
+            if maybe_delivered or self._book.is_uncertain(event.delivery_key):
+                found = functools.partial(self._record, event, told, decision)
+                thread = self._reconcile(event, channel, thread, found) if channel else thread
+            if thread is None:
+                thread = self._open(event, room, channel)
+            if isinstance(decision, policy.Edit):
+                ts = self._edit(event, thread, decision.ts)
+                log.debug(
+                    "room policy: %s edited %s for %s", decision.rule, decision.ts, event.event_type
+                )
+            else:
+                ts = self._post(event, thread)
+        except _StopDelivery as stop:
+            return stop.outcome
+        self._record(event, told, decision, ts)
+        self._redraw(event, thread)
+        return Delivered(f"{decision.action} in {thread.channel} under {thread.ts}")
+
+    # -- reconciliation -------------------------------------------------------------------
+
+    def _reconcile(
+        self,
+        event: Event,
+        channel: str,
+        thread: ThreadBinding | None,
+        found_at: Callable[[str], None],
+    ) -> ThreadBinding | None:
+        """Find what a lost attempt may have posted: the parent, and this event under it
+        (``found_at`` is told where, so the policy remembers it as if just posted)."""
+        key = event.delivery_key
+        if thread is None:
+            thread = self._find_parent(event.work_item, channel)
+        found = self._find_in_thread(thread, key) if thread is not None else None
+        if thread is not None and found is not None:
+            self._book.settle(key)
+            # The memory learns where it is, so a press on it is taken after a restart.
+            self._observer.observe(event, thread.channel, str(found.get("ts") or ""), thread.ts)
+            found_at(str(found.get("ts") or ""))
+            self._redraw(event, thread)
+            raise _StopDelivery(Delivered(f"already in {thread.channel} under {thread.ts}"))
+        self._book.settle(key)  # looked: not there, so posting it now posts it once
+        return self._book.thread(event.work_item, channel)
+
+    def _find_parent(self, work_item: str, channel: str) -> ThreadBinding | None:
+        wanted = parent_key(work_item)
+        pages = self._messages(lambda cursor: self._slack.history(channel, cursor=cursor))
+        for message in pages:
+            if _metadata_key(message) == wanted:
+                thread = ThreadBinding(work_item, channel, str(message["ts"]))
+                self._book.remember(thread)
+                log.info(
+                    "found the parent of %s in %s: a lost attempt had posted it", work_item, channel
+                )
+                return thread
+        return None
+
+    def _find_in_thread(self, thread: ThreadBinding, key: str) -> Mapping[str, Any] | None:
+        """The message in ``thread`` that carries ``key``, if a lost attempt posted it."""
+
+        def page(cursor: str) -> Reply:
+            return self._slack.replies(thread.channel, thread.ts, cursor=cursor)
+
+        try:
+            return next((m for m in self._messages(page) if _metadata_key(m) == key), None)
+        except _ThreadGone:
+            self._book.forget(thread.work_item, thread.channel)
+            return None
+
+    def _messages(self, fetch: Callable[[str], Reply]) -> Iterator[Mapping[str, Any]]:
+        """Messages page by page (bounded); a failed read stops the delivery: never guess."""
+        cursor = ""
+        for _ in range(PAGES):
+            reply = fetch(cursor)
+            if reply.kind == GONE:
+                raise _ThreadGone(reply.error)
+            if not reply.ok:
+                raise _StopDelivery(self._not_now(reply, "looking for an earlier post"))
+            yield from reply.data.get("messages") or []
+            cursor = next_cursor(reply)
+            if not cursor:
+                return
+
+    # -- posting --------------------------------------------------------------------------
+
+    def _open(self, event: Event, room: str, channel: str) -> ThreadBinding:
+        """Post the work item's parent (title, link, state) and bind it."""
+        state = state_after(event, "")
+        drawing = render_parent(event.work_item, state, event.url)
+        meta = metadata("parent", parent_key(event.work_item), event.work_item)
+        reply = self._send(event, channel or room, drawing, None, meta, what="parent")
+        channel = reply.channel or channel
+        if not is_channel_id(room):
+            self._book.learn_channel_id(room, channel)
+        thread = ThreadBinding(event.work_item, channel, reply.ts, state, _fingerprint(drawing))
+        self._book.remember(thread)
+        return thread
+
+    def _post(self, event: Event, thread: ThreadBinding) -> str:
+        """Post ``event`` in the work item's thread; its ts. (A policy's reply "under" a
+        message in the thread is this too: Slack has no thread within a thread.)"""
+        meta = metadata("event", event.delivery_key, event.work_item)
+        reply = self._send(
+            event, thread.channel, self._drawing(event), thread.ts, meta, what="event"
+        )
+        # Told at once, not when the delivery returns: a press on it may come first.
+        self._observer.observe(event, reply.channel or thread.channel, reply.ts, thread.ts)
+        return reply.ts
+
+    def _edit(self, event: Event, thread: ThreadBinding, ts: str) -> str:
+        """Draw ``event`` over the message at ``ts``; a message gone is posted afresh."""
+        meta = metadata("event", event.delivery_key, event.work_item)
+        drawing = self._drawing(event)
+        reply = self._slack.update_message(
+            thread.channel, ts, text=drawing.text, blocks=drawing.blocks, metadata=meta
+        )
+        if reply.kind == GONE or reply.kind == REJECTED:
+            log.info("could not edit %s (%s): posting %s afresh", ts, reply.error, event.event_type)
+            return self._post(event, thread)
+        if not reply.ok:
+            raise _StopDelivery(self._not_now(reply, "editing a message"))
+        self._observer.observe(event, thread.channel, ts, thread.ts)
+        return ts
+
+    def _drawing(self, event: Event) -> Rendering:
+        pull = self._pulls.read(event) if self._pulls and event_types.of(event).reads_pull else None
+        return render(event, self._settings, interactive=self._interactive, pull=pull)
+
+    def _send(
+        self,
+        event: Event,
+        channel: str,
+        drawing: Rendering,
+        thread_ts: str | None,
+        meta: dict[str, Any],
+        *,
+        what: str,
+    ) -> Reply:
+        """Post as Block Kit; on a refused payload once more as plain text; else stop."""
+        post = self._slack.post_message
+        reply = post(
+            channel, text=drawing.text, blocks=drawing.blocks, thread_ts=thread_ts, metadata=meta
+        )
+        if reply.kind == REJECTED:
+            log.warning(
+                "Slack refused the %s for %s (%s %s); posting it as plain text",
+                what,
+                event.delivery_key,
+                reply.error,
+                _slack_says(reply),
+            )
+            first = reply
+            reply = post(channel, text=drawing.text, thread_ts=thread_ts, metadata=meta)
+            if reply.kind == REJECTED:
+                raise _StopDelivery(
+                    Failed(f"Slack refused the {what}: {first.error}; as plain text: {reply.error}")
+                )
+        if reply.kind != OK:
+            if reply.kind not in (RATE_LIMITED, AUTH, ROOM):
+                self._book.mark_uncertain(event.delivery_key)  # a 5xx post may have landed
+            raise _StopDelivery(self._not_now(reply, f"posting the {what}"))
+        self._book.settle(event.delivery_key)
+        return reply
+
+    def _not_now(self, reply: Reply, doing: str) -> Outcome:
+        """A failed call as the worker's outcome: wait, back off, or park."""
+        reason = f"{doing}: {reply.method} {reply.error}"
+        if reply.kind == RATE_LIMITED:
+            return RetryLater(reason, after=reply.retry_after)
+        if reply.kind == AUTH:
+            log.error(
+                "Slack refuses the bot's token (%s): fix the token or its scopes", reply.error
+            )
+            return RetryLater(reason, after=AUTH_RETRY_SECONDS)
+        if reply.kind == ROOM:
+            return Failed(f"{reason} — invite the bot to the room or fix the room's name")
+        return RetryLater(reason)
+
+    # -- the parent's state ---------------------------------------------------------------
+
+    def _redraw(self, event: Event, thread: ThreadBinding) -> None:
+        """Edit the parent to show the state after ``event``; a failure keeps the binding."""
+        state = state_after(event, thread.state)
+        drawing = render_parent(thread.work_item, state, event.url)
+        drawn = _fingerprint(drawing)
+        if drawn == thread.drawn:
+            return
+        meta = metadata("parent", parent_key(thread.work_item), thread.work_item)
+        reply = self._slack.update_message(
+            thread.channel,
+            thread.ts,
+            text=drawing.text,
+            blocks=drawing.blocks,
+            metadata=meta,
+            patience=REDRAW_PATIENCE,
+        )
+        if reply.ok:
+            self._book.redrawn(thread, state, drawn)
+        elif reply.kind == GONE:
+            log.warning(
+                "the parent of %s is gone (%s): the next event opens a new one",
+                thread.work_item,
+                reply.error,
+            )
+            self._book.forget(thread.work_item, thread.channel)
+        else:
+            # The next event tries again (its fingerprint still differs); never a new parent.
+            log.warning("could not update the parent of %s: %s", thread.work_item, reply.error)
+
+
+class _ThreadGone(Exception):
+    """Slack says the parent message is no longer there."""
+
+
+class _StopDelivery(Exception):
+    """Carries an outcome out of the middle of a delivery."""
+
+    def __init__(self, outcome: Outcome) -> None:
+        super().__init__(getattr(outcome, "reason", ""))
+        self.outcome = outcome
+
+
+def _metadata_key(message: Mapping[str, Any]) -> str:
+    meta = message.get("metadata") or {}
+    if meta.get("event_type") != METADATA_TYPE:
+        return ""
+    return str((meta.get("event_payload") or {}).get("key") or "")
+
+
+def _fingerprint(drawing: Rendering) -> str:
+    raw = json.dumps([drawing.text, drawing.blocks], sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(raw.encode()).hexdigest()[:16]
+
+
+def _slack_says(reply: Reply) -> str:
+    """Slack's own details of a refusal (its validation messages), for the log."""
+    errors = reply.data.get("errors") or (reply.data.get("response_metadata") or {}).get("messages")
+    return "; ".join(str(e) for e in errors)[:500] if errors else ""
