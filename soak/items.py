@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from looproom.inbound.events import Event
+from looproom.events import Event
 from looproom.room import policy
 from tests.support import messages
 
