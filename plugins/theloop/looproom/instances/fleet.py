@@ -27,6 +27,7 @@ from looproom.instances.model import Instance
 from looproom.instances.owners import Owners
 from looproom.instances.relay import RoutedLoop
 from looproom.instances.webhook import Ingress
+from looproom.relay.reply_lookup import ReplyBook
 
 log = logging.getLogger(__name__)
 
@@ -109,9 +110,10 @@ class Fleet:
 
     # -- out -----------------------------------------------------------------------------
 
-    def control_plane(self, files: FileStore | None) -> RoutedLoop:
-        """The relay's way to the-loop: each call to the owner of its work item."""
-        return RoutedLoop(self.instances, self.owners, files)
+    def control_plane(self, files: FileStore | None, book: ReplyBook | None = None) -> RoutedLoop:
+        """The relay's way to the-loop: each call to the owner of its work item. ``book``
+        keeps which replies landed, for every instance's look-ups."""
+        return RoutedLoop(self.instances, self.owners, files, book=book)
 
     def planes(self) -> Planes:
         """``/the-loop status|restart|upgrade|standing``'s way to the-loop: the instance
