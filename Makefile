@@ -25,9 +25,11 @@ test: lint
 test-fast: lint
 	$(BIN)/python -m pytest -m "not e2e"
 
+# lint-imports checks the core's layers (pyproject.toml): looproom is found on the path.
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	PYTHONPATH=plugins/theloop $(BIN)/lint-imports
 
 bench: $(STAMP)
 	$(BIN)/python bench/bench_digest.py

@@ -28,7 +28,7 @@ from looproom.decide import judging, kinds
 from looproom.decide.authorization import AccessPolicy
 from looproom.decide.decision import REFUSED, Decision, Verdict
 from looproom.decide.judging import Received, Where
-from looproom.inbound.events import Event
+from looproom.events import Event
 from looproom.relay import forms
 from looproom.room import checklist as checklists
 from looproom.room.memory import ItemState, observe

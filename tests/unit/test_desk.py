@@ -16,7 +16,7 @@ from looproom.decide.decision import ADMITTED, REFUSED
 from looproom.decide.desk import Desk, room_facts
 from looproom.decide.judging import Received
 from looproom.durable.queue import DurableQueue
-from looproom.inbound.events import Event
+from looproom.events import Event
 from looproom.relay import relay
 from looproom.relay.sinks import LedgerSink, Sinks
 from looproom.room import buttons

@@ -18,7 +18,7 @@ from looproom.decide import judging, presses
 from looproom.decide.authorization import AccessPolicy
 from looproom.decide.decision import ADMITTED
 from looproom.durable.outcome import Delivered, Failed, RetryLater
-from looproom.inbound.events import KNOWN_EVENTS, Event
+from looproom.events import KNOWN_EVENTS, Event
 from looproom.room import buttons
 from looproom.room.memory import Memory
 from looproom.room.outlets import PlainOutlet

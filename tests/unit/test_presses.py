@@ -16,7 +16,7 @@ import pytest
 from looproom.decide import judging, kinds, presses
 from looproom.decide.authorization import AccessPolicy
 from looproom.decide.decision import ADMITTED, IGNORED, REFUSED
-from looproom.inbound.events import Event
+from looproom.events import Event
 from looproom.room import buttons
 from looproom.room import checklist as checklists
 from looproom.room.memory import ItemState, observe

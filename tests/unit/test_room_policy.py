@@ -7,7 +7,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from looproom.inbound.events import Event
+from looproom.events import Event
 from looproom.room.policy import (
     Drop,
     Edit,

@@ -15,7 +15,7 @@ from looproom.decide.desk import Desk
 from looproom.decide.effects import Effects
 from looproom.decide.judging import Received, Where
 from looproom.durable.queue import DurableQueue
-from looproom.inbound.events import Event
+from looproom.events import Event
 from looproom.relay import forms, relay
 from looproom.relay.sinks import LedgerSink, Sinks
 from looproom.room.channel_moves import ChannelMoves

@@ -24,9 +24,9 @@ from looproom.decide.cursors import Cursors
 from looproom.decide.effects import Effects
 from looproom.decision_side import Decisions
 from looproom.durable.worker import Worker
+from looproom.events import Event
 from looproom.inbound import local_secret
 from looproom.inbound import webhook as ingress
-from looproom.inbound.events import Event
 from looproom.inbound.recent import Recent
 from looproom.inbound.stream import StreamFollower
 from looproom.instances import report as instance_report

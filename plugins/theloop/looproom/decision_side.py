@@ -41,6 +41,7 @@ from looproom.relay import jira_config, keywords
 from looproom.relay.jira_sink import JiraSink
 from looproom.relay.record_reader import RecordReader
 from looproom.relay.relay import Relay
+from looproom.relay.reply_lookup import ReplyBook
 from looproom.relay.sinks import ControlPlane, GitHubSink, LedgerSink, LoopSink, Sinks
 from looproom.room.channel_moves import ChannelMoves
 from looproom.room.memory import Memory
@@ -88,19 +89,22 @@ def _sinks(
     ledger: Path,
     slack: SlackTransport | None,
     fleet: Fleet | None,
+    store: MutableMapping[str, Any],
 ) -> Sinks:
     """Where decisions go: the ledger, GitHub, the-loop's control plane (each instance's,
     by the work item's owner, with ``fleet``), and the Jira ledger — the-loop's own
-    ``integrations.jira`` when its config is named, else ``jira`` in theloop.yaml."""
+    ``integrations.jira`` when its config is named, else ``jira`` in theloop.yaml. The
+    replies that landed are kept in ``store``, so a restart still counts them."""
     try:
         jira = jira_config.resolve(env.loop_config, None) if env.loop_config else None
     except jira_config.JiraConfigError as exc:
         raise ConfigError(exc.errors, env.loop_config) from None
     jira = jira or settings.jira
     files = _file_store(env, ledger.parent, slack)
-    loop: ControlPlane | None = fleet.control_plane(files) if fleet is not None else None
+    book = ReplyBook(store)
+    loop: ControlPlane | None = fleet.control_plane(files, book) if fleet is not None else None
     if fleet is None and env.loop_api:
-        loop = LoopSink(env.loop_api, files=files)
+        loop = LoopSink(env.loop_api, files=files, book=book)
     return Sinks(
         ledger=LedgerSink(ledger),
         github=GitHubSink(env.github_api, env.github_token) if env.github_token else None,
@@ -181,7 +185,7 @@ class Decisions:
         kept: MutableMapping[str, Any] = store if store is not None else {}
         grants = _grants(settings, slack, kept)
         self.keywords = _keywords(env, settings)
-        self.sinks = _sinks(env, settings, self.keywords, ledger, slack, fleet)
+        self.sinks = _sinks(env, settings, self.keywords, ledger, slack, fleet, kept)
         #: ``!theloop records``: read back from the ticket, for work items the room follows.
         self.records = RecordReader(
             self.sinks.ledger, self.sinks.github, self.sinks.jira, known=memory.knows
@@ -198,6 +202,8 @@ class Decisions:
             on_given_up=self._given_up,
             observe=metrics.relay_settled if metrics is not None else lambda _i, _o: None,
             slots=env.delivery_slots,
+            notice_after=env.relay_notice_seconds,
+            give_up_after=env.relay_give_up_seconds,
         )
         self.cursors = cursors if cursors is not None else Cursors({})
         self.roster = Roster(kept)

@@ -27,7 +27,7 @@ from looproom import people
 from looproom.decide import reconcile
 from looproom.decide.authorization import DEFAULT_GRANTS, GRANTABLE, REPLY
 from looproom.digest import DEFAULT_DIGEST_MODE, DIGEST_MODES
-from looproom.inbound.events import ASK, KNOWN_EVENTS
+from looproom.events import ASK, KNOWN_EVENTS
 from looproom.instances import config as instances_config
 from looproom.instances.model import Instance, Spec
 from looproom.relay import jira_config, keywords
@@ -554,6 +554,8 @@ _PLAIN = {
     "lease_seconds": "THELOOP_LEASE_SECONDS",
     "replica": "THELOOP_REPLICA",
     "delivery_slots": "THELOOP_DELIVERY_SLOTS",
+    "relay_notice_seconds": "THELOOP_RELAY_NOTICE_SECONDS",
+    "relay_give_up_seconds": "THELOOP_RELAY_GIVE_UP_SECONDS",
 }
 #: Shown redacted: a URL may carry ``user:pass@`` or ``?token=``.
 _URLS = (
@@ -565,6 +567,9 @@ _URLS = (
 )
 #: The shared mode's lease: how long a stopped replica's claim holds before another takes it.
 DEFAULT_LEASE_SECONDS = 30.0
+#: A reply waiting on the-loop's event log: the thread hears after 10 minutes, a day parks it.
+DEFAULT_RELAY_NOTICE_SECONDS = 600.0
+DEFAULT_RELAY_GIVE_UP_SECONDS = 86400.0
 
 
 @dataclass(frozen=True)
@@ -601,6 +606,10 @@ class Environment:
     replica: str = field(default_factory=lambda: f"{socket.gethostname()}-{os.getpid()}")
     #: How many deliveries (and, apart, decisions) run side by side, each work item's in order.
     delivery_slots: int = DEFAULT_DELIVERY_SLOTS
+    #: A reply that may have landed while the-loop cannot be asked: said to wait after this
+    #: many seconds, parked for an admin after that many.
+    relay_notice_seconds: float = DEFAULT_RELAY_NOTICE_SECONDS
+    relay_give_up_seconds: float = DEFAULT_RELAY_GIVE_UP_SECONDS
     #: Whether ``THELOOP_CONFIG`` was set: then its file must exist.
     config_given: bool = False
     #: The ``instances:`` of the settings file with their secrets read (``configured``).
@@ -634,6 +643,7 @@ class Environment:
             errors.append(f"THELOOP_LOG_LEVEL: must be one of {levels}, got {_shown(log_level)}")
         port = _port(get("THELOOP_HTTP_PORT", default="3141"), errors)
         slots = _slots(get("THELOOP_DELIVERY_SLOTS", default=str(DEFAULT_DELIVERY_SLOTS)), errors)
+        horizons = _relay_horizons(get, errors)
         urls = {
             name: _url(get(*names, default=default), names[0], errors)
             for name, names, default in (
@@ -674,6 +684,7 @@ class Environment:
             warnings=warnings,
             **urls,
             **shared,
+            **horizons,
         )
 
     def describe(self) -> dict[str, str]:
@@ -745,6 +756,29 @@ def _shared_mode(get: Callable[..., str], errors: list[str]) -> dict[str, Any]:
     if get("THELOOP_REPLICA"):
         shared["replica"] = get("THELOOP_REPLICA")
     return shared
+
+
+def _relay_horizons(get: Callable[..., str], errors: list[str]) -> dict[str, float]:
+    """THELOOP_RELAY_NOTICE_SECONDS and THELOOP_RELAY_GIVE_UP_SECONDS: seconds, the notice
+    no later than the give-up."""
+    found: dict[str, float] = {}
+    for name, var, default in (
+        ("relay_notice_seconds", "THELOOP_RELAY_NOTICE_SECONDS", DEFAULT_RELAY_NOTICE_SECONDS),
+        ("relay_give_up_seconds", "THELOOP_RELAY_GIVE_UP_SECONDS", DEFAULT_RELAY_GIVE_UP_SECONDS),
+    ):
+        raw = get(var)
+        try:
+            found[name] = float(raw) if raw else default
+            if not 1 <= found[name] <= 30 * 86400:
+                raise ValueError
+        except ValueError:
+            errors.append(f"{var}: must be seconds from 1 to 2592000 (30 days), got {_shown(raw)}")
+            found[name] = default
+    if found["relay_notice_seconds"] > found["relay_give_up_seconds"]:
+        errors.append(
+            "THELOOP_RELAY_NOTICE_SECONDS: must not be more than THELOOP_RELAY_GIVE_UP_SECONDS"
+        )
+    return found
 
 
 def _slots(raw: str, errors: list[str]) -> int:

@@ -18,6 +18,7 @@ from looproom.decide.listening import ListenAll
 from looproom.decide.places import Places
 from looproom.decide.policies import Policies
 from looproom.doctor import findings, jira_check
+from looproom.doctor import instances as instance_check
 from looproom.doctor.examine import SlackSide, examine
 from looproom.doctor.split_watch import SplitWatch
 from looproom.durable.contract import WorkQueue
@@ -208,7 +209,7 @@ class Answers:
         )
         if self._fleet is not None:
             relay = self._relay_queue
-            found += instance_report.fleet_findings(self._fleet, self._inbox, relay, time.time())
+            found += instance_check.fleet_findings(self._fleet, self._inbox, relay, time.time())
         if self._decisions.split is not None:
             found = [*found, self._decisions.split.finding()]
         if self._decisions.sinks.jira is not None:

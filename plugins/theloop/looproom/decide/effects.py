@@ -14,7 +14,7 @@ from collections.abc import Mapping
 
 from looproom.decide import kinds, subjects
 from looproom.decide.decision import Decision
-from looproom.inbound.events import Event
+from looproom.events import Event
 from looproom.room.channel_moves import ChannelMoves
 from looproom.room.roster import Roster
 

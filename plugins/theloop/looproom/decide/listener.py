@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Protocol
 
 from looproom.attach import slack_files
 from looproom.decide import room_help, talk
@@ -23,8 +23,20 @@ from looproom.decide.listening import ListenAll
 from looproom.decide.menu_desk import MenuDesk
 from looproom.decide.places import Places
 from looproom.decide.policies import Policies
-from looproom.kickoff.opener import Opener
 from looproom.slack.transport import SlackTransport
+
+
+class Kickoffs(Protocol):
+    """What the listener hands a new work item to (``looproom.kickoff.opener.Opener``):
+    the kickoff sits above the desk, so the listener names only what it asks of it."""
+
+    def message(self, member: str, text: str, channel: str, ts: str, thread_ts: str) -> bool:
+        """Whether a message was a kickoff (then taken, and the desk never sees it)."""
+        ...
+
+    def picked(self, payload: Mapping[str, Any]) -> bool:
+        """Whether a press was the kickoff's repository picker (then taken)."""
+        ...
 
 
 class Listener:
@@ -39,7 +51,7 @@ class Listener:
         *,
         bot_member: Callable[[], str],
         listen_all: ListenAll,
-        opener: Opener | None = None,
+        opener: Kickoffs | None = None,
     ) -> None:
         self._desk, self._menus, self._places, self._policies = desk, menu_desk, places, policies
         self._bot_member, self._listen_all, self._opener = bot_member, listen_all, opener

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from looproom.inbound.events import Event
+from looproom.events import Event
 from looproom.room import checklist as checklists
 
 #: The policy's families.

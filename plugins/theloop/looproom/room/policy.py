@@ -35,7 +35,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from looproom.inbound.events import Event
+from looproom.events import Event
 from looproom.room import event_types
 from looproom.room.event_types import COMPLETED, PHASE, PROGRESS, STARTED
 

@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from looproom.durable.outcome import Delivered, Failed, Outcome, RetryLater
-from looproom.inbound.events import Event
+from looproom.events import Event
 from looproom.room import event_types, policy
 from looproom.room.outlets import (
     METADATA_TYPE,
