@@ -63,7 +63,11 @@ class TheLoop(BotPlugin):
             data_dir=Path(self.bot_config.BOT_DATA_DIR) / "theloop",
             # One transport for every Slack call, so deliveries and decision replies share
             # one per-channel pace and one 429 hold.
-            slack=SlackTransport.beside(slack_web) if slack_web is not None else None,
+            slack=(
+                SlackTransport.beside(slack_web, base_url=env.slack_api_url)
+                if slack_web is not None
+                else None
+            ),
             say=self._say,
             admins=tuple(self.bot_config.BOT_ADMINS),
             bot_member=lambda: chat.member_of(self.bot_identifier),
