@@ -91,6 +91,7 @@ def test_decisions_and_answers_on_a_jira_work_item_land_on_its_ticket_once(
             assert "📌 decision — `alice-gh`" in answer and "“Option 2”" in answer
             assert "why: it backfills" in answer
             assert f"focusedCommentId={record['id']}" in answer
+            assert "said in <https://slack.com/archives/C0LOOP0001/p" in answer  # its thread
             assert "approved" not in answer  # a relayed decision is no record
 
 

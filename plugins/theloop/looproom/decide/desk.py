@@ -11,6 +11,7 @@ atomic, so two presses cannot both win.
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
@@ -165,6 +166,8 @@ class Desk:
         decision = verdict.decision
         if verdict.status != ADMITTED or decision is None:
             return verdict
+        decision = _discussed_at(decision)
+        verdict = replace(verdict, decision=decision)
         if not self.relay.record(decision, policy.destinations.repos):
             return Verdict(
                 REFUSED,
@@ -210,3 +213,18 @@ def _a_record_command(text: str) -> bool:
     return verb in (talk.RECORD_CONTEXT, talk.RECORD_DECISION) or (
         isinstance(parsed, grammar.Refusal) and parsed.reason in ("context-words", "decision-words")
     )
+
+
+#: A Slack message's timestamp; on another backend a message has none to link to.
+_SLACK_TS = re.compile(r"^[0-9]+\.[0-9]+$")
+
+
+def _discussed_at(decision: Decision) -> Decision:
+    """A decision recorded from a thread names it (the record's "discussed at"), as
+    the-loop's room does, so the records read back say where it was said."""
+    thread = decision.thread or decision.ts
+    if decision.kind != kinds.DECISION or decision.link or not decision.ts:
+        return decision
+    if not (decision.channel and _SLACK_TS.match(thread)):
+        return decision
+    return replace(decision, link=talk.thread_link(decision.channel, thread))
