@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install run test test-fast lint bench clean manifest doctor demo
+.PHONY: install run test test-fast lint bench soak clean manifest doctor demo
 
 $(STAMP): requirements.txt requirements-dev.txt
 	$(PYTHON) -m venv $(VENV)
@@ -25,15 +25,24 @@ test: lint
 test-fast: lint
 	$(BIN)/python -m pytest -m "not e2e"
 
+# lint-imports checks the core's layers (pyproject.toml): looproom is found on the path.
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	PYTHONPATH=plugins/theloop $(BIN)/lint-imports
 
 bench: $(STAMP)
 	$(BIN)/python bench/bench_digest.py
 	$(BIN)/python bench/bench_ingest.py
 	$(BIN)/python bench/bench_rooms.py
 	$(BIN)/python bench/bench_room.py
+
+# The soak (docs/soak.md): the real bot against the loopback fakes under a seeded fault
+# schedule for MINUTES minutes, then its ledger; not part of `make test`. SOAK_ARGS adds
+# options (--seed N, --items, --rooms, --drain, --keep DIR).
+MINUTES ?= 10
+soak: $(STAMP)
+	$(BIN)/python -m soak --minutes $(MINUTES) $(SOAK_ARGS)
 
 # A real work item played through the signed webhook into the Text console: type your decisions.
 DEMO_ENV := THELOOP_BACKEND=Text THELOOP_SLACK_BOT_TOKEN= THELOOP_WEBHOOK_SECRET= \

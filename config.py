@@ -42,36 +42,11 @@ try:
 except ConfigError as _error:
     raise SystemExit(f"theloop cannot start, fix the environment: {_error}") from None
 
-BACKEND = _ENV.backend
-
-
-# -- THELOOP_SLACK_API_URL: another Slack Web API base URL (GovSlack, a proxy, a test fake) --
-# SlackV3 builds `WebClient(token=…)` with slack_sdk's default https://slack.com/api/ and has
-# no setting for it. Errbot executes the backend's module after reading this file, so a
-# WebClient subclass whose *default* base_url is this one, put where SlackV3 imports it
-# from (`slack_sdk.web`), reaches every client the backend builds — Socket Mode included,
-# which asks that client for its websocket URL. An explicit base_url still wins. Unset:
-# nothing is touched.
-def _use_slack_api_url(url: str) -> None:
-    # Imported here: only a run that sets the variable pays for slack_sdk at config time.
-    import slack_sdk
-    import slack_sdk.web
-
-    base_url = url if url.endswith("/") else url + "/"
-    slack_web_client = slack_sdk.web.WebClient
-
-    class WebClient(slack_web_client):  # type: ignore[misc, valid-type]
-        def __init__(self, *args: object, **kwargs: object) -> None:
-            if len(args) < 2:  # (token, base_url, …): base_url not given positionally
-                kwargs.setdefault("base_url", base_url)
-            super().__init__(*args, **kwargs)
-
-    slack_sdk.web.WebClient = slack_sdk.WebClient = WebClient
-
-
-if _ENV.slack_api_url:
-    _use_slack_api_url(_ENV.slack_api_url)
-# -- end THELOOP_SLACK_API_URL --------------------------------------------------------------
+_ON_SLACK = _ENV.backend == "SlackV3"
+# THELOOP_SLACK_API_URL (GovSlack, a proxy, a test's loopback Slack): SlackV3 has no setting
+# for the Web API's base URL, so the bundle's own SlackV3Url backend (backends/, SlackV3 but
+# for that one client) runs instead, given the URL in BOT_IDENTITY. Unset: SlackV3 itself.
+BACKEND = "SlackV3Url" if _ON_SLACK and _ENV.slack_api_url else _ENV.backend
 
 
 # -- THELOOP_DATABASE_URL: the shared mode -----------------------------------------------------
@@ -96,7 +71,7 @@ if _ENV.database_url and __name__ != "__main__":
 BOT_DATA_DIR = str(Path(_ENV.data_dir).resolve())
 Path(BOT_DATA_DIR).mkdir(parents=True, exist_ok=True)
 BOT_EXTRA_PLUGIN_DIR = str(_HERE / "plugins")
-BOT_EXTRA_BACKEND_DIR = _slackv3_dir()
+BOT_EXTRA_BACKEND_DIR = [str(_HERE / "backends"), *filter(None, [_slackv3_dir()])]
 BOT_LOG_FILE = str(Path(BOT_DATA_DIR) / "errbot.log")
 BOT_LOG_LEVEL = getattr(logging, _ENV.log_level)
 BOT_PREFIX = "!"
@@ -119,8 +94,10 @@ CORE_PLUGINS = (
     "Utils",
 )
 
-if BACKEND == "SlackV3":
+if _ON_SLACK:
     BOT_IDENTITY = {"token": _ENV.slack_bot_token}
+    if _ENV.slack_api_url:  # slack_sdk's base_url ends with a slash
+        BOT_IDENTITY["base_url"] = _ENV.slack_api_url.rstrip("/") + "/"
     if _ENV.slack_app_token:
         BOT_IDENTITY["app_token"] = _ENV.slack_app_token
     if _ENV.slack_signing_secret:
@@ -133,7 +110,7 @@ else:
 BOT_ADMINS = _ENV.admins or _DEFAULT_ADMINS
 # Errbot builds whom to warn with the backend's build_identifier: on Slack a member id only as
 # its mention. An admin written as an id, a mention or a handle is told either way.
-BOT_ADMINS_NOTIFICATIONS = people.notified(BOT_ADMINS, slack=BACKEND == "SlackV3")
+BOT_ADMINS_NOTIFICATIONS = people.notified(BOT_ADMINS, slack=_ON_SLACK)
 TEXT_COLOR_THEME = "light"
 
 

@@ -42,8 +42,8 @@ sys.path[:0] = [str(REPO), str(REPO / "plugins" / "theloop"), str(REPO / "tests"
 from botproc import BotProcess  # noqa: E402 - after the path set-up above
 
 from looproom.durable.queue import DurableQueue  # noqa: E402
+from looproom.events import Event  # noqa: E402
 from looproom.inbound import webhook as ingress  # noqa: E402
-from looproom.inbound.events import Event  # noqa: E402
 from looproom.inbound.signing import sign  # noqa: E402
 from looproom.postgres.database import Database  # noqa: E402
 from looproom.postgres.queue import PostgresQueue  # noqa: E402

@@ -32,7 +32,7 @@ from slack_sdk import WebClient  # noqa: E402 - after the path set-up above
 from the_loop.channels import room_policy  # noqa: E402
 from the_loop.channels.base import Event as LoopEvent  # noqa: E402
 
-from looproom.inbound.events import KNOWN_EVENTS, Event  # noqa: E402
+from looproom.events import KNOWN_EVENTS, Event  # noqa: E402
 from looproom.room import voice  # noqa: E402
 from looproom.room.routing import RoomBook  # noqa: E402
 from looproom.room.slack_outlet import SlackOutlet  # noqa: E402

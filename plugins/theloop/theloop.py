@@ -4,8 +4,9 @@ Every rule lives in the pure ``looproom`` package, which never imports Errbot, s
 tested without a bot (docs/architecture.md). ``activate`` builds this activation's one
 :class:`looproom.assembly.LoopRoom` from what only Errbot has — its storage, its data
 directory, the backend's Slack client or its ``send``, who the bot is — and each command
-below passes what it received on to that object. Errbot finds commands only as methods of
-the plugin class, so they stay here, one delegation each. The HTTP routes are the core's own
+below passes what it received on to that object. The typed verbs are not methods here: one
+``!verb`` command per row of the decision kinds' table is registered through Errbot's
+dynamic plugins on activation. The HTTP routes are the core's own
 server (``looproom.server``), not Errbot's Webserver: ``activate`` starts it on
 ``THELOOP_HTTP_HOST``/``THELOOP_HTTP_PORT`` once the room can take requests, and
 ``deactivate`` stops it first.
@@ -20,11 +21,13 @@ from pathlib import Path
 from typing import Any
 
 import theloop_decisions as chat
-from errbot import BotPlugin, arg_botcmd, botcmd, core_plugins
+from errbot import BotPlugin, Command, arg_botcmd, botcmd, core_plugins
 
 # Errbot puts every folder holding a .plug file on sys.path, so the core imports plainly.
-from looproom import admin, configured, manifest, people
+from looproom import configured, manifest, people
+from looproom.admin import text as admin_text
 from looproom.assembly import LoopRoom
+from looproom.decide import kinds
 from looproom.inbound import slack_events
 from looproom.inbound import webhook as ingress
 from looproom.server.app import App, Mount
@@ -33,6 +36,10 @@ from looproom.settings import ConfigError, Environment, Settings
 from looproom.slack.transport import SlackTransport
 
 NOT_ACTIVE = "theloop is not active: see `!status plugins` and the bot's log."
+#: The Errbot plugin the typed verbs are registered under, one command per row of
+#: ``looproom.decide.kinds`` (``!help TheLoopVerbs``; an ACL names ``TheLoopVerbs:approve``).
+VERBS_PLUGIN = "TheLoopVerbs"
+VERBS_DOC = "the-loop's decisions and control verbs, typed: each is also read without the `!`."
 
 
 class TheLoop(BotPlugin):
@@ -56,7 +63,11 @@ class TheLoop(BotPlugin):
             data_dir=Path(self.bot_config.BOT_DATA_DIR) / "theloop",
             # One transport for every Slack call, so deliveries and decision replies share
             # one per-channel pace and one 429 hold.
-            slack=SlackTransport.beside(slack_web) if slack_web is not None else None,
+            slack=(
+                SlackTransport.beside(slack_web, base_url=env.slack_api_url)
+                if slack_web is not None
+                else None
+            ),
             say=self._say,
             admins=tuple(self.bot_config.BOT_ADMINS),
             bot_member=lambda: chat.member_of(self.bot_identifier),
@@ -69,22 +80,23 @@ class TheLoop(BotPlugin):
         core.decisions.listen(getattr(self._bot, "slack_socket_mode", None))
         self._unlisten = lambda: (unpress(), unhello())
         self._unlisten_commands = chat.listen_for_commands(self._bot, self._commanded)
-        self._http = HttpServer(App(core, self._mounts(core)))
-        core.listening = self._http.start(env.http_host, env.http_port)
-        if core.listening.error:
-            self._cannot_listen(core.listening)
+        self._http = HttpServer(App(core.routes, self._mounts(core)))
+        listening = core.admin.listening = self._http.start(env.http_host, env.http_port)
+        if listening.error:
+            self._cannot_listen(listening)
         else:
-            self.log.info("theloop http server %s", core.listening.describe())
+            self.log.info("theloop http server %s", listening.describe())
         if core.first_run_line:  # the Text backend's console: show how to send an event
             for admin_id in self.bot_config.BOT_ADMINS:
                 self._say(admin_id, core.first_run_line)
+        self.create_dynamic_plugin(VERBS_PLUGIN, self._verb_commands(), doc=VERBS_DOC)
 
     def _mounts(self, core: LoopRoom) -> dict[str, Mount]:
         """SlackV3 without an app token runs Slack's Events API: it registers its view on
         Errbot's Flask app, which nothing else serves, so this server serves it at its path."""
         if getattr(self._bot, "slack_events", None) is None:
             return {}
-        return {slack_events.PATH: core.events_api(core_plugins.flask_app)}
+        return {slack_events.PATH: core.routes.events_api(core_plugins.flask_app)}
 
     def _cannot_listen(self, listening: Listening) -> None:
         """Loudly: the log, and each admin, since the-loop's events now reach nobody."""
@@ -128,6 +140,8 @@ class TheLoop(BotPlugin):
             self._unlisten()
         if self._unlisten_commands is not None:
             self._unlisten_commands()
+        if VERBS_PLUGIN in self._dynamic_plugins:
+            self.destroy_dynamic_plugin(VERBS_PLUGIN)
         core, self._core, self._unlisten = self._core, None, None
         self._unlisten_commands = None
         if core is not None and not core.stop():
@@ -170,20 +184,20 @@ class TheLoop(BotPlugin):
 
     def _pressed(self, payload: Mapping[str, Any]) -> None:
         if self._core is not None:
-            self._core.decisions.pressed(payload)
+            self._core.decisions.listener.pressed(payload)
 
     # -- theloop's own commands -------------------------------------------------------------
 
     @botcmd(name="theloop")
     def theloop(self, _msg: Any, _args: str) -> str:
         """What theloop does here, and where to start."""
-        return admin.ABOUT
+        return admin_text.ABOUT
 
     @arg_botcmd("text", type=str, nargs="+", help="markdown to draw as the room would")
     @arg_botcmd("--limit", type=int, default=1500, help="characters (200-3000)")
     def theloop_preview(self, _msg: Any, text: list[str], limit: int) -> str:
         """Show the mrkdwn the room would post for a message (the digest above the limit)."""
-        return admin.preview_text(" ".join(text), limit)
+        return admin_text.preview_text(" ".join(text), limit)
 
     @botcmd
     def theloop_manifest(self, _msg: Any, args: str) -> str:
@@ -195,160 +209,71 @@ class TheLoop(BotPlugin):
     @botcmd(admin_only=True)
     def theloop_status(self, _msg: Any, _args: str) -> str:
         """Resolved configuration (secrets as set/unset), queue depth, last delivery error."""
-        return self._core.status(time.time()) if self._core else NOT_ACTIVE
+        return self._core.admin.status(time.time()) if self._core else NOT_ACTIVE
 
     @botcmd(admin_only=True)
     def theloop_doctor(self, _msg: Any, _args: str) -> str:
         """Why the room may be silent: token, scopes, rooms, events, peers — with remedies."""
         if self._core is None:
             return NOT_ACTIVE
-        return self._core.doctor(getattr(self._bot, "slack_socket_mode", None))
+        return self._core.admin.doctor(getattr(self._bot, "slack_socket_mode", None))
 
     @botcmd(admin_only=True)
     def theloop_queue(self, _msg: Any, args: str) -> str:
         """Undelivered events: `list` (default), `retry KEY` (now), `drop KEY` (give up)."""
-        return self._core.queue(args, time.time()) if self._core else NOT_ACTIVE
+        return self._core.admin.queue(args, time.time()) if self._core else NOT_ACTIVE
 
     @botcmd
     def theloop_why(self, _msg: Any, args: str) -> str:
         """Where did my message go: the room's last decisions for `why <work item>`."""
-        return self._core.why(args, time.time()) if self._core else NOT_ACTIVE
+        return self._core.admin.why(args, time.time()) if self._core else NOT_ACTIVE
 
     @botcmd
     def theloop_records(self, _msg: Any, args: str) -> str:
         """What was recorded on a work item's ticket from Slack: `records <work item>`."""
-        return self._core.records(args) if self._core else NOT_ACTIVE
+        return self._core.admin.records(args) if self._core else NOT_ACTIVE
 
     @botcmd(admin_only=True)
     def theloop_bind(self, _msg: Any, args: str) -> str:
         """A room of its own for a work item: `bind <work item> <room>`; alone: list them."""
-        return self._core.bind(args) if self._core else NOT_ACTIVE
+        return self._core.admin.bind(args) if self._core else NOT_ACTIVE
 
     @botcmd(admin_only=True)
     def theloop_listen(self, msg: Any, args: str) -> str:
         """What a room hears: `listen all [room]` (every message in a work item's thread is a
         reply to it), `listen addressed [room]` (only a mention, the default); alone: list."""
         here = str(chat.slack_event(msg).get("channel") or "") or chat.plain_channel(msg)
-        return self._core.listen_mode(args, here) if self._core else NOT_ACTIVE
+        return self._core.admin.listen(args, here) if self._core else NOT_ACTIVE
 
     @botcmd(admin_only=True)
     def theloop_unbind(self, _msg: Any, args: str) -> str:
         """A work item's events go to its configured room again: `unbind <work item>`."""
-        return self._core.unbind(args) if self._core else NOT_ACTIVE
+        return self._core.admin.unbind(args) if self._core else NOT_ACTIVE
 
-    # -- decisions, typed (the verbs are looproom.decide.kinds.VERBS) ------------------------
+    # -- decisions, typed: one `!verb` per row of looproom.decide.kinds ---------------------
 
-    @botcmd
-    def execute(self, msg: Any, args: str) -> None:
-        """`execute` · `execute without 2, 5` — answer the phase-selection checklist."""
-        self._typed(msg, f"execute {args}", addressed=True)
-
-    @botcmd
-    def skip(self, msg: Any, args: str) -> None:
-        """`skip <phase>[, <phase>…]` — leave phases out (before or after the selection)."""
-        self._typed(msg, f"skip {args}", addressed=True)
-
-    @botcmd
-    def approve(self, msg: Any, args: str) -> None:
-        """`approve [words]` — approve the open gate."""
-        self._typed(msg, f"approve {args}", addressed=True)
-
-    @botcmd
-    def changes(self, msg: Any, args: str) -> None:
-        """`changes <why>` — request changes at the open gate (a reason is required)."""
-        self._typed(msg, f"changes {args}", addressed=True)
-
-    @botcmd
-    def start(self, msg: Any, args: str) -> None:
-        """`start [<work item>]` — the-loop arms the work item and starts its session."""
-        self._typed(msg, f"start {args}", addressed=True)
-
-    @botcmd
-    def stop(self, msg: Any, args: str) -> None:
-        """`stop [<work item>]` — the-loop stops the work item's session."""
-        self._typed(msg, f"stop {args}", addressed=True)
-
-    @botcmd
-    def pause(self, msg: Any, args: str) -> None:
-        """`pause [<work item>]` — the-loop pauses the session; `resume` wakes it."""
-        self._typed(msg, f"pause {args}", addressed=True)
-
-    @botcmd
-    def resume(self, msg: Any, args: str) -> None:
-        """`resume [<work item>]` — the-loop wakes a paused session."""
-        self._typed(msg, f"resume {args}", addressed=True)
-
-    @botcmd
-    def contribute(self, msg: Any, args: str) -> None:
-        """`contribute [<work item>]` — the-loop joins the work item as a contributor."""
-        self._typed(msg, f"contribute {args}", addressed=True)
-
-    @botcmd
-    def do(self, msg: Any, args: str) -> None:
-        """`do [<work item>] <task>` — the-loop works an ad-hoc task."""
-        self._typed(msg, f"do {args}", addressed=True)
-
-    @botcmd
-    def review(self, msg: Any, args: str) -> None:
-        """`review [<work item>] <brief>` — the-loop reviews the pull request against a brief."""
-        self._typed(msg, f"review {args}", addressed=True)
-
-    @botcmd
-    def cleanup(self, msg: Any, args: str) -> None:
-        """`cleanup [<work item>]` — the-loop reclaims the work item's local resources."""
-        self._typed(msg, f"cleanup {args}", addressed=True)
-
-    @botcmd(name="add-collaborator")
-    def add_collaborator(self, msg: Any, args: str) -> None:
-        """`add-collaborator @someone` — they may reply and add context on this work item."""
-        self._typed(
-            msg, f"add-collaborator {chat.raw_after(msg, 'add-collaborator', args)}", addressed=True
+    def _verb_commands(self) -> tuple[Command, ...]:
+        """Each kind's ``!verb`` command, from its row: registered on activation."""
+        return tuple(
+            Command(self._verb_command(kind), name=kind.verb, doc=kind.usage)
+            for kind in kinds.COMMANDS
         )
 
-    @botcmd(name="remove-collaborator")
-    def remove_collaborator(self, msg: Any, args: str) -> None:
-        """`remove-collaborator @someone` — they no longer give input on this work item."""
-        self._typed(
-            msg,
-            f"remove-collaborator {chat.raw_after(msg, 'remove-collaborator', args)}",
-            addressed=True,
-        )
+    def _verb_command(self, kind: kinds.DecisionKind) -> Callable[[Any, Any, str], None]:
+        def command(_plugin: Any, msg: Any, args: str) -> None:
+            words = chat.raw_after(msg, kind.verb, args) if kind.mentions else args
+            self._typed(msg, f"{kind.verb} {words}", addressed=True)
 
-    @botcmd(name="add-channel")
-    def add_channel(self, msg: Any, args: str) -> None:
-        """`add-channel #room` — this work item's conversation moves to that room."""
-        self._about(msg, "add-channel", args)
-
-    @botcmd(name="remove-channel")
-    def remove_channel(self, msg: Any, args: str) -> None:
-        """`remove-channel [#room]` — this work item goes back to its configured room."""
-        self._typed(
-            msg, f"remove-channel {chat.raw_after(msg, 'remove-channel', args)}", addressed=True
-        )
-
-    @botcmd(name="record-context")
-    def record_context(self, msg: Any, args: str) -> None:
-        """`record-context` — this thread since its last record, to the work item and agent."""
-        self._typed(msg, f"record-context {args}", addressed=True)
-
-    @botcmd(name="record-decision")
-    def record_decision(self, msg: Any, args: str) -> None:
-        """`record-decision [product|design|tech:] <what> — why: <rationale>` — on record."""
-        self._typed(msg, f"record-decision {args}", addressed=True)
+        return command
 
     def callback_message(self, msg: Any) -> None:
         """A plain message: a command typed without `!`, or an answer in a work item's thread."""
         if not chat.is_command(msg, self.bot_config):
             self._typed(msg, str(msg.body or ""), addressed=False)
 
-    def _about(self, msg: Any, verb: str, args: str) -> None:
-        """A command naming people or a room: read from Slack's own text, where a mention
-        is the member's id, never a name that a GitHub login could share."""
-        self._typed(msg, f"{verb} {chat.raw_after(msg, verb, args)}", addressed=True)
-
     def _typed(self, msg: Any, text: str, *, addressed: bool) -> None:
         if self._core is not None:
-            self._core.decisions.said(
+            self._core.decisions.listener.said(
                 chat.member_of(msg.frm),
                 text,
                 chat.slack_event(msg),

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from looproom.durable.queue import DurableQueue
-from looproom.inbound.events import ASK, Event
+from looproom.events import ASK, Event
 from looproom.inbound.stream import CURSOR_KEY, StreamFollower
 from tests.fakes.loop_stream import WAIT, WORK_ITEM, LoopAPI, Proxy
 from tests.support.wait import wait_for

@@ -81,7 +81,7 @@ class Bot:
         }
         if key_id:
             headers["X-TheLoop-Key-Id"] = key_id
-        return self.room.receive(ingress.Request("POST", headers, body, len(body)))
+        return self.room.routes.receive(ingress.Request("POST", headers, body, len(body)))
 
 
 @pytest.fixture
@@ -163,7 +163,7 @@ def test_bs_secret_is_refused_for_a_work_item_of_a(make_bot: Callable[..., Bot])
     assert refused.body["error"] == f"work item {ITEM_A} belongs to instance team-a"
     assert bot.room.inbox.depth() == 0  # refused before it was stored: never posted
     assert 'theloop_events_refused_total{reason="not_owner"} 1.0' in (
-        bot.room.metrics_text()[0].decode()
+        bot.room.routes.metrics_text()[0].decode()
     )
 
 
@@ -266,13 +266,13 @@ def test_status_and_metrics_name_each_instance(
     bot = make_bot()
     assert bot.post(ask(1, ITEM_B), SECRET_B).status == 202
     loops[0].stop()  # A's control plane is gone
-    status = bot.room.status(time.time())
+    status = bot.room.admin.status(time.time())
     line_a = next(line for line in status.splitlines() if line.startswith("instance team-a:"))
     line_b = next(line for line in status.splitlines() if line.startswith("instance team-b:"))
     assert "UNREACHABLE" in line_a and "last event none yet" in line_a
     assert "reachable" in line_b and "queue 1 to post, 0 to relay" in line_b
     assert "1 learned" in line_b and "two secrets (rotating)" in line_b
-    metrics = bot.room.metrics_text()[0].decode()
+    metrics = bot.room.routes.metrics_text()[0].decode()
     assert 'theloop_instance_reachable{instance="team-a"} 0.0' in metrics
     assert 'theloop_instance_reachable{instance="team-b"} 1.0' in metrics
     assert 'theloop_instance_queue_depth{instance="team-b",queue="inbox"} 1.0' in metrics
@@ -316,11 +316,11 @@ def test_the_last_event_is_the_instances_not_this_processs(
     other = make_bot(store=shared)
     line_b = next(
         line
-        for line in other.room.status(time.time()).splitlines()
+        for line in other.room.admin.status(time.time()).splitlines()
         if line.startswith("instance team-b:")
     )
     assert "last event none yet" not in line_b and "s ago" in line_b
-    metrics = other.room.metrics_text()[0].decode()
+    metrics = other.room.routes.metrics_text()[0].decode()
     assert 'theloop_instance_last_event_timestamp_seconds{instance="team-b"}' in metrics
     assert 'theloop_instance_last_event_timestamp_seconds{instance="team-a"}' not in metrics
 
@@ -331,16 +331,16 @@ def test_the_doctor_says_of_each_instance_whether_it_signs_right(
     bot = make_bot()
     assert bot.post(ask(1, ITEM_B), SECRET_B, "b-2026").status == 202
     assert bot.post(ask(2, ITEM_B), SECRET_B, "b-2026").status == 202
-    found = bot.room.doctor(None)
+    found = bot.room.admin.doctor(None)
     assert "instance team-b's deliveries: 2 of its last 2 accepted, signed right" in found
     assert "instance team-a's deliveries: no event of it has reached the webhook" in found
     assert "instance team-b's events: last event 0 s ago; queue 2 to post, 0 to relay" in found
     # A sender with the wrong secret under B's key id, and one with no instance's secret.
     assert bot.post(ask(3, ITEM_B), "w" * 40, "b-2026").status == 401
     assert bot.post(ask(4, ITEM_B), "w" * 40).status == 401
-    found = bot.room.doctor(None)
+    found = bot.room.admin.doctor(None)
     assert "2 accepted, 1 badly signed (401), 0 about another instance's work item" in found
     assert "requests signed by no instance" in found
     assert bot.post(ask(5, ITEM_A), SECRET_B, "b-2026").status == 403
-    assert "1 about another instance's work item (403)" in bot.room.doctor(None)
+    assert "1 about another instance's work item (403)" in bot.room.admin.doctor(None)
     assert SECRET_B not in found and "token-of-b" not in found

@@ -13,6 +13,7 @@ tickets the credential may go to. On Cloud (ADF) and on Data Center (wiki markup
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import jira
@@ -22,11 +23,13 @@ from the_loop.channels.envelope import parse as parse_envelope
 from the_loop.control import ControlConfig, parse_command
 from the_loop.jiraapi import JiraApiConfig, JiraApiError, JiraAuth, JiraClient, issue_key_for
 
+from looproom.assembly import LoopRoom
 from looproom.decide import kinds
 from looproom.decide.decision import Decision
 from looproom.relay import forms, jira_config, records
 from looproom.relay.jira_sink import JiraSink
 from looproom.relay.sinks import LedgerSink, Sinks
+from looproom.settings import Environment, Settings
 from tests.fakes import jira_api
 from tests.fakes.jira_api import FakeJira
 
@@ -168,3 +171,36 @@ def test_the_tickets_the_credential_may_go_to_are_the_loops_own(ref: str) -> Non
     except JiraApiError:
         expected = ""
     assert ours.key_of(ref) == expected
+
+
+@pytest.mark.parametrize(
+    ("typed", "command"),
+    [("pause jira:OPS-12", "pause"), ("do jira:acme.atlassian.net/OPS-12 fix the flake", "do")],
+)
+def test_a_slash_verb_on_a_jira_ticket_is_the_command_the_loop_reads_there(
+    fake: FakeJira, tmp_path: Path, typed: str, command: str
+) -> None:
+    """``/the-loop <verb> jira:…`` is recorded as the verb typed in the ticket's thread."""
+    settings = Settings(authorized_users=frozenset({MEMBER}), channel="C1", jira=_site(fake))
+    room = LoopRoom(
+        Environment.from_env({"THELOOP_WEBHOOK_SECRET": "x" * 32}),
+        settings,
+        store={},
+        data_dir=tmp_path,
+        slack=None,
+        say=lambda _to, _text: None,
+        admins=(),
+        bot_member=lambda: "U0THELOOP",
+    )
+    try:
+        payload = {"command": "/the-loop", "text": typed, "user_id": MEMBER, "channel_id": "C1"}
+        answer = room.decisions.slash.answer({**payload, "trigger_id": "t1"})
+        assert answer is not None and answer["text"].startswith("👀 Recorded"), answer
+        (item,) = room.decisions.relay.queue.list()
+        decision = forms.decision_of(item.payload)
+    finally:
+        room.stop()
+    assert decision.work_item == WORK_ITEM
+    read = _relayed(fake, decision)
+    assert read["origin"] == ORIGIN_RELAY
+    assert parse_command(read["c"].body_md, ControlConfig()).command == command

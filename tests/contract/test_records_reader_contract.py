@@ -74,3 +74,7 @@ def test_our_reader_and_the_loops_list_the_same_records(github: FakeGitHub, tmp_
     assert [(o.kind, dict(o.actor), o.at, o.text, o.why, o.url) for o in ours] == [
         (t.type, dict(t.actor), t.ts, t.text, t.why, t.url) for t in theirs
     ]
+    # Where each was said: the decision's "discussed at" as the-loop reads it, and the
+    # thread its context line names.
+    assert ours[1].discussed_at == theirs[1].discussed_at == "https://s/p2"
+    assert ours[0].discussed_at == "https://s/p1" and "from <https://s/p1>" in theirs[0].summary

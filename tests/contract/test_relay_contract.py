@@ -25,10 +25,10 @@ from the_loop.graph.model import PDLC_CONTRIBUTION_LOOP, load_graph
 from the_loop.identity import Principal
 
 from looproom.decide import judging, kinds
-from looproom.decide.authorization import Policy
+from looproom.decide.authorization import AccessPolicy
 from looproom.decide.decision import REFUSED, Decision, Verdict
-from looproom.decide.judging import Said, Where
-from looproom.inbound.events import Event
+from looproom.decide.judging import Received, Where
+from looproom.events import Event
 from looproom.relay import forms
 from looproom.room import checklist as checklists
 from looproom.room.memory import ItemState, observe
@@ -219,10 +219,10 @@ def test_the_gate_freezes_exactly_the_skips_the_member_asked_for(
 ) -> None:
     state = observe(ItemState(), Event.from_wire(event("01", workItem=WORK_ITEM)), "C1", "100.0")
     verdict = judging.judge_typed(
-        Said(MEMBER, typed, "C1", "101.0", thread_ts="100.0"),
+        Received(MEMBER, typed, "C1", "101.0", thread_ts="100.0"),
         Where(WORK_ITEM, thread_bound=True),
         lambda _item: state,
-        Policy("UBOT", frozenset({MEMBER}), {MEMBER: LOGIN}),
+        AccessPolicy("UBOT", frozenset({MEMBER}), {MEMBER: LOGIN}),
         AT,
     )
     assert verdict.decision is not None, verdict
@@ -308,10 +308,10 @@ def _gate_state() -> ItemState:
 
 def _judge_at_gate(text: str) -> Verdict:
     return judging.judge_typed(
-        Said(MEMBER, text, "C1", "201.0", thread_ts="200.0"),
+        Received(MEMBER, text, "C1", "201.0", thread_ts="200.0"),
         Where(WORK_ITEM, thread_bound=True),
         lambda _item: _gate_state(),
-        Policy("UBOT", frozenset({MEMBER}), {MEMBER: LOGIN}),
+        AccessPolicy("UBOT", frozenset({MEMBER}), {MEMBER: LOGIN}),
         AT,
     )
 

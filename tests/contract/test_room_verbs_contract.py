@@ -26,9 +26,9 @@ from the_loop.control import ControlConfig, parse_command
 
 from looproom import workitem
 from looproom.decide import judging, kinds, room_help
-from looproom.decide.authorization import Policy
+from looproom.decide.authorization import AccessPolicy
 from looproom.decide.decision import ADMITTED, Decision
-from looproom.decide.judging import Said, Where
+from looproom.decide.judging import Received, Where
 from looproom.kickoff import prefix
 from looproom.relay import forms, keywords, standing
 from looproom.room.memory import ItemState
@@ -43,8 +43,8 @@ def relayed(
 ) -> Decision:
     """What the room records when a decider types ``typed`` in the work item's thread."""
     destinations = forms.Destinations(github=True, keywords=said)
-    policy = Policy(BOT, frozenset({MEMBER}), destinations=destinations)
-    message = Said(MEMBER, typed, channel, "400.0", "100.0")
+    policy = AccessPolicy(BOT, frozenset({MEMBER}), destinations=destinations)
+    message = Received(MEMBER, typed, channel, "400.0", "100.0")
     verdict = judging.judge_typed(
         message, Where(where, thread_bound=True), lambda _i: ItemState(), policy, AT
     )

@@ -5,13 +5,16 @@ with loopback fakes of GitHub and the-loop's control plane as its relay sinks. t
 real messages arrive signed over real HTTP; members type in the work item's thread and
 press buttons (``block_actions`` over Socket Mode, and as signed HTTP requests). Shown
 here: each decision lands exactly once — also when the sink fails twice first, when a
-button is pressed twice, and when the bot is killed between receipt and relay — forged
+button is pressed twice, when the bot is killed between receipt and relay, and when the-loop
+restarts as an answer reaches it — forged
 requests are refused, and unauthorized members relay nothing.
 """
 
 from __future__ import annotations
 
 import json
+import threading
+import time
 import urllib.parse
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -271,3 +274,34 @@ def test_a_bot_killed_between_receipt_and_relay_relays_once_after_restart(rig: R
     wait_for(lambda: "white_check_mark" in rig.reactions(approval["ts"]), TIMEOUT, "the ✅")
     rig.relay_sentinel()
     assert len(rig.comments()) == 1
+
+
+def test_an_answer_sent_as_the_loop_restarts_reaches_the_session_once_when_it_is_back(
+    rig: Rig,
+) -> None:
+    ask = rig.show("15", settled=True)
+    typed = threading.Event()
+    answered = rig.loop.route
+
+    def route(request: Any) -> Any:  # the-loop types the answer in, then restarts
+        answer = answered(request)
+        if request.path == "/api/v1/sessions/reply":
+            typed.set()
+        return answer
+
+    rig.loop.route = route  # type: ignore[method-assign]
+    rig.loop.fail("/sessions/reply", kind="land_then_drop")  # its answer never comes back
+    answer = rig.say(ALICE, "Option 1", ask["thread_ts"])
+    wait_for(typed.is_set, TIMEOUT, "the answer typed into the session")
+    rig.loop.stop()  # down for five seconds: the bot cannot read its event log
+    lookups = len([r for r in rig.loop.requests if r.path == "/api/v1/events"])
+    time.sleep(5)
+    rig.loop.start()
+    wait_for(lambda: "white_check_mark" in rig.reactions(answer["ts"]), TIMEOUT, "the ✅")
+    assert [reply["text"] for reply in rig.loop.replies] == ["Option 1"]
+    assert "warning" not in rig.reactions(answer["ts"])
+    assert len([r for r in rig.loop.requests if r.path == "/api/v1/events"]) > lookups
+    replies = [
+        m["text"] for m in rig.slack.thread(LOOP, ask["thread_ts"]) if m.get("user") != ALICE
+    ]
+    assert not [text for text in replies if "may have reached the-loop" in text]

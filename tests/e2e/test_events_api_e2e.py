@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from looproom.admin import ABOUT
+from looproom.admin.text import ABOUT
 from tests.e2e.slackbot import LOOP, SlackBot, StartBot, corpus
 from tests.fakes.github_api import TOKEN, FakeGitHub
 from tests.fakes.slack_api import FakeSlack

@@ -14,7 +14,7 @@ import json
 
 import pytest
 
-from tests.e2e.slackbot import StartBot, corpus, relaying
+from tests.e2e.slackbot import LOOP, StartBot, corpus, relaying
 from tests.fakes import jira_api
 from tests.fakes.github_api import FakeGitHub
 from tests.fakes.jira_api import FakeJira
@@ -91,4 +91,36 @@ def test_decisions_and_answers_on_a_jira_work_item_land_on_its_ticket_once(
             assert "📌 decision — `alice-gh`" in answer and "“Option 2”" in answer
             assert "why: it backfills" in answer
             assert f"focusedCommentId={record['id']}" in answer
+            assert "said in <https://slack.com/archives/C0LOOP0001/p" in answer  # its thread
             assert "approved" not in answer  # a relayed decision is no record
+
+
+def test_a_slash_verb_names_a_jira_ticket_as_people_type_it(
+    slack_bot: StartBot, fake_slack: FakeSlack
+) -> None:
+    """``/the-loop pause jira:OPS-12``: the short form is the configured site's ticket, and
+    the pause lands on it as typed in its thread would; another site's ticket is refused."""
+    with FakeJira({"OPS-12"}) as jira, FakeGitHub({}) as github, FakeLoop({ITEM: False}) as loop:
+        env = {
+            "THELOOP_JIRA_API": jira.url,
+            "ACME_JIRA_EMAIL": jira_api.EMAIL,
+            "ACME_JIRA_TOKEN": jira_api.TOKEN,
+        }
+        start = lambda yaml, more=None: slack_bot(yaml, {**env, **(more or {})})  # noqa: E731
+        with relaying(start, SETTINGS, github, loop, "e2e-signing"):
+
+            def slash(text: str, trigger: str) -> str:
+                payload = {"command": "/the-loop", "text": text, "user_id": ALICE}
+                payload |= {"channel_id": LOOP, "trigger_id": trigger}
+                ack = fake_slack.push_envelope(payload, kind="slash_commands")
+                assert ack is not None, "the slash command was not acknowledged"
+                return str((ack.get("payload") or {})["text"])
+
+            answer = slash("pause jira:OPS-12", "t1")
+            assert answer.startswith(f"👀 Recorded the pause request for `{ITEM}`"), answer
+            wait_for(lambda: jira.posted(), TIMEOUT, "the pause on the ticket")
+            [pause] = jira.posted()
+            assert "the-loop pause" in _texts(pause) and "[the-loop:relay]" in _texts(pause)
+            refused = slash("start jira:elsewhere.example/OPS-3", "t2")
+            assert "not a ticket of the configured Jira site" in refused
+            assert github.requests == [] and len(jira.posted()) == 1

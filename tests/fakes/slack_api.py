@@ -15,10 +15,14 @@ With ``echo_posts`` set, each message the bot posts comes back as Slack sends it
 ``message`` event to one connected client, taking turns as Slack splits an app's events
 across its connections.
 
-Speed and limits, for the benches and the tests of many rooms: ``latency`` is how long each
-Web API call takes to answer (a real round trip is about 150 ms); ``limits`` holds Slack's
-per-method limits across the workspace (:class:`Limit`, e.g. tier 3 for ``chat.update``): a
-call over its method's budget is answered 429 with the ``Retry-After`` Slack would send.
+Speed and limits, for the benches, the soak and the tests of many rooms: ``latency`` is how
+long each Web API call takes to answer (a real round trip is about 150 ms); ``limits`` holds
+Slack's per-method limits across the workspace, or per channel (:class:`Limit`, e.g. tier 3
+for ``chat.update``, one a second per channel for ``chat.postMessage``): a call over its
+budget is answered 429 with the ``Retry-After`` Slack would send. Each recorded
+:class:`Call` says which scripted fault or limit answered it, and what it did in the
+workspace whatever it answered (a ``land_then_5xx`` post landed); :meth:`FakeSlack.drop_sockets`
+closes the Socket Mode connections as Slack does when it recycles them.
 
 Files: :meth:`FakeSlack.add_file` keeps a file as Slack does and returns the file object a
 message event carries; its private URL (under ``/files-pri/``) answers only the bot token,
@@ -82,6 +86,17 @@ class Call:
     status: int = 200
     response: dict[str, Any] = field(default_factory=dict)
     at: float = field(default_factory=time.monotonic)  # when it was answered (benches)
+    #: The scripted fault that answered it (its kind), ``"limit"`` when the fake's own
+    #: :class:`Limit` refused it, ``""`` when neither did.
+    fault: str = ""
+    #: What the call did, as the method would have answered it (``{}``: it never ran),
+    #: whatever the caller was told: a ``land_then_5xx`` post landed, answered 500.
+    effect: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def landed(self) -> bool:
+        """Whether the call took effect (a message posted, edited…)."""
+        return bool(self.effect.get("ok"))
 
 
 @dataclass
@@ -98,14 +113,18 @@ class Fault:
     status: int = 500
     #: Only calls whose metadata carries this event key (``""``: any call of the method).
     key: str = ""
+    #: Not scripted: the fake's own :class:`Limit` answered this 429.
+    limit: bool = False
 
 
 @dataclass(frozen=True)
 class Limit:
-    """Slack's limit on one method, workspace-wide: ``per_minute`` on average, ``burst`` at once."""
+    """Slack's limit on one method, workspace-wide: ``per_minute`` on average, ``burst`` at once;
+    ``per_channel``: one budget per channel instead (``chat.postMessage``'s about one a second)."""
 
     per_minute: float
     burst: float
+    per_channel: bool = False
 
 
 #: Slack's tier 3 (``chat.update``, ``reactions.add``, ``conversations.*``): 50+ a minute.
@@ -391,6 +410,15 @@ class FakeSlack(LoopbackHTTP):
             self.triggers.add(trigger)
             return trigger
 
+    def drop_sockets(self) -> int:
+        """Close every Socket Mode connection, as Slack does when it recycles one (the
+        client connects again); how many were open."""
+        with self._changed:
+            open_sockets = [ws for ws in self._sockets if ws.open]
+        for ws in open_sockets:
+            ws.close()
+        return len(open_sockets)
+
     def socket_connected(self) -> bool:
         """Whether a Socket Mode client is connected now."""
         return any(ws.open for ws in self._sockets)
@@ -413,18 +441,21 @@ class FakeSlack(LoopbackHTTP):
                 return fault
         return None
 
-    def _over_limit(self, method: str) -> Fault | None:
-        """A 429 when ``method`` spent its budget (a token bucket per method), else None."""
+    def _over_limit(self, method: str, args: dict[str, Any]) -> Fault | None:
+        """A 429 when ``method`` spent its budget (a token bucket per method, or per method
+        and channel), else None."""
         limit = self.limits.get(method)
         if limit is None:
             return None
+        bucket = f"{method} {args.get('channel', '')}" if limit.per_channel else method
         now, rate = time.monotonic(), limit.per_minute / 60.0
-        tokens, at = self._budget.get(method, (limit.burst, now))
+        tokens, at = self._budget.get(bucket, (limit.burst, now))
         tokens = min(limit.burst, tokens + (now - at) * rate)
         if tokens < 1.0:
-            self._budget[method] = (tokens, now)
-            return Fault(method, "429", retry_after=math.ceil((1.0 - tokens) / rate))
-        self._budget[method] = (tokens - 1.0, now)
+            self._budget[bucket] = (tokens, now)
+            after = math.ceil((1.0 - tokens) / rate)
+            return Fault(method, "429", retry_after=after, limit=True)
+        self._budget[bucket] = (tokens - 1.0, now)
         return None
 
     def release(self) -> None:
@@ -434,9 +465,10 @@ class FakeSlack(LoopbackHTTP):
     def handle(self, method: str, args: dict[str, Any], token: str) -> tuple[int, dict, dict]:
         """Answer one API call: ``(status, headers, body)``; records it."""
         with self._changed:
-            fault = self._take_fault(method, args) or self._over_limit(method)
-            status, headers, body = self._answer(method, args, token, fault)
-            self.calls.append(Call(method, args, token, status, body))
+            fault = self._take_fault(method, args) or self._over_limit(method, args)
+            status, headers, body, effect = self._answer(method, args, token, fault)
+            why = "" if fault is None else "limit" if fault.limit else fault.kind
+            self.calls.append(Call(method, args, token, status, body, fault=why, effect=effect))
             self._changed.notify_all()
         if fault is not None and fault.kind == "land_then_hang":
             self._released.wait(60.0)
@@ -462,23 +494,25 @@ class FakeSlack(LoopbackHTTP):
             open_sockets[next(self._turn) % len(open_sockets)].send_text(json.dumps(envelope))
 
     def _answer(self, method: str, args: dict, token: str, fault: Fault | None) -> tuple:
+        """``(status, headers, body, effect)``: the answer, and what the call did."""
         if fault is not None and fault.kind == "disconnect":
-            return 0, {}, {}
+            return 0, {}, {}, {}
         if fault is not None and fault.kind == "429":
             return (
                 429,
                 {"Retry-After": str(fault.retry_after)},
                 {"ok": False, "error": "ratelimited"},
+                {},
             )
         if fault is not None and fault.kind == "5xx":
-            return fault.status, {}, {"ok": False, "error": "internal_error"}
+            return fault.status, {}, {"ok": False, "error": "internal_error"}, {}
         if fault is not None and fault.kind == "ok_false":
-            return 200, {}, {"ok": False, "error": fault.error}
+            return 200, {}, {"ok": False, "error": fault.error}, {}
         body = _api(self, method, args, token)
         if fault is not None and fault.kind == "land_then_5xx":
-            return fault.status, {}, {"ok": False, "error": "internal_error"}
+            return fault.status, {}, {"ok": False, "error": "internal_error"}, body
         headers = {"x-oauth-scopes": self.scopes} if method == "auth.test" else {}
-        return 200, headers, body
+        return 200, headers, body, body
 
 
 # -- the Web API methods -----------------------------------------------------------------------

@@ -14,7 +14,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from looproom.durable.queue import DurableQueue
-from looproom.inbound.events import Event
+from looproom.events import Event
 from looproom.inbound.webhook import Request, handle
 
 SECRET = "s3cret-for-tests-0123456789abcdef"

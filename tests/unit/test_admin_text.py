@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from looproom.admin import (
+from looproom.admin.text import (
     Health,
     QueueCommand,
     UsageError,

@@ -64,7 +64,7 @@ def _receive(room: LoopRoom, event: dict[str, Any]) -> int:
     body = json.dumps(event).encode()
     stamp = int(time.time())
     headers = {"X-TheLoop-Timestamp": str(stamp), "X-TheLoop-Signature": sign(SECRET, stamp, body)}
-    return room.receive(ingress.Request("POST", headers, body, len(body))).status
+    return room.routes.receive(ingress.Request("POST", headers, body, len(body))).status
 
 
 def _ask(n: int, work_item: str = ITEM) -> dict[str, Any]:
@@ -76,9 +76,9 @@ def test_a_binding_made_by_the_admin_command_steers_the_next_delivery(
 ) -> None:
     chat = Chat()
     room = make_room(tmp_path, chat, Settings(channel="#the-loop"))
-    assert "now posts to #war-room" in room.bind(f"{ITEM} #war-room")
+    assert "now posts to #war-room" in room.admin.bind(f"{ITEM} #war-room")
     assert _receive(room, _ask(1)) == 202 and room.worker.step()
-    assert room.unbind(ITEM).endswith("posts to its configured room again.")
+    assert room.admin.unbind(ITEM).endswith("posts to its configured room again.")
     assert _receive(room, _ask(2)) == 202 and room.worker.step()
     assert [to for to, _ in chat.sent] == ["#war-room", "#the-loop"]
 
@@ -92,7 +92,7 @@ def test_without_a_room_the_admins_hear_it_and_without_admins_it_waits(
     assert [to for to, _ in chat.sent] == ["@admin"]
     nobody = make_room(tmp_path / "nobody", Chat(), Settings(), admins=())
     assert _receive(nobody, _ask(1)) == 202 and nobody.worker.step()
-    assert nobody.inbox.depth() == 1 and "nowhere to post" in nobody.status(time.time())
+    assert nobody.inbox.depth() == 1 and "nowhere to post" in nobody.admin.status(time.time())
 
 
 def test_a_typed_decision_is_checked_against_what_the_room_was_shown(
@@ -107,7 +107,7 @@ def test_a_typed_decision_is_checked_against_what_the_room_was_shown(
     checklist.pop("origin", None)
     assert _receive(room, {**checklist, "id": "corpus-01", "workItem": ITEM}) == 202
     assert room.worker.step()  # the outlet tells the memory the desk reads
-    room.decisions.said(
+    room.decisions.listener.said(
         "@alice", f"execute {ITEM} without 2", {}, elsewhere="#the-loop", addressed=True
     )
     assert ("#the-loop", "👀") in chat.sent
@@ -121,10 +121,10 @@ def test_queue_commands_reach_the_relay_queue_for_a_decisions_key(
 ) -> None:
     room = make_room(tmp_path, Chat(), Settings())
     room.decisions.relay.queue.put("relay:abc", "{}")
-    assert "Decisions not relayed yet" in room.queue("", time.time())
-    assert room.queue("drop relay:abc", time.time()) == "drop: done for `relay:abc`."
-    assert room.queue("drop ask-9", time.time()).startswith("No undelivered item")
-    assert room.queue("purge", time.time()).startswith("usage: !theloop queue")
+    assert "Decisions not relayed yet" in room.admin.queue("", time.time())
+    assert room.admin.queue("drop relay:abc", time.time()) == "drop: done for `relay:abc`."
+    assert room.admin.queue("drop ask-9", time.time()).startswith("No undelivered item")
+    assert room.admin.queue("purge", time.time()).startswith("usage: !theloop queue")
 
 
 def test_status_shows_each_act_and_who_holds_it(
@@ -135,7 +135,7 @@ def test_status_shows_each_act_and_who_holds_it(
         collaborators=frozenset({"U0COLLAB"}),
         publish=frozenset({"context.added"}),
     )
-    status = make_room(tmp_path, Chat(), settings).status(time.time())
+    status = make_room(tmp_path, Chat(), settings).admin.status(time.time())
     assert "control keywords (the-loop's defaults): start → `the-loop start`" in status
     grants = status.split("**grants**", 1)[1]
     assert "- work-item.reply: `U0DECIDER`, `U0COLLAB`" in grants
@@ -157,7 +157,7 @@ def test_status_shows_the_reactions_the_catch_up_and_the_jira_ledger_never_its_t
             },
         }
     )
-    status = make_room(tmp_path, Chat(), settings).status(time.time())
+    status = make_room(tmp_path, Chat(), settings).admin.status(time.time())
     assert "completed → :rocket:" in status
     assert "catch-up: at connect and every 120 s" in status
     assert "jira ledger: acme.atlassian.net (data-center), projects OPS; credential set" in status

@@ -6,9 +6,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from looproom.decide import authorization as auth
-from looproom.decide.authorization import Policy
+from looproom.decide.authorization import AccessPolicy
 
-POLICY = Policy(
+POLICY = AccessPolicy(
     own_id="UBOT", authorized=frozenset({"UDECIDER"}), collaborators=frozenset({"UCOLLAB"})
 )
 
@@ -38,7 +38,7 @@ def test_a_collaborator_may_reply_and_add_context_but_not_decide() -> None:
 
 
 def test_an_empty_list_denies_everyone() -> None:
-    nobody = Policy(own_id="UBOT", authorized=frozenset())
+    nobody = AccessPolicy(own_id="UBOT", authorized=frozenset())
     assert not auth.may("UDECIDER", auth.REPLY, nobody)
     assert "nobody may" in auth.refusal_text("UDECIDER", auth.REPLY, nobody)
 
@@ -48,7 +48,7 @@ def test_an_unknown_act_is_refused_even_to_a_decider() -> None:
 
 
 def test_an_act_the_room_is_not_granted_is_nobodys() -> None:
-    narrow = Policy("UBOT", frozenset({"UDECIDER"}), granted=frozenset({auth.GATE_FEEDBACK}))
+    narrow = AccessPolicy("UBOT", frozenset({"UDECIDER"}), granted=frozenset({auth.GATE_FEEDBACK}))
     assert auth.may("UDECIDER", auth.GATE_FEEDBACK, narrow)
     assert auth.may("UDECIDER", auth.REPLY, narrow)  # a reply is always granted
     assert not auth.may("UDECIDER", auth.CONTROL, narrow)
@@ -69,7 +69,7 @@ def test_a_stranger_hears_nothing_about_the_grants() -> None:
 
 
 def test_status_lists_each_act_and_who_holds_it() -> None:
-    narrow = Policy(
+    narrow = AccessPolicy(
         "UBOT",
         frozenset({"UDECIDER"}),
         collaborators=frozenset({"UCOLLAB"}),
@@ -88,8 +88,10 @@ def test_status_lists_each_act_and_who_holds_it() -> None:
     granted=st.frozensets(st.sampled_from(auth.GRANTABLE)),
 )
 def test_nobody_off_both_lists_may_do_anything(member: str, act: str, granted) -> None:
-    policy = Policy("UBOT", frozenset({"UDECIDER"}), collaborators=frozenset({"UCOLLAB"}))
-    policy = Policy("UBOT", policy.authorized, collaborators=policy.collaborators, granted=granted)
+    policy = AccessPolicy("UBOT", frozenset({"UDECIDER"}), collaborators=frozenset({"UCOLLAB"}))
+    policy = AccessPolicy(
+        "UBOT", policy.authorized, collaborators=policy.collaborators, granted=granted
+    )
     if member not in ("UDECIDER", "UCOLLAB"):
         assert not auth.may(member, act, policy)
     if auth.may(member, act, policy):

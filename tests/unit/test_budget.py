@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from looproom.inbound.events import Event
+from looproom.events import Event
 from looproom.room import budget as budget_module
 from looproom.room.budget import Budget
 from looproom.room.render import plain_fit, render

@@ -72,3 +72,12 @@ def test_errbots_own_webserver_is_not_loaded(tmp_path: Path) -> None:
     result = _load(tmp_path)
     assert result.returncode == 0, result.stderr
     assert "Errbot core plugins: ACLs" in result.stdout and "Webserver" not in result.stdout
+
+
+def test_another_slack_api_address_runs_slackv3_with_its_client_there(tmp_path: Path) -> None:
+    slack = {"THELOOP_BACKEND": "SlackV3", "THELOOP_SLACK_BOT_TOKEN": "xoxb-config-test"}
+    plain = _load(tmp_path, **slack)
+    moved = _load(tmp_path, **slack, THELOOP_SLACK_API_URL="http://127.0.0.1:9/api")
+    assert plain.returncode == 0 and moved.returncode == 0, plain.stderr + moved.stderr
+    assert "theloop: SlackV3 backend" in plain.stdout
+    assert "theloop: SlackV3Url backend" in moved.stdout

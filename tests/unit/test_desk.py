@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
-from looproom.decide.authorization import Policy
+from looproom.decide.authorization import AccessPolicy
 from looproom.decide.decision import ADMITTED, REFUSED
 from looproom.decide.desk import Desk, room_facts
-from looproom.decide.judging import Said
+from looproom.decide.judging import Received
 from looproom.durable.queue import DurableQueue
-from looproom.inbound.events import Event
+from looproom.events import Event
 from looproom.relay import relay
 from looproom.relay.sinks import LedgerSink, Sinks
 from looproom.room import buttons
@@ -61,7 +61,7 @@ def desk(tmp_path: Path) -> Desk:
     memory.observe(event("01"), "C1", "100.0", thread_ts="50.0")
     memory.observe(event("06"), "C1", "200.0", thread_ts="50.0")
     memory.observe(event("15"), "C1", "300.0", thread_ts="50.0")
-    return Desk(memory, the_relay, room, lambda: Policy("U0THELOOP", frozenset({ALICE})))
+    return Desk(memory, the_relay, room, lambda: AccessPolicy("U0THELOOP", frozenset({ALICE})))
 
 
 def press(action_id: str, ts: str, member: str = ALICE) -> dict[str, Any]:
@@ -75,7 +75,7 @@ def press(action_id: str, ts: str, member: str = ALICE) -> dict[str, Any]:
 
 
 def test_a_typed_approval_is_stored_then_eyed_and_settles_the_gate(desk: Desk) -> None:
-    said = Said(ALICE, "approve", "C1", "201.0", thread_ts="50.0")
+    said = Received(ALICE, "approve", "C1", "201.0", thread_ts="50.0")
     verdict = desk.said(said, desk.where("C1", "50.0"))
     assert verdict.status == ADMITTED and desk.relay.queue.depth() == 1
     assert desk.room.of("react") == [("react", "201.0", "eyes")]  # type: ignore[attr-defined]
@@ -86,7 +86,7 @@ def test_a_typed_approval_is_stored_then_eyed_and_settles_the_gate(desk: Desk) -
 
 
 def test_a_slack_redelivery_of_the_same_message_is_not_recorded_twice(desk: Desk) -> None:
-    said = Said(ALICE, "go with option 1", "C1", "301.0", thread_ts="300.0")
+    said = Received(ALICE, "go with option 1", "C1", "301.0", thread_ts="300.0")
     assert desk.said(said, desk.where("C1", "300.0")).status == ADMITTED
     desk.memory.reopen(ITEM, "ask")  # even if the question were open again
     verdict = desk.said(said, desk.where("C1", "300.0"))
@@ -97,7 +97,7 @@ def test_an_unauthorized_attempt_gets_a_refusal_a_warning_and_a_log_line(
     desk: Desk, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO, logger="looproom.decide.desk")
-    said = Said(MALLORY, "approve", "C1", "202.0", thread_ts="50.0")
+    said = Received(MALLORY, "approve", "C1", "202.0", thread_ts="50.0")
     verdict = desk.said(said, desk.where("C1", "50.0"))
     assert verdict.status == REFUSED and desk.relay.queue.depth() == 0
     assert ("react", "202.0", "warning") in desk.room.said  # type: ignore[attr-defined]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from looproom.inbound.events import KNOWN_EVENTS, Event
+from looproom.events import KNOWN_EVENTS, Event
 from looproom.room import buttons, event_types, memory, voice
 from looproom.room.event_types import GATE, EventType, Wording
 from looproom.room.policy import Drop, Post, Told, decide, remember

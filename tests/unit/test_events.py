@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from looproom.inbound.events import Event, SchemaError
+from looproom.events import Event, SchemaError
 from tests.support.corpus import MESSAGES
 
 

@@ -88,7 +88,7 @@ def serve(tmp_path: Path) -> Iterator[Callable[..., Served]]:
             bot_member=lambda: "@theloop",
         )
         seen: list[dict[str, Any]] = []
-        server = HttpServer(App(room, {PATH: room.events_api(_events_app(seen))}))
+        server = HttpServer(App(room.routes, {PATH: room.routes.events_api(_events_app(seen))}))
         assert server.start("127.0.0.1", 0).address
         made.append(Served(room, server, seen))
         return made[-1]

@@ -9,7 +9,7 @@ from slack_sdk.socket_mode import SocketModeClient
 from slack_sdk.socket_mode.request import SocketModeRequest
 from slack_sdk.socket_mode.response import SocketModeResponse
 
-from tests.fakes.slack_api import APP_TOKEN, BOT_TOKEN, FakeSlack
+from tests.fakes.slack_api import APP_TOKEN, BOT_TOKEN, FakeSlack, Limit
 
 
 def test_a_socket_mode_client_connects_hears_hello_and_acks_an_envelope() -> None:
@@ -65,3 +65,61 @@ def test_a_member_says_something_in_a_thread_as_slack_keeps_it() -> None:
         assert replies[0]["reply_count"] == 1
         with pytest.raises(KeyError):
             slack.say("#nowhere", "U0ALICE01", "hello")
+
+
+def test_a_post_whose_answer_is_lost_is_recorded_as_landed_and_its_fault_named() -> None:
+    with FakeSlack() as slack:
+        web = WebClient(token=BOT_TOKEN, base_url=slack.url, retry_handlers=[])
+        slack.fail("chat.postMessage", "land_then_5xx")
+        slack.fail("chat.postMessage", "5xx")
+        for _ in range(2):
+            with pytest.raises(SlackApiError):
+                web.chat_postMessage(channel="C0LOOP0001", text="maybe")
+        web.chat_postMessage(channel="C0LOOP0001", text="surely")
+        calls = slack.calls_to("chat.postMessage")
+        assert [(c.status, c.fault, c.landed) for c in calls] == [
+            (500, "land_then_5xx", True),
+            (500, "5xx", False),
+            (200, "", True),
+        ]
+        assert [m["text"] for m in slack.messages("C0LOOP0001")] == ["maybe", "surely"]
+        assert calls[0].effect["ts"] == slack.messages("C0LOOP0001")[0]["ts"]
+
+
+def test_a_per_channel_limit_refuses_the_call_over_it_and_names_it_a_limit() -> None:
+    limits = {"chat.postMessage": Limit(per_minute=60, burst=2, per_channel=True)}
+    with FakeSlack(channels=[("C0ONE", "one"), ("C0TWO", "two")], limits=limits) as slack:
+        web = WebClient(token=BOT_TOKEN, base_url=slack.url, retry_handlers=[])
+        slack.fail("chat.postMessage", "429")  # a scripted 429 spends nothing
+        with pytest.raises(SlackApiError):
+            web.chat_postMessage(channel="C0ONE", text="scripted")
+        for n in range(2):
+            web.chat_postMessage(channel="C0ONE", text=f"burst {n}")
+        with pytest.raises(SlackApiError) as refused:
+            web.chat_postMessage(channel="C0ONE", text="one too many")
+        assert refused.value.response.status_code == 429
+        assert int(refused.value.response.headers["Retry-After"]) >= 1
+        web.chat_postMessage(channel="C0TWO", text="another channel's budget")
+        assert [c.fault for c in slack.calls_to("chat.postMessage")] == [
+            "429",
+            "",
+            "",
+            "limit",
+            "",
+        ]
+
+
+def test_dropped_sockets_are_closed_and_the_client_connects_again() -> None:
+    with FakeSlack() as slack:
+        web = WebClient(token=BOT_TOKEN, base_url=slack.url)
+        client = SocketModeClient(app_token=APP_TOKEN, web_client=web, ping_interval=1)
+        try:
+            client.connect()
+            assert slack.wait_for(slack.socket_connected)
+            assert slack.drop_sockets() == 1
+            assert slack.wait_for(lambda: len(slack.calls_to("apps.connections.open")) >= 2, 30)
+            assert slack.wait_for(slack.socket_connected, 30)
+        finally:
+            client.auto_reconnect_enabled = False
+            slack.stop()
+            client.close()

@@ -121,7 +121,7 @@ def serve(tmp_path: Path) -> Iterator[Callable[..., Served]]:
         room = _room(tmp_path / f"room{len(made)}")
         if start:
             room.start()
-        server = HttpServer(App(room), limits or Limits(request_deadline=DEADLINE))
+        server = HttpServer(App(room.routes), limits or Limits(request_deadline=DEADLINE))
         assert server.start("127.0.0.1", 0).address
         made.append(Served(room, server))
         return made[-1]
@@ -394,7 +394,7 @@ def test_a_full_disk_is_a_503_with_retry_after_and_health_names_the_file(serve) 
 
 def test_a_taken_port_is_reported_not_raised(serve) -> None:
     served = serve()
-    other = HttpServer(App(served.room))
+    other = HttpServer(App(served.room.routes))
     listening = other.start("127.0.0.1", served.port)
     assert listening.address == ""
     assert f"cannot listen on 127.0.0.1:{served.port}" in listening.error
@@ -406,7 +406,7 @@ def test_a_taken_port_is_reported_not_raised(serve) -> None:
 
 def test_an_address_not_on_this_machine_is_reported_not_raised(serve) -> None:
     served = serve()
-    listening = HttpServer(App(served.room)).start("192.0.2.1", 0)  # TEST-NET-1
+    listening = HttpServer(App(served.room.routes)).start("192.0.2.1", 0)  # TEST-NET-1
     assert "cannot listen on 192.0.2.1:0" in listening.error
 
 

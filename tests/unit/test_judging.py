@@ -10,17 +10,17 @@ from typing import Any
 import pytest
 
 from looproom.decide import judging, kinds
-from looproom.decide.authorization import Policy
+from looproom.decide.authorization import AccessPolicy
 from looproom.decide.decision import ADMITTED, IGNORED, REFUSED, Verdict
-from looproom.decide.judging import Said, Where
-from looproom.inbound.events import Event
+from looproom.decide.judging import Received, Where
+from looproom.events import Event
 from looproom.relay.forms import Destinations
 from looproom.room.memory import ItemState, Memory, observe
 from tests.support.corpus import MESSAGES
 
 ITEM = "github:acme/api#7"
 ALICE, MALLORY, BOT = "U0ALICE01", "U0MALLORY", "U0THELOOP"
-POLICY = Policy(BOT, frozenset({ALICE}), {ALICE: "alice-gh"})
+POLICY = AccessPolicy(BOT, frozenset({ALICE}), {ALICE: "alice-gh"})
 NOW = "2026-11-30T10:00:00Z"
 
 
@@ -50,11 +50,11 @@ def judge(
     member: str = ALICE,
     thread: str = "100.0",
     where: Where | None = None,
-    policy: Policy = POLICY,
+    policy: AccessPolicy = POLICY,
     **said: Any,
 ) -> Verdict:
     place = where if where is not None else Where(ITEM, thread_bound=True)
-    message = Said(member, text, "C1", said.pop("ts", "400.0"), thread_ts=thread, **said)
+    message = Received(member, text, "C1", said.pop("ts", "400.0"), thread_ts=thread, **said)
     return judging.judge_typed(message, place, lambda _item: current, policy, NOW)
 
 

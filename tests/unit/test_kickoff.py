@@ -7,16 +7,18 @@ from typing import Any
 import pytest
 
 from looproom.decide import slash
-from looproom.decide.authorization import Policy
-from looproom.kickoff.github import Opened
+from looproom.decide.authorization import AccessPolicy
+from looproom.kickoff.github import OpenedIssue
 from looproom.kickoff.opener import PICK, PICK_TTL, Opener, addressed_words
 from looproom.room import buttons
-from looproom.settings import Kickoff
+from looproom.settings import KickoffSettings
 
 BOT, ALICE, CAROL, MALLORY = "U0THELOOP", "U0ALICE01", "U0CAROL01", "U0MALLORY"
-POLICY = Policy(BOT, frozenset({ALICE}), {ALICE: "alice-gh"}, collaborators=frozenset({CAROL}))
-ONE = Kickoff(("acme/api",), ("from-slack",))
-TWO = Kickoff(("acme/api", "acme/web"))
+POLICY = AccessPolicy(
+    BOT, frozenset({ALICE}), {ALICE: "alice-gh"}, collaborators=frozenset({CAROL})
+)
+ONE = KickoffSettings(("acme/api",), ("from-slack",))
+TWO = KickoffSettings(("acme/api", "acme/web"))
 
 
 class Maker:
@@ -24,12 +26,12 @@ class Maker:
         self.opened: list[tuple[str, str, str, tuple[str, ...]]] = []
         self.error = error
 
-    def open(self, repo: str, title: str, body: str, labels: tuple[str, ...]) -> Opened:
+    def open(self, repo: str, title: str, body: str, labels: tuple[str, ...]) -> OpenedIssue:
         if self.error:
-            return Opened(repo, error=self.error)
+            return OpenedIssue(repo, error=self.error)
         self.opened.append((repo, title, body, labels))
         number = len(self.opened) + 40
-        return Opened(repo, number, f"https://github.com/{repo}/issues/{number}")
+        return OpenedIssue(repo, number, f"https://github.com/{repo}/issues/{number}")
 
 
 class Poster:
@@ -50,7 +52,7 @@ class Poster:
 
 
 class Rig:
-    def __init__(self, kickoff: Kickoff | None = ONE, maker: Maker | None = None) -> None:
+    def __init__(self, kickoff: KickoffSettings | None = ONE, maker: Maker | None = None) -> None:
         self.store: dict[str, Any] = {}
         self.maker, self.poster = maker or Maker(), Poster()
         self.bound: list[tuple[str, str, tuple[str, ...]]] = []

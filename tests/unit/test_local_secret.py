@@ -64,7 +64,7 @@ def _post(room: LoopRoom, secret: str) -> int:
     body = json.dumps({"eventType": "session.awaiting_input", "workItem": "github:a/b#1"}).encode()
     stamp = int(time.time())
     headers = {"X-TheLoop-Timestamp": str(stamp), "X-TheLoop-Signature": sign(secret, stamp, body)}
-    return room.receive(ingress.Request("POST", headers, body, len(body))).status
+    return room.routes.receive(ingress.Request("POST", headers, body, len(body))).status
 
 
 def test_on_the_console_the_webhook_takes_events_signed_with_the_local_secret(
@@ -76,7 +76,7 @@ def test_on_the_console_the_webhook_takes_events_signed_with_the_local_secret(
         assert _post(room, secret) == 202
         assert _post(room, "another") == 401
         assert "theloop_send.py" in room.first_run_line
-        assert "the console's own" in room.status(time.time())
+        assert "the console's own" in room.admin.status(time.time())
     finally:
         room.stop()
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from looproom.decide.authorization import INSTANCE, STANDING, Policy
+from looproom.decide.authorization import INSTANCE, STANDING, AccessPolicy
 from looproom.decide.loop_control import LoopControl
 from looproom.decide.planes import Plane, Planes
 from tests.fakes.loop_api import FakeLoop
@@ -25,7 +25,9 @@ def loop() -> Iterator[FakeLoop]:
 
 
 def control(loop: FakeLoop, granted: frozenset[str] = GRANTED, **kw: Any) -> LoopControl:
-    policy = Policy("UBOT", frozenset({ALICE}), collaborators=frozenset({CAROL}), granted=granted)
+    policy = AccessPolicy(
+        "UBOT", frozenset({ALICE}), collaborators=frozenset({CAROL}), granted=granted
+    )
     links = {"standing:triage": "https://slack.com/archives/C1/p100"}
     return LoopControl(loop.url, lambda: policy, kw.get("store", {}), lambda r: links.get(r, ""))
 
@@ -78,7 +80,7 @@ def test_standing_start_stop_restart_and_what_the_loop_refuses(loop: FakeLoop) -
 def test_an_unreachable_loop_is_said_never_taken_for_a_success() -> None:
     with FakeLoop() as gone:
         url = gone.url
-    policy = Policy("UBOT", frozenset({ALICE}), granted=GRANTED)
+    policy = AccessPolicy("UBOT", frozenset({ALICE}), granted=GRANTED)
     room = LoopControl(url, lambda: policy, {}, lambda _r: "")
     assert "cannot be reached" in room.restart(ALICE, "t1", upgrade=False)
     assert "cannot be reached" in room.instance_status(ALICE)
@@ -102,7 +104,7 @@ def fleet(two: tuple[FakeLoop, FakeLoop], store: dict[str, Any] | None = None) -
         [Plane("team-a", a.url), Plane("team-b", b.url, "token-of-b")],
         lambda ref: owners.get(ref, ""),
     )
-    policy = Policy("UBOT", frozenset({ALICE}), granted=GRANTED)
+    policy = AccessPolicy("UBOT", frozenset({ALICE}), granted=GRANTED)
     return LoopControl(planes, lambda: policy, store if store is not None else {}, lambda _r: "")
 
 
@@ -168,7 +170,7 @@ def test_standing_names_its_instance_last_and_list_shows_every_instance(
 def test_the_grant_is_asked_before_any_instance_is_chosen(two: tuple[FakeLoop, FakeLoop]) -> None:
     a, b = two
     planes = Planes([Plane("team-a", a.url), Plane("team-b", b.url)])
-    narrow = Policy("UBOT", frozenset({ALICE}), granted=frozenset())
+    narrow = AccessPolicy("UBOT", frozenset({ALICE}), granted=frozenset())
     room = LoopControl(planes, lambda: narrow, {}, lambda _r: "")
     assert "`instance.command`" in room.restart(ALICE, "t1", upgrade=False, name="team-a")
     assert "`standing.command`" in room.standing(ALICE, "list team-b", "t2")

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from looproom.decide import modals, shortcuts
 
-OPENED = modals.Opened("C0LOOP0001", "1700000001.000001", "1700000002.000002")
+OPENED = modals.FormOrigin("C0LOOP0001", "1700000001.000001", "1700000002.000002")
 
 
 def submission(view: dict[str, Any], values: dict[str, Any], member: str = "U1") -> dict:

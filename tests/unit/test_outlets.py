@@ -15,10 +15,10 @@ import pytest
 from slack_sdk import WebClient
 
 from looproom.decide import judging, presses
-from looproom.decide.authorization import Policy
+from looproom.decide.authorization import AccessPolicy
 from looproom.decide.decision import ADMITTED
 from looproom.durable.outcome import Delivered, Failed, RetryLater
-from looproom.inbound.events import KNOWN_EVENTS, Event
+from looproom.events import KNOWN_EVENTS, Event
 from looproom.room import buttons
 from looproom.room.memory import Memory
 from looproom.room.outlets import PlainOutlet
@@ -487,7 +487,7 @@ def test_a_message_found_after_a_restart_is_remembered_so_a_press_on_it_counts(
         _press(posted, buttons.APPROVE),
         memory.locate,
         memory.get,
-        Policy(BOT_USER, frozenset({ALICE})),
+        AccessPolicy(BOT_USER, frozenset({ALICE})),
         "2024-01-01T00:00:00Z",
     )
     assert verdict.status == ADMITTED, verdict.text

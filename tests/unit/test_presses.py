@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from looproom.decide import judging, kinds, presses
-from looproom.decide.authorization import Policy
+from looproom.decide.authorization import AccessPolicy
 from looproom.decide.decision import ADMITTED, IGNORED, REFUSED
-from looproom.inbound.events import Event
+from looproom.events import Event
 from looproom.room import buttons
 from looproom.room import checklist as checklists
 from looproom.room.memory import ItemState, observe
@@ -24,7 +24,7 @@ from tests.fakes.slack_api import block_errors
 from tests.support.corpus import MESSAGES
 
 ITEM, ALICE, BOT = "github:acme/api#7", "U0ALICE01", "U0THELOOP"
-POLICY = Policy(BOT, frozenset({ALICE}))
+POLICY = AccessPolicy(BOT, frozenset({ALICE}))
 SECRET, NOW = "signing-secret-for-tests", 1_800_000_000.0
 
 
@@ -54,7 +54,7 @@ def payload(action_id: str, ts: str, *, member: str = ALICE, **extra: Any) -> di
     }
 
 
-def judge(body: dict[str, Any], state: ItemState, policy: Policy = POLICY) -> Any:
+def judge(body: dict[str, Any], state: ItemState, policy: AccessPolicy = POLICY) -> Any:
     press = presses.read(body)
     assert press is not None
     return judging.judge_press(press, lambda _c, _ts: ITEM, lambda _i: state, policy, "T")

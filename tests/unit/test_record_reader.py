@@ -87,3 +87,21 @@ def test_a_ticket_that_cannot_be_read_is_said(tmp_path: Path) -> None:
         reader = RecordReader(LedgerSink(tmp_path / "l.jsonl"), jira=JiraSink(site, env={}))
         answer = reader.answer("jira:acme.atlassian.net/OPS-12")
     assert answer.startswith("The records of") and "THELOOP_JIRA_TOKEN" in answer
+
+
+def test_records_said_in_its_thread_and_in_its_channel_each_link_where(tmp_path: Path) -> None:
+    """A work item's records come from its thread in the main room and from its
+    collaboration channel alike; each says where it was said, like the-loop's own list."""
+    sinks = Sinks(ledger=LedgerSink(tmp_path / "ledger.jsonl"))
+    in_thread = "https://acme.slack.com/archives/C0LOOP0001/p1800000000000100"
+    in_channel = "https://acme.slack.com/archives/C0OPS00001/p1800000000000200"
+    _relay(sinks, "github:acme/api#7", kinds.CONTEXT, "logs attached", count=3, link=in_thread)
+    _relay(sinks, "github:acme/api#7", kinds.DECISION, "use Postgres", link=in_channel)
+    _relay(sinks, "github:acme/api#7", kinds.REPLY, "Option 2")
+    lines = RecordReader(sinks.ledger).answer("github:acme/api#7").splitlines()
+    assert lines[0] == "Recorded on `github:acme/api#7` from Slack (3):"
+    assert lines[1].startswith("1. 📎 context")
+    assert lines[3] == f"   said in [this thread]({in_thread})"
+    assert lines[4].startswith("2. 📌 decision")
+    assert lines[6] == f"   said in [this thread]({in_channel})"
+    assert lines[7].startswith("3. 💬 reply") and len(lines) == 9  # a reply names no thread

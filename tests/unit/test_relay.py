@@ -100,16 +100,24 @@ class Rig:
             self.clock.now = max(self.clock.now, due) + 0.001
 
 
-def rig(tmp_path: Path, github: FakeGitHub | None = None, loop: FakeLoop | None = None) -> Rig:
+def rig(
+    tmp_path: Path,
+    github: FakeGitHub | None = None,
+    loop: FakeLoop | None = None,
+    **horizons: float,
+) -> Rig:
+    """``horizons``: the relay's ``notice_after`` and ``give_up_after``, when not its own."""
     clock, room, given_up = Clock(), Room(), []
     queue = DurableQueue(tmp_path / "queues.sqlite3", relay.RELAY, clock=clock)
     ledger = LedgerSink(tmp_path / "ledger.jsonl")
     sinks = Sinks(
         ledger=ledger,
         github=GitHubSink(github.url, TOKEN, timeout=5) if github else None,
-        loop=LoopSink(loop.url, timeout=5) if loop else None,
+        loop=LoopSink(loop.url, timeout=5, clock=clock) if loop else None,
     )
-    the_relay = relay.Relay(queue, sinks, room, on_given_up=given_up.append, clock=clock)
+    the_relay = relay.Relay(
+        queue, sinks, room, on_given_up=given_up.append, clock=clock, **horizons
+    )
     return Rig(the_relay, queue, room, clock, ledger, given_up)
 
 
@@ -386,17 +394,17 @@ def test_a_reply_by_someone_else_in_the_log_is_not_taken_for_this_one(
     assert [reply["actor"] for reply in loop.replies] == ["slack:U0ALICE01"]
 
 
-def test_an_answer_that_may_have_landed_is_parked_only_when_the_log_cannot_be_read(
+def test_an_answer_that_may_have_landed_is_parked_only_when_the_loop_has_no_such_log(
     tmp_path: Path, loop: FakeLoop
 ) -> None:
     loop.fail("/sessions/reply", kind="land_then_drop")
-    loop.fail("/api/v1/events", 503, times=1)
+    loop.fail("/api/v1/events", 404, times=1, body={"detail": "Not Found"})  # an older the-loop
     r, key = _answer_rig(tmp_path, loop)
     r.drain()
     assert len(loop.replies) == 1
     (item,) = r.queue.list()
     assert item.state == "parked" and f"!theloop queue retry {key}" in item.last_error
-    assert f"!theloop queue drop {key}" in item.last_error and "answered 503" in item.last_error
+    assert f"!theloop queue drop {key}" in item.last_error and "answered 404" in item.last_error
     assert "may have reached the-loop" in r.room.replies()[0] and key in r.room.replies()[0]
     assert r.room.reactions() == ["eyes", "warning"] and r.given_up == []  # not reopened
 

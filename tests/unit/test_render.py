@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from looproom import digest
-from looproom.inbound.events import Event
+from looproom.events import Event
 from looproom.room import buttons
 from looproom.room.render import (
     controls,

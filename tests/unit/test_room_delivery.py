@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from slack_sdk import WebClient
 
-from looproom.admin import why_text
-from looproom.inbound.events import KNOWN_EVENTS, Event
+from looproom.admin.text import why_text
+from looproom.events import KNOWN_EVENTS, Event
 from looproom.room.policy import Told
 from looproom.room.routing import RoomBook
 from looproom.room.slack_outlet import SlackOutlet

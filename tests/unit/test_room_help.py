@@ -3,21 +3,21 @@
 from __future__ import annotations
 
 from looproom.decide import room_help
-from looproom.decide.authorization import CONTEXT, REPLY, Policy
+from looproom.decide.authorization import CONTEXT, REPLY, AccessPolicy
 from looproom.relay import forms, keywords
 from looproom.workitem import from_url
 
 BOT = "U0BOT0001"
 
 
-def policy(**kw: object) -> Policy:
+def policy(**kw: object) -> AccessPolicy:
     said = keywords.parse(
         {"start": "loop go", "cleanup": ""},
         "relay.keywords",
         commands={"ship": {"keyword": "loop deliver"}},
     )
     destinations = forms.Destinations(keywords=said)
-    return Policy(BOT, frozenset({"U0ALICE01"}), destinations=destinations, **kw)  # type: ignore[arg-type]
+    return AccessPolicy(BOT, frozenset({"U0ALICE01"}), destinations=destinations, **kw)  # type: ignore[arg-type]
 
 
 def test_only_a_mention_of_the_bot_opening_with_help_asks_for_it() -> None:

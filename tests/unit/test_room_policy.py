@@ -7,12 +7,12 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from looproom.inbound.events import Event
+from looproom.events import Event
 from looproom.room.policy import (
     Drop,
     Edit,
+    InThread,
     Post,
-    Thread,
     Told,
     decide,
     remember,
@@ -107,9 +107,9 @@ def test_gate_collapse_a_phase_that_starts_waiting_on_a_person_is_announced_by_i
 def test_ack_thread_an_acknowledgement_replies_under_its_gate() -> None:
     told = told_after(wire("06"))
     ack = Event("gate.acknowledged", ITEM, detail={"node": "requirements-approval"})
-    assert decide(ack, told) == Thread("0.0", "ack-thread")
+    assert decide(ack, told) == InThread("0.0", "ack-thread")
     told = told_after(wire("01"))
-    assert decide(wire("02"), told) == Thread("0.0", "ack-thread")
+    assert decide(wire("02"), told) == InThread("0.0", "ack-thread")
 
 
 def test_progress_edit_a_phases_progress_edits_its_one_message() -> None:
@@ -136,7 +136,7 @@ def test_every_question_of_the_timeline_is_posted_and_each_phase_is_said() -> No
     for n, raw in enumerate(timeline.work_item()):
         event = Event.from_wire(raw)
         decision = decide(event, told)
-        if isinstance(decision, (Post, Thread)):
+        if isinstance(decision, (Post, InThread)):
             shown.append(raw["id"])
         if isinstance(decision, Edit):
             edits.append(raw["id"])

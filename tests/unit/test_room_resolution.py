@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from looproom.inbound.events import KNOWN_EVENTS
+from looproom.events import KNOWN_EVENTS
 from looproom.settings import Settings
 from tests.fakes.slack_api import FakeSlack
 from tests.unit.test_outlets import Bot, event

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from looproom.inbound.events import KNOWN_EVENTS, Event
+from looproom.events import KNOWN_EVENTS, Event
 from looproom.room import pulls, voice
 from looproom.room.pulls import PullReader, PullRequest
 from looproom.room.render import cut_questions, questions, render

@@ -23,7 +23,7 @@ from looproom.durable.outcome import Delivered, Outcome
 from looproom.durable.queue import DurableQueue, Item
 from looproom.durable.sqlite import StorageError
 from looproom.durable.worker import Worker
-from looproom.inbound.events import KNOWN_EVENTS, Event
+from looproom.events import KNOWN_EVENTS, Event
 from looproom.room.routing import RoomBook
 from looproom.room.slack_outlet import SlackOutlet
 from looproom.settings import Settings as RoomSettings

@@ -9,13 +9,13 @@ from typing import Any
 
 import pytest
 
-from looproom.decide.authorization import Policy
+from looproom.decide.authorization import AccessPolicy
 from looproom.decide.decision import ADMITTED, REFUSED
 from looproom.decide.desk import Desk
 from looproom.decide.effects import Effects
-from looproom.decide.judging import Said, Where
+from looproom.decide.judging import Received, Where
 from looproom.durable.queue import DurableQueue
-from looproom.inbound.events import Event
+from looproom.events import Event
 from looproom.relay import forms, relay
 from looproom.relay.sinks import LedgerSink, Sinks
 from looproom.room.channel_moves import ChannelMoves
@@ -45,12 +45,12 @@ class Rig:
         )
         self._ts = 100
 
-    def policy(self) -> Policy:
-        return Policy("U0THELOOP", frozenset({ALICE}), roster=self.roster.snapshot())
+    def policy(self) -> AccessPolicy:
+        return AccessPolicy("U0THELOOP", frozenset({ALICE}), roster=self.roster.snapshot())
 
     def say(self, member: str, text: str, item: str = ITEM, channel: str = "C1") -> Any:
         self._ts += 1
-        said = Said(member, text, channel, f"{self._ts}.0", "50.0", to_bot=True)
+        said = Received(member, text, channel, f"{self._ts}.0", "50.0", to_bot=True)
         return self.desk.said(said, Where(item, thread_bound=True))
 
 

@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from looproom.admin import bind_command, unbind_command
+from looproom.admin.bind import bind_command, unbind_command
 from looproom.room.routing import (
     BindingError,
     RoomBook,
-    Thread,
+    ThreadBinding,
     route,
 )
 
@@ -70,19 +70,19 @@ def test_admin_bindings_past_the_cap_are_refused_not_silently_evicted() -> None:
 
 def test_thread_bindings_persist_in_the_store_the_plugin_passes() -> None:
     store = ShelfLike()
-    RoomBook(store).remember(Thread("github:acme/api#7", "C0LOOP0001", "1700000001.000001"))
+    RoomBook(store).remember(ThreadBinding("github:acme/api#7", "C0LOOP0001", "1700000001.000001"))
     again = RoomBook(store)  # a restart: a new book over the same storage
     thread = again.thread("github:acme/api#7", "C0LOOP0001")
-    assert thread == Thread("github:acme/api#7", "C0LOOP0001", "1700000001.000001")
+    assert thread == ThreadBinding("github:acme/api#7", "C0LOOP0001", "1700000001.000001")
     assert again.thread("github:acme/api#7", "C0OTHER001") is None
 
 
 def test_past_the_cap_the_least_recently_used_thread_is_dropped() -> None:
     book = RoomBook(ShelfLike(), thread_cap=3)
     for n in (1, 2, 3):
-        book.remember(Thread(f"github:a/b#{n}", "C0LOOP0001", f"{n}.0"))
+        book.remember(ThreadBinding(f"github:a/b#{n}", "C0LOOP0001", f"{n}.0"))
     assert book.thread("github:a/b#1", "C0LOOP0001") is not None  # #1 used: #2 is now oldest
-    book.remember(Thread("github:a/b#4", "C0LOOP0001", "4.0"))
+    book.remember(ThreadBinding("github:a/b#4", "C0LOOP0001", "4.0"))
     assert book.thread_count() == 3
     assert book.thread("github:a/b#2", "C0LOOP0001") is None
     for n in (1, 3, 4):
@@ -92,7 +92,7 @@ def test_past_the_cap_the_least_recently_used_thread_is_dropped() -> None:
 def test_the_default_cap_is_the_seeds_two_hundred() -> None:
     book = RoomBook(ShelfLike())
     for n in range(205):
-        book.remember(Thread(f"github:a/b#{n}", "C0LOOP0001", f"{n}.0"))
+        book.remember(ThreadBinding(f"github:a/b#{n}", "C0LOOP0001", f"{n}.0"))
     assert book.thread_count() == 200
     assert book.thread("github:a/b#4", "C0LOOP0001") is None
     assert book.thread("github:a/b#5", "C0LOOP0001") is not None
@@ -100,10 +100,10 @@ def test_the_default_cap_is_the_seeds_two_hundred() -> None:
 
 def test_a_redrawn_parent_keeps_its_ts_and_remembers_its_state() -> None:
     book = RoomBook(ShelfLike())
-    thread = Thread("github:a/b#1", "C0LOOP0001", "1.0")
+    thread = ThreadBinding("github:a/b#1", "C0LOOP0001", "1.0")
     book.remember(thread)
     book.redrawn(thread, "📋 Waiting for approval", "f1")
-    assert book.thread("github:a/b#1", "C0LOOP0001") == Thread(
+    assert book.thread("github:a/b#1", "C0LOOP0001") == ThreadBinding(
         "github:a/b#1", "C0LOOP0001", "1.0", "📋 Waiting for approval", "f1"
     )
     book.forget("github:a/b#1", "C0LOOP0001")

@@ -260,7 +260,9 @@ def _post(room: LoopRoom, n: int) -> ingress.Answer:
             "text": f"question number {n}?",
         }
     ).encode()
-    return room.receive(ingress.Request("POST", webhook_headers(SECRET, body), body, len(body)))
+    return room.routes.receive(
+        ingress.Request("POST", webhook_headers(SECRET, body), body, len(body))
+    )
 
 
 def test_a_database_outage_is_a_503_to_retry_then_delivery_resumes_and_nothing_is_lost(
@@ -280,8 +282,8 @@ def test_a_database_outage_is_a_503_to_retry_then_delivery_resumes_and_nothing_i
         wait_for(lambda: asked(1), 60, "the first question delivered")
         own_server.stop()
         refused = _post(room, 2)
-        health = room.health()
-        status = room.status(time.time())
+        health = room.routes.health()
+        status = room.admin.status(time.time())
         own_server.start()
         assert "FAILING: storage postgresql://127.0.0.1" in status
         assert (refused.status, refused.headers.get("Retry-After")) == (503, "30")
@@ -290,9 +292,10 @@ def test_a_database_outage_is_a_503_to_retry_then_delivery_resumes_and_nothing_i
         # The sender retries until the database answers again (its 503s are not a loss).
         wait_for(lambda: _post(room, 2).status == 202, 60, "the webhook to store again")
         wait_for(lambda: asked(2), 120, "delivery to resume after the outage")
-        wait_for(lambda: room.health().body["replicas"] == ["bot-a"], 60, "a heartbeat seen")
-        assert f"store: PostgreSQL {url.replace('theloop:hunter2-password@', '')}" in room.status(
-            time.time()
+        wait_for(lambda: room.routes.health().body["replicas"] == ["bot-a"], 60, "a heartbeat seen")
+        assert (
+            f"store: PostgreSQL {url.replace('theloop:hunter2-password@', '')}"
+            in room.admin.status(time.time())
         )
         # Nothing lost. (A plain backend cannot look for what it said before the outage cut
         # the delivery's bookkeeping, so it may say it again; Slack's outlet looks first.)

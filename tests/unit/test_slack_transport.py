@@ -276,3 +276,13 @@ def test_a_hold_outlasts_the_bucket(clock: Clock) -> None:
     assert pacer.wait(ROOM) == pytest.approx(10)
     clock.now += 10
     assert pacer.wait(ROOM) == 0
+
+
+def test_the_sibling_calls_the_slack_api_address_it_is_given(slack: FakeSlack) -> None:
+    # THELOOP_SLACK_API_URL as the environment keeps it (no trailing slash), beside a
+    # backend client still at Slack's own address.
+    backend_client = WebClient(token=BOT_TOKEN)
+    transport = SlackTransport.beside(backend_client, base_url=slack.url.rstrip("/"))
+    assert transport.post_message(ROOM, text="hello").ok
+    assert [call.token for call in slack.calls_to("chat.postMessage")] == [BOT_TOKEN]
+    assert backend_client.base_url == WebClient.BASE_URL

@@ -12,11 +12,13 @@ import pytest
 
 from looproom.assembly import LoopRoom
 from looproom.decide import slash
-from looproom.inbound.events import Event
+from looproom.events import Event
+from looproom.relay import forms, jira_config
 from looproom.settings import Environment, Settings
 from tests.support import signed
 
 ITEM = "github:acme/api#7"
+OPS_12 = "jira:acme.atlassian.net/OPS-12"
 ALICE, CAROL, MALLORY = "U0ALICE01", "U0CAROL01", "U0MALLORY"
 SECRET = "slash-signing-secret"
 
@@ -123,14 +125,14 @@ def test_status_shows_where_each_work_item_is_what_it_waits_on_and_who_is_asked(
 
 def test_over_http_only_a_signed_command_is_answered(room: LoopRoom) -> None:
     body = urllib.parse.urlencode(payload("help")).encode()
-    answer = room.command(signed.slack_headers(SECRET, body), body)
+    answer = room.routes.command(signed.slack_headers(SECRET, body), body)
     assert answer.status == 200 and answer.body["response_type"] == "ephemeral"
-    forged = room.command(signed.slack_headers("not-the-secret", body), body)
+    forged = room.routes.command(signed.slack_headers("not-the-secret", body), body)
     assert forged.status == 401
-    stale = room.command(signed.slack_headers(SECRET, body, int(time.time()) - 600), body)
+    stale = room.routes.command(signed.slack_headers(SECRET, body, int(time.time()) - 600), body)
     assert stale.status == 401
     other = urllib.parse.urlencode({**payload("help"), "command": "/x"}).encode()
-    assert room.command(signed.slack_headers(SECRET, other), other).status == 400
+    assert room.routes.command(signed.slack_headers(SECRET, other), other).status == 400
 
 
 def test_without_a_signing_secret_the_http_route_fails_closed() -> None:
@@ -174,3 +176,40 @@ def test_status_adds_the_loops_own_view_and_says_when_it_cannot_be_had(tmp_path:
             assert "shown from the room's memory alone" in alone and f"`{ITEM}`" in alone
         finally:
             built.stop()
+
+
+def test_with_the_jira_ledger_a_verb_names_a_jira_work_item_as_a_github_one(
+    tmp_path: Path,
+) -> None:
+    """A Jira ticket of the configured site, long or short form, is judged as if the
+    verb were typed in its thread; one of another site is refused, saying why."""
+    raw = {"site": "acme.atlassian.net", "deployment": "cloud", "projects": {"OPS": {}}}
+    site = jira_config.parse(raw, "jira")
+    env = Environment.from_env({"THELOOP_WEBHOOK_SECRET": "x" * 32})
+    settings = Settings(authorized_users=frozenset({ALICE}), channel="C1", jira=site)
+    room = LoopRoom(
+        env,
+        settings,
+        store={},
+        data_dir=tmp_path,
+        slack=None,
+        say=lambda _to, _text: None,
+        admins=(),
+        bot_member=lambda: "U0THELOOP",
+    )
+    try:
+        long = ask(room, "do jira:acme.atlassian.net/OPS-12 fix the flaky test")["text"]
+        assert long.startswith(f"👀 Recorded the ad-hoc task for `{OPS_12}`")
+        short = ask(room, "pause jira:OPS-12", trigger="t2")["text"]
+        assert short.startswith(f"👀 Recorded the pause request for `{OPS_12}`")
+        elsewhere = ask(room, "start jira:other.example/OPS-3", trigger="t3")["text"]
+        assert "not a ticket of the configured Jira site" in elsewhere
+        refused = ask(room, "start jira:OPS-12", member=MALLORY, trigger="t4")["text"]
+        assert "slack.authorizedUsers" in refused
+        relayed = [forms.decision_of(item.payload) for item in room.decisions.relay.queue.list()]
+        assert [(d.kind, d.work_item, d.words) for d in relayed] == [
+            ("do", OPS_12, "fix the flaky test"),
+            ("pause", OPS_12, ""),
+        ]
+    finally:
+        room.stop()

@@ -28,7 +28,7 @@ from looproom.durable.queue import DurableQueue
 from looproom.postgres.database import Database
 from looproom.postgres.queue import PostgresQueue
 from looproom.postgres.state import PostgresState
-from looproom.room.routing import RoomBook, Thread
+from looproom.room.routing import RoomBook, ThreadBinding
 
 STORAGE_DIR = Path(__file__).resolve().parents[2] / "storage" / "sqlite"
 LEASE = 30.0
@@ -297,8 +297,8 @@ def test_the_state_is_a_mapping_whose_values_keep_their_order(store: Store) -> N
 
 def test_a_thread_binding_written_by_one_book_is_read_by_another(store: Store) -> None:
     first, second = store.books(RoomBook, 2)
-    first.remember(Thread("acme/app#1", "C1", "100.1"))
-    assert second.thread("acme/app#1", "C1") == Thread("acme/app#1", "C1", "100.1")
+    first.remember(ThreadBinding("acme/app#1", "C1", "100.1"))
+    assert second.thread("acme/app#1", "C1") == ThreadBinding("acme/app#1", "C1", "100.1")
     second.forget("acme/app#1", "C1")
     assert first.thread("acme/app#1", "C1") is None
 

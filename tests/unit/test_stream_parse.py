@@ -8,7 +8,7 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from looproom.inbound.events import ASK
+from looproom.events import ASK
 from looproom.inbound.loop_records import record_id, to_event
 from looproom.inbound.sse import SSEEvent, SSEParser
 from looproom.inbound.stream import FollowerStatus, stream_url

@@ -15,17 +15,17 @@ from hypothesis import strategies as st
 
 from looproom.attach import slack_files
 from looproom.decide import grammar, judging, kinds, talk
-from looproom.decide.authorization import Policy
+from looproom.decide.authorization import AccessPolicy
 from looproom.decide.catchup import LOOKBACK, CatchUp
 from looproom.decide.cursors import CLAIMS_CAP, Cursors
 from looproom.decide.decision import ADMITTED, IGNORED, REFUSED, Verdict
-from looproom.decide.judging import Said, Where
+from looproom.decide.judging import Received, Where
 from looproom.room.memory import ItemState
 from tests.unit.test_judging import ASK, GATE
 
 ITEM = "github:acme/api#7"
 ALICE, BOB, BOT = "U0ALICE01", "U0BOB0001", "U0THELOOP"
-POLICY = Policy(BOT, frozenset({ALICE}), {ALICE: "alice-gh"})
+POLICY = AccessPolicy(BOT, frozenset({ALICE}), {ALICE: "alice-gh"})
 NOW = "2026-11-30T10:00:00Z"
 
 
@@ -36,7 +36,7 @@ def judge(
     text: str, state: ItemState = NOTHING_OPEN, *, member: str = ALICE, **said: Any
 ) -> Verdict:
     to_bot = talk.mentions(text, BOT)
-    message = Said(member, text, "C1", "400.0", thread_ts="100.0", to_bot=to_bot, **said)
+    message = Received(member, text, "C1", "400.0", thread_ts="100.0", to_bot=to_bot, **said)
     place = Where(ITEM, thread_bound=True)
     return judging.judge_typed(message, place, lambda _item: state, POLICY, NOW)
 
@@ -61,7 +61,7 @@ def test_a_strangers_reply_is_refused_before_anything_is_recorded() -> None:
 
 
 def test_a_reply_addressed_to_the_bot_at_a_gate_goes_to_the_session_not_the_gate() -> None:
-    message = Said(ALICE, f"<@{BOT}> looks fine", "C1", "400.0", thread_ts="200.0", to_bot=True)
+    message = Received(ALICE, f"<@{BOT}> looks fine", "C1", "400.0", thread_ts="200.0", to_bot=True)
     verdict = judging.judge_typed(
         message, Where(ITEM, thread_bound=True), lambda _i: GATE, POLICY, NOW
     )
@@ -69,7 +69,7 @@ def test_a_reply_addressed_to_the_bot_at_a_gate_goes_to_the_session_not_the_gate
 
 
 def test_words_in_an_open_asks_thread_still_answer_it() -> None:
-    message = Said(ALICE, f"<@{BOT}> option 2", "C1", "400.0", thread_ts="300.0", to_bot=True)
+    message = Received(ALICE, f"<@{BOT}> option 2", "C1", "400.0", thread_ts="300.0", to_bot=True)
     verdict = judging.judge_typed(
         message, Where(ITEM, thread_bound=True), lambda _i: ASK, POLICY, NOW
     )
@@ -146,7 +146,9 @@ def test_record_context_takes_no_words() -> None:
 
 
 def test_a_snapshot_keeps_the_newest_messages_that_fit() -> None:
-    lines = [talk.Line(f"{n}.0", ALICE, f"message {n}") for n in range(talk.CONTEXT_CAP + 5)]
+    lines = [
+        talk.ThreadMessage(f"{n}.0", ALICE, f"message {n}") for n in range(talk.CONTEXT_CAP + 5)
+    ]
     text, count = talk.snapshot(lines)
     assert count == talk.CONTEXT_CAP and text.startswith("<@U0ALICE01>: message 5\n\n")
     assert text.endswith(f"message {talk.CONTEXT_CAP + 4}")

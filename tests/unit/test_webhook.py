@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from looproom.durable.queue import DurableQueue
-from looproom.inbound.events import Event
+from looproom.events import Event
 from looproom.inbound.signing import sign
 from looproom.inbound.webhook import MAX_BODY_BYTES, Request, handle
 from tests.support.corpus import MESSAGES

@@ -13,7 +13,7 @@ from looproom.durable import worker as worker_module
 from looproom.durable.outcome import Delivered, Failed, Outcome, RetryLater
 from looproom.durable.queue import DurableQueue, Item
 from looproom.durable.worker import BACKOFF_CAP, RETRY_AFTER_CAP, Worker, backoff, delay_for
-from looproom.inbound.events import Event
+from looproom.events import Event
 from looproom.room.outlets import event_delivery
 
 

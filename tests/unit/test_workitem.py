@@ -6,9 +6,9 @@ import pytest
 
 from looproom import workitem
 from looproom.decide import judging
-from looproom.decide.authorization import Policy
+from looproom.decide.authorization import AccessPolicy
 from looproom.decide.decision import REFUSED
-from looproom.decide.judging import Said, Where
+from looproom.decide.judging import Received, Where
 from looproom.relay import forms
 from looproom.room import render, routing
 from looproom.room.memory import ItemState
@@ -111,8 +111,8 @@ def test_every_part_of_the_bot_agrees_on_one_ref() -> None:
 
 
 def test_a_typed_ref_that_is_no_ref_is_refused_not_taken_for_the_thread() -> None:
-    said = Said("U1", "approve github:ghe/acme/api#7", "C1", "9.0", "5.0", addressed=True)
-    policy = Policy("UBOT", frozenset({"U1"}))
+    said = Received("U1", "approve github:ghe/acme/api#7", "C1", "9.0", "5.0", addressed=True)
+    policy = AccessPolicy("UBOT", frozenset({"U1"}))
     verdict = judging.judge_typed(
         said, Where(work_item="github:acme/api#7"), lambda _: ItemState(), policy, "now"
     )

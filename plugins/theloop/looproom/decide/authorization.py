@@ -10,7 +10,7 @@ relayed (see ``looproom.decide.judging`` for the order):
   collaborators (``slack.collaborators``) may reply and add context — input — but not
   decide, steer or create, as the-loop's own collaborators may not. A work item's own
   collaborators (its roster, ``add-collaborator``) are collaborators on that work item
-  only: :meth:`Policy.on` is the policy for one work item.
+  only: :meth:`AccessPolicy.on` is the policy for one work item.
 - ``instance.command`` and ``standing.command`` (``/the-loop restart``, ``standing …``)
   reach past any one work item, so the room holds them only when ``slack.publish`` names
   them — they are never granted by default.
@@ -65,7 +65,7 @@ ACT_WORDS = {
 
 
 @dataclass(frozen=True)
-class Policy:
+class AccessPolicy:
     """The rules in force: the bot's own id, the deciders, people → GitHub logins, which
     relay destinations are configured, the collaborators, and the acts the room grants
     beyond replying (every act unless ``slack.publish`` narrows it)."""
@@ -79,7 +79,7 @@ class Policy:
     #: Each work item's own collaborators (``add-collaborator``), by member id.
     roster: Mapping[str, frozenset[str]] = field(default_factory=dict)
 
-    def on(self, work_item: str) -> Policy:
+    def on(self, work_item: str) -> AccessPolicy:
         """The policy on ``work_item``: its own collaborators count as collaborators."""
         extra = self.roster.get(work_item, frozenset())
         return replace(self, collaborators=self.collaborators | extra) if extra else self
@@ -93,12 +93,12 @@ class Policy:
         return ""
 
 
-def room_grants(act: str, policy: Policy) -> bool:
+def room_grants(act: str, policy: AccessPolicy) -> bool:
     """Whether the room may do ``act`` at all: a reply always, the rest when published."""
     return act == REPLY or (act in GRANTABLE and act in policy.granted)
 
 
-def may(member: str, act: str, policy: Policy) -> bool:
+def may(member: str, act: str, policy: AccessPolicy) -> bool:
     """Whether ``member`` may do ``act`` (one of ``ACTS``); fails closed on an unknown act,
     an act the room was not granted, and anyone on neither list."""
     if act not in ACTS or not room_grants(act, policy):
@@ -107,7 +107,7 @@ def may(member: str, act: str, policy: Policy) -> bool:
     return role == "decider" or (role == "collaborator" and act in INPUT_ACTS)
 
 
-def refusal_text(member: str, act: str, policy: Policy) -> str:
+def refusal_text(member: str, act: str, policy: AccessPolicy) -> str:
     """What a member who may not do ``act`` is told: which act is not theirs, and the remedy.
 
     A stranger hears what strangers always heard — the allow-list and its remedy — and
@@ -144,7 +144,7 @@ def unauthorized_text(member: str, authorized: frozenset[str]) -> str:
     )
 
 
-def holders(policy: Policy) -> list[str]:
+def holders(policy: AccessPolicy) -> list[str]:
     """Each act and who holds it, for ``!theloop status``."""
     lines = []
     for act in ACTS:

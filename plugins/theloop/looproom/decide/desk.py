@@ -11,6 +11,7 @@ atomic, so two presses cannot both win.
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
@@ -18,20 +19,20 @@ from typing import Any
 
 from looproom import times, workitem
 from looproom.decide import grammar, judging, kinds, presses, talk
-from looproom.decide.authorization import Policy
+from looproom.decide.authorization import AccessPolicy
 from looproom.decide.cursors import Cursors
 from looproom.decide.decision import ADMITTED, REFUSED, Decision, Verdict, refuse
-from looproom.decide.judging import Said, Where
+from looproom.decide.judging import Received, Where
 from looproom.relay.relay import Relay
 from looproom.room.memory import Memory
 from looproom.slack import reactions
-from looproom.slack.queued_room import Voice, quietly
+from looproom.slack.queued_room import Speaker, quietly
 
 log = logging.getLogger(__name__)
 
 #: ``(channel, thread_ts)`` → the thread's messages by people, oldest first; ``None`` when
 #: it cannot be read now (Slack is down) or this backend has no threads.
-ThreadLines = Callable[[str, str], "list[talk.Line] | None"]
+ThreadLines = Callable[[str, str], "list[talk.ThreadMessage] | None"]
 
 
 def room_facts(
@@ -56,8 +57,8 @@ class Desk:
         self,
         memory: Memory,
         relay: Relay,
-        room: Voice,
-        policy: Callable[[], Policy],
+        room: Speaker,
+        policy: Callable[[], AccessPolicy],
         *,
         cursors: Cursors | None = None,
         thread_lines: ThreadLines = lambda _c, _t: None,
@@ -86,7 +87,7 @@ class Desk:
         threaded = self.memory.locate(channel, thread_ts) if thread_ts else ""
         return Where(threaded or room_item, repository, thread_bound=bool(threaded))
 
-    def said(self, said: Said, where: Where, *, answer: bool = True) -> Verdict:
+    def said(self, said: Received, where: Where, *, answer: bool = True) -> Verdict:
         """A typed message (a thread reply, a plain message, a ``!`` command or a slash
         command); ``answer=False`` when the caller answers the member itself."""
         policy, now = self._policy(), self._clock()
@@ -100,7 +101,7 @@ class Desk:
             self._answer(verdict, said.channel, said.member, said.ts, said.thread_ts or said.ts)
         return verdict
 
-    def _context(self, verdict: Verdict, policy: Policy, now: float) -> Verdict:
+    def _context(self, verdict: Verdict, policy: AccessPolicy, now: float) -> Verdict:
         """``record-context``: the thread since its last recorded context, read off the
         lock (a Slack call), then recorded — and the cursor moved — under it."""
         decision = verdict.decision
@@ -160,11 +161,13 @@ class Desk:
         self._answer(verdict, press.channel, press.member, press.ts, press.thread_ts or press.ts)
         return verdict
 
-    def _record(self, verdict: Verdict, policy: Policy, now: float) -> Verdict:
+    def _record(self, verdict: Verdict, policy: AccessPolicy, now: float) -> Verdict:
         """Store an admitted decision; a duplicate (same key) becomes a refusal."""
         decision = verdict.decision
         if verdict.status != ADMITTED or decision is None:
             return verdict
+        decision = _discussed_at(decision)
+        verdict = replace(verdict, decision=decision)
         if not self.relay.record(decision, policy.destinations.repos):
             return Verdict(
                 REFUSED,
@@ -210,3 +213,18 @@ def _a_record_command(text: str) -> bool:
     return verb in (talk.RECORD_CONTEXT, talk.RECORD_DECISION) or (
         isinstance(parsed, grammar.Refusal) and parsed.reason in ("context-words", "decision-words")
     )
+
+
+#: A Slack message's timestamp; on another backend a message has none to link to.
+_SLACK_TS = re.compile(r"^[0-9]+\.[0-9]+$")
+
+
+def _discussed_at(decision: Decision) -> Decision:
+    """A decision recorded from a thread names it (the record's "discussed at"), as
+    the-loop's room does, so the records read back say where it was said."""
+    thread = decision.thread or decision.ts
+    if decision.kind != kinds.DECISION or decision.link or not decision.ts:
+        return decision
+    if not (decision.channel and _SLACK_TS.match(thread)):
+        return decision
+    return replace(decision, link=talk.thread_link(decision.channel, thread))

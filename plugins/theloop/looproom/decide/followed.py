@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from looproom.decide.authorization import INPUT_ACTS, Policy
+from looproom.decide.authorization import INPUT_ACTS, AccessPolicy
 from looproom.http.client import USER_AGENT, http
 from looproom.room.memory import Asked, ItemState
 from looproom.slack.text import escape, neutralise
@@ -79,7 +79,7 @@ def _open(asked: Asked | None) -> bool:
     return asked is not None and not asked.answered_by
 
 
-def asked(act: str, policy: Policy) -> str:
+def asked(act: str, policy: AccessPolicy) -> str:
     """Who may answer with ``act``: the members who hold it, or why nobody does."""
     members = sorted(policy.authorized)
     if act in INPUT_ACTS:
@@ -89,7 +89,7 @@ def asked(act: str, policy: Policy) -> str:
     return ", ".join(f"<@{m}>" for m in members) or "nobody (`slack.authorizedUsers` is empty)"
 
 
-def line(item: Followed, policy: Policy, record: Mapping[str, Any] | None) -> str:
+def line(item: Followed, policy: AccessPolicy, record: Mapping[str, Any] | None) -> str:
     """One work item: where it is, what it waits on and who is asked, and the-loop's view."""
     where = ", ".join(f"<#{channel}>" for channel in item.where) or "no thread here"
     waits, act = waiting_on(item.state)
@@ -108,7 +108,7 @@ def _loop_line(record: Mapping[str, Any]) -> str:
 
 def status_text(
     followed: list[Followed],
-    policy: Policy,
+    policy: AccessPolicy,
     records: Mapping[str, Mapping[str, Any]],
     problem: str = "",
     only: str = "",

@@ -15,7 +15,7 @@ from typing import Any
 
 from looproom import workitem
 from looproom.decide import grammar, kinds, talk
-from looproom.decide.authorization import REPLY, STANDING, Policy, may, refusal_text
+from looproom.decide.authorization import REPLY, STANDING, AccessPolicy, may, refusal_text
 from looproom.decide.decision import IGNORED, REFUSED, Decision, Verdict, refuse
 from looproom.decide.presses import Press
 from looproom.relay import standing
@@ -27,7 +27,7 @@ NOT_NEW = frozenset({"message_changed", "message_deleted"})
 
 
 @dataclass(frozen=True)
-class Said:
+class Received:
     """One message as the adapter received it.
 
     ``addressed`` marks an explicit command (``!execute …``): it is always answered, even
@@ -69,7 +69,7 @@ class Where:
 def draft(
     work_item: str,
     member: str,
-    policy: Policy,
+    policy: AccessPolicy,
     at: str,
     *,
     origin: str,
@@ -92,7 +92,7 @@ def draft(
     )
 
 
-def _authorize(member: str, act: str, policy: Policy) -> Verdict | None:
+def _authorize(member: str, act: str, policy: AccessPolicy) -> Verdict | None:
     """The refusal for a member who may not do ``act`` — ``None`` for one who may. A
     stranger's refusal is ``unauthorized`` (⚠️ and a warning); a member on a list who
     lacks this act is told which act is not theirs."""
@@ -106,7 +106,11 @@ def _authorize(member: str, act: str, policy: Policy) -> Verdict | None:
 
 
 def judge_typed(
-    said: Said, where: Where, state_of: Callable[[str], ItemState], policy: Policy, now: str
+    said: Received,
+    where: Where,
+    state_of: Callable[[str], ItemState],
+    policy: AccessPolicy,
+    now: str,
 ) -> Verdict:
     """One typed message through the order, without I/O."""
     if said.subtype in NOT_NEW:
@@ -179,7 +183,7 @@ def _act(parsed: grammar.Parsed, work_item: str) -> str:
     return STANDING if act == REPLY and standing.name_of(work_item) else act
 
 
-def _spoken(parsed: grammar.Parsed, said: Said) -> grammar.Parsed:
+def _spoken(parsed: grammar.Parsed, said: Received) -> grammar.Parsed:
     """Ordinary words stay words: a verb that opens sentences too (``do``), or a bare verb
     followed by words (``stop that``), is a command only when addressed to the bot."""
     if isinstance(parsed, grammar.Text) or said.addressed or parsed.addressed:
@@ -212,7 +216,7 @@ def _map(parsed: grammar.Parsed, where: Where) -> tuple[str, str]:
     return str(named), ""
 
 
-def _answers(said: Said, where: Where, ask: Asked | None) -> bool:
+def _answers(said: Received, where: Where, ask: Asked | None) -> bool:
     """Whether a plain message answers the open ask: a reply in the ask's thread, or in
     the work item's own thread after the ask was posted."""
     if ask is None or ask.answered_by or not said.thread_ts:
@@ -220,12 +224,12 @@ def _answers(said: Said, where: Where, ask: Asked | None) -> bool:
     return said.thread_ts == ask.ts or (where.thread_bound and later(said.ts, ask.ts))
 
 
-def _awaited(said: Said, where: Where, state: ItemState) -> bool:
+def _awaited(said: Received, where: Where, state: ItemState) -> bool:
     """Whether plain words are said where an answer is awaited: the ask, or a gate."""
     return _answers(said, where, state.ask) or _in_thread(said, state.gate)
 
 
-def _in_thread(said: Said, asked: Asked | None) -> bool:
+def _in_thread(said: Received, asked: Asked | None) -> bool:
     return asked is not None and bool(said.thread_ts) and said.thread_ts == asked.ts
 
 
@@ -236,7 +240,7 @@ def judge_press(
     press: Press,
     locate: Callable[[str, str], str],
     state_of: Callable[[str], ItemState],
-    policy: Policy,
+    policy: AccessPolicy,
     now: str,
 ) -> Verdict:
     """One press through the order: map (from the pressed message itself, so a top-level

@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from looproom.decide.authorization import INSTANCE, STANDING, Policy, may, refusal_text
+from looproom.decide.authorization import INSTANCE, STANDING, AccessPolicy, may, refusal_text
 from looproom.decide.planes import Plane, Planes
 from looproom.durable.bounded import touched
 from looproom.durable.state import lock_for
@@ -50,7 +50,7 @@ class LoopControl:
     def __init__(
         self,
         api: str | Planes,
-        policy: Callable[[], Policy],
+        policy: Callable[[], AccessPolicy],
         store: MutableMapping[str, Any],
         thread_of: ThreadOf,
         *,

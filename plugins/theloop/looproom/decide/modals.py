@@ -34,7 +34,7 @@ _INITIAL_MAX = 3000
 
 
 @dataclass(frozen=True)
-class Opened:
+class FormOrigin:
     """Where a form was opened: what its submission acts on."""
 
     channel: str
@@ -52,11 +52,11 @@ class Submitted:
     form: str
     member: str
     view_id: str
-    opened: Opened
+    opened: FormOrigin
     values: Mapping[str, str]
 
 
-def decision_view(opened: Opened, what: str) -> dict[str, Any]:
+def decision_view(opened: FormOrigin, what: str) -> dict[str, Any]:
     """The **Record a decision** form, the decision filled in from the message."""
     kinds = [Option(value=kind, text=kind) for kind in DECISION_KINDS]
     blocks = [
@@ -82,7 +82,7 @@ def decision_view(opened: Opened, what: str) -> dict[str, Any]:
     return _view(DECISION_VIEW, "Record a decision", "Record", opened, blocks)
 
 
-def changes_view(opened: Opened, gate: str) -> dict[str, Any]:
+def changes_view(opened: FormOrigin, gate: str) -> dict[str, Any]:
     """The **Request changes** form: the reason is what the agent works from."""
     blocks = [
         SectionBlock(text=f"Request changes at the `{gate}` gate." if gate else "Request changes."),
@@ -95,7 +95,9 @@ def changes_view(opened: Opened, gate: str) -> dict[str, Any]:
     return _view(CHANGES_VIEW, "Request changes", "Send", opened, blocks)
 
 
-def _view(form: str, title: str, submit: str, opened: Opened, blocks: list[Any]) -> dict[str, Any]:
+def _view(
+    form: str, title: str, submit: str, opened: FormOrigin, blocks: list[Any]
+) -> dict[str, Any]:
     view = View(
         type="modal",
         callback_id=form,
@@ -127,7 +129,7 @@ def read_submission(payload: Mapping[str, Any]) -> Submitted | None:
     return Submitted(form, member, str(view.get("id") or ""), opened, values)
 
 
-def _opened(metadata: str) -> Opened | None:
+def _opened(metadata: str) -> FormOrigin | None:
     try:
         raw = json.loads(metadata)
     except ValueError:
@@ -135,7 +137,7 @@ def _opened(metadata: str) -> Opened | None:
     if not isinstance(raw, dict):
         return None
     channel, thread = str(raw.get("channel") or ""), str(raw.get("thread") or "")
-    return Opened(channel, thread, str(raw.get("ts") or "")) if channel and thread else None
+    return FormOrigin(channel, thread, str(raw.get("ts") or "")) if channel and thread else None
 
 
 def _value(action: Any) -> str:

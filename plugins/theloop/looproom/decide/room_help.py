@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 
 from looproom.decide import kinds, talk
-from looproom.decide.authorization import ACT_WORDS, INPUT_ACTS, Policy, room_grants
+from looproom.decide.authorization import ACT_WORDS, INPUT_ACTS, AccessPolicy, room_grants
 from looproom.relay import keywords
 
 HELP, PUBLIC = "help", "public"
@@ -42,7 +42,7 @@ def asked(text: str, own_id: str) -> str:
     return "public" if len(words) > 1 and words[1].lower() == PUBLIC else "private"
 
 
-def text(room: Room, policy: Policy) -> str:
+def text(room: Room, policy: AccessPolicy) -> str:
     """The grammar as it holds in ``room`` for ``policy``."""
     said = policy.destinations.keywords
     lines = [f"*What you can say here* — {_where(room)}"]
@@ -86,7 +86,7 @@ def _ref_hint(room: Room) -> str:
     return "" if room.work_item else " <work item>"
 
 
-def _verb_line(kind: kinds.DecisionKind, room: Room, policy: Policy) -> str:
+def _verb_line(kind: kinds.DecisionKind, room: Room, policy: AccessPolicy) -> str:
     said = policy.destinations.keywords
     keyword = said.of(kind.verb)
     relayed = f" — relayed as `{keyword}`" if keyword and keyword != f"the-loop {kind.verb}" else ""

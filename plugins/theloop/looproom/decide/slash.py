@@ -83,7 +83,8 @@ def help_text(own: Iterable[str] = ()) -> str:
             "the-loop can start), with a thread for it",
             f"• `{COMMAND} <verb> <work item> [words]` — {verbs}; e.g. "
             f"`{COMMAND} start github:acme/api#7`, `{COMMAND} do acme/api#7 fix the flaky test`; "
-            "the work item may be its GitHub link",
+            "the work item may be its GitHub link, or a Jira ticket (`jira:OPS-12`) where "
+            "the Jira ledger is configured",
             f"• `{COMMAND} restart` · `{COMMAND} upgrade` — the-loop instance (`instance.command`)",
             f"• `{COMMAND} standing list` · `{COMMAND} standing start|stop|restart <name>` — "
             "standing sessions (`standing.command`)",

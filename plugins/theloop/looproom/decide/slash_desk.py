@@ -15,20 +15,19 @@ from typing import Any, Protocol
 
 from looproom import workitem
 from looproom.decide import followed, grammar, kinds, slash
-from looproom.decide.authorization import Policy, may, refusal_text
+from looproom.decide.authorization import AccessPolicy
 from looproom.decide.decision import ADMITTED, REFUSED
 from looproom.decide.desk import Desk
-from looproom.decide.judging import Said
+from looproom.decide.judging import Received
 from looproom.decide.loop_control import LoopControl
 from looproom.decide.planes import Plane
-from looproom.relay import forms
 from looproom.room.routing import RoomBook
 
 #: ``room_facts(channel)`` → (the one work item bound to it, its one repository).
 RoomFacts = Callable[[str], tuple[str, str]]
 
 
-class Kickoff(Protocol):
+class KickoffOpener(Protocol):
     """What opens a new work item from ``/the-loop new <title>`` (``looproom.kickoff``)."""
 
     def from_slash(self, command: slash.Slash) -> dict[str, Any]: ...
@@ -41,11 +40,11 @@ class SlashDesk:
         self,
         desk: Desk,
         book: RoomBook,
-        policy: Callable[[], Policy],
+        policy: Callable[[], AccessPolicy],
         room_facts: RoomFacts,
         *,
         loop_api: str = "",
-        kickoff: Kickoff | None = None,
+        kickoff: KickoffOpener | None = None,
         control: LoopControl | None = None,
     ) -> None:
         """``control`` answers the instance and standing families (``restart``, ``upgrade``,
@@ -146,20 +145,30 @@ class SlashDesk:
         """``<verb> <work item> [words]``: judged and recorded as a typed command."""
         other = _other_tracker(command.rest)
         if other:
-            # The typed grammar names GitHub work items only; another tracker's ref would be
-            # read as the verb's words. Say why it cannot be — to who may use the verb.
-            policy = self._policy()
-            act = kinds.act_of(
-                kinds.read(f"{command.action}", policy.own_id, policy.destinations.keywords)
-            )
-            if not may(command.member, act, policy):
-                return refusal_text(command.member, act, policy)
-            return forms.tracker_refusal(other)
+            return self._other(command, other)
         text = f"{command.action} {command.rest}".strip()
         room_item, repository = self._room_facts(command.channel)
         work_item = _named(text, repository, self._policy()) or room_item
+        return self._judged(command, text, work_item, room_item, repository)
+
+    def _other(self, command: slash.Slash, ref: str) -> str:
+        """Another tracker's work item named first (``jira:OPS-12``): the verb is judged
+        as if typed in that work item's thread — the same grants, and the same relay (to
+        its Jira ticket where the Jira ledger is configured; else refused, saying why)."""
+        jira = self._policy().destinations.jira
+        named = workitem.parse(ref)
+        short = named is not None and named.tracker == "jira" and "/" not in named.path
+        if jira is not None and named is not None and short:
+            ref = f"jira:{jira.site}/{named.path}"  # the form people type: the site's ticket
+        words = command.rest.split(None, 1)[1:]
+        text = " ".join([command.action, *words])
+        return self._judged(command, text, ref, ref, "")
+
+    def _judged(
+        self, command: slash.Slash, text: str, work_item: str, room_item: str, repository: str
+    ) -> str:
         thread = self._book.thread(work_item, command.channel) if work_item else None
-        said = Said(
+        said = Received(
             command.member,
             text,
             command.channel,
@@ -189,7 +198,7 @@ def _other_tracker(rest: str) -> str:
     return str(ref) if ref is not None and not ref.is_github else ""
 
 
-def _named(text: str, repository: str, policy: Policy) -> str:
+def _named(text: str, repository: str, policy: AccessPolicy) -> str:
     """The work item a command names right after its verb, resolved; ``""`` for none."""
     parsed = kinds.read(text, policy.own_id, policy.destinations.keywords)
     ref = parsed.ref if isinstance(parsed, grammar.Command | grammar.Refusal) else ""

@@ -106,7 +106,7 @@ def decision_words(words: str) -> tuple[str, str, str] | None:
 
 
 @dataclass(frozen=True)
-class Line:
+class ThreadMessage:
     """One message of a thread as a context record quotes it."""
 
     ts: str
@@ -114,7 +114,7 @@ class Line:
     text: str
 
 
-def snapshot(lines: Sequence[Line]) -> tuple[str, int]:
+def snapshot(lines: Sequence[ThreadMessage]) -> tuple[str, int]:
     """The newest messages that fit, oldest first, one per paragraph: (text, how many)."""
     kept: list[str] = []
     size = 0

@@ -25,7 +25,7 @@ from looproom.inbound.local_secret import local_secret_in
 from looproom.relay import jira_config
 from looproom.relay.jira_sink import JiraSink
 from looproom.settings import ConfigError, Environment, Settings
-from looproom.slack.transport import SlackTransport
+from looproom.slack.transport import SlackTransport, api_base
 
 CONNECT_WAIT = 10.0
 
@@ -62,8 +62,7 @@ def _jira(loop_config: str, settings: Settings) -> list[Finding]:
 def _client(env: Environment) -> WebClient | None:
     if not env.slack_bot_token:
         return None
-    base = env.slack_api_url or WebClient.BASE_URL
-    return WebClient(token=env.slack_bot_token, base_url=base.rstrip("/") + "/", timeout=15)
+    return WebClient(token=env.slack_bot_token, base_url=api_base(env.slack_api_url), timeout=15)
 
 
 def _slack_side(env: Environment, client: WebClient | None) -> tuple[SlackSide, Any]:

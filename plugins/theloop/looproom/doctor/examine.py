@@ -8,8 +8,8 @@ from typing import Any
 
 from looproom import manifest
 from looproom.doctor import echo, peers, slack_checks
+from looproom.doctor import instances as instances_check
 from looproom.doctor.findings import EVIDENCE, NOTE, Finding
-from looproom.instances import report as instances_report
 from looproom.room.routing import has_glob
 from looproom.settings import Environment, Settings
 from looproom.slack.transport import SlackTransport
@@ -42,7 +42,7 @@ def examine(
     webhook's last answers (status → count), known only inside the bot."""
     found = _slack(env, settings, slack, bound or {}, window)
     if env.instances:  # each the-loop instance: its control plane, stream and keys
-        found += instances_report.findings(env.instances)
+        found += instances_check.findings(env.instances)
     else:
         found += peers.webhook(env, local_secret=local_secret, recent=recent)
     found += peers.github(env, relay_repositories(settings))

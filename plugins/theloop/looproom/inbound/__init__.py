@@ -1,1 +1,1 @@
-"""The event path's way in: the signed webhook, the-loop's stream, and the event they admit."""
+"""The event path's way in: the signed webhook and the-loop's stream (``looproom.events``)."""

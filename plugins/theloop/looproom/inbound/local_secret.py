@@ -71,3 +71,11 @@ def send_line(env: Environment, directory: Path) -> str:
         f"--url {url} --secret-env THELOOP_WEBHOOK_SECRET --event-type session.awaiting_input "
         f"--work-item '{SAMPLE_ITEM}' --text-file -"
     )
+
+
+def first_run_line(env: Environment, directory: Path, secret: str) -> str:
+    """On the Text backend with a local ``secret``: what to tell the console's person (the
+    one line that sends an event); ``""`` when the environment set the secret or none is."""
+    if not secret or env.webhook_secret:
+        return ""
+    return "Send the room an event — paste this in another shell:\n" + send_line(env, directory)

@@ -3,7 +3,7 @@
 The asks (``session.awaiting_input``) and a few other records never pass through a graph
 hook, so the hook cannot send them; the-loop's event log (its stream, followed by
 :mod:`looproom.inbound.stream`) carries them. :func:`to_event` maps one record to our
-:class:`~looproom.inbound.events.Event`, or ``None`` for the many records the room does
+:class:`~looproom.events.Event`, or ``None`` for the many records the room does
 not show. The id is a digest of the record, so the same record read twice (a reconnect, a
 replay) is one inbox key: posted once.
 """
@@ -16,7 +16,7 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from looproom.inbound.events import ASK, Event, SchemaError
+from looproom.events import ASK, Event, SchemaError
 
 log = logging.getLogger(__name__)
 

@@ -26,10 +26,10 @@ from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlsplit
 
-from looproom.inbound.events import Event
+from looproom.events import Event
 from looproom.inbound.loop_records import to_event
 from looproom.inbound.sse import SSEEvent, SSEParser
-from looproom.settings import redact_url
+from looproom.settings.environment import redact_url
 from looproom.slack.text import defang
 
 log = logging.getLogger(__name__)

@@ -20,8 +20,8 @@ from typing import Any, Protocol
 
 from looproom import strict_json
 from looproom.durable.sqlite import StorageError
+from looproom.events import Event, SchemaError
 from looproom.http.rules import MAX_BODY_BYTES
-from looproom.inbound.events import Event, SchemaError
 from looproom.inbound.signing import SignatureError, verify
 
 log = logging.getLogger(__name__)

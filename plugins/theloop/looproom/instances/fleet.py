@@ -18,15 +18,16 @@ from looproom.attach.slack_files import FileStore
 from looproom.decide.planes import Plane, Planes
 from looproom.durable.contract import Item
 from looproom.durable.state import lock_for
+from looproom.events import Event
 from looproom.http.client import USER_AGENT, http
 from looproom.inbound import webhook as ingress
-from looproom.inbound.events import Event
 from looproom.inbound.recent import Recent
 from looproom.instances import streams
 from looproom.instances.model import Instance
 from looproom.instances.owners import Owners
 from looproom.instances.relay import RoutedLoop
 from looproom.instances.webhook import Ingress
+from looproom.relay.reply_lookup import ReplyBook
 
 log = logging.getLogger(__name__)
 
@@ -109,9 +110,10 @@ class Fleet:
 
     # -- out -----------------------------------------------------------------------------
 
-    def control_plane(self, files: FileStore | None) -> RoutedLoop:
-        """The relay's way to the-loop: each call to the owner of its work item."""
-        return RoutedLoop(self.instances, self.owners, files)
+    def control_plane(self, files: FileStore | None, book: ReplyBook | None = None) -> RoutedLoop:
+        """The relay's way to the-loop: each call to the owner of its work item. ``book``
+        keeps which replies landed, for every instance's look-ups."""
+        return RoutedLoop(self.instances, self.owners, files, book=book)
 
     def planes(self) -> Planes:
         """``/the-loop status|restart|upgrade|standing``'s way to the-loop: the instance

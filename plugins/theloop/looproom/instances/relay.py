@@ -15,16 +15,17 @@ from looproom.attach.slack_files import FileStore
 from looproom.durable.outcome import Outcome, RetryLater
 from looproom.instances.model import Instance
 from looproom.instances.owners import Owners
+from looproom.relay.reply_lookup import ReplyBook
 from looproom.relay.sinks import LoopSink
 from looproom.relay.standing import PREFIX as STANDING_PREFIX
 from looproom.relay.standing import SAY_PATH
 
-#: ``sink_for(instance, files)``: the control plane of one instance.
-SinkFor = Callable[[Instance, "FileStore | None"], Any]
+#: ``sink_for(instance, files, book)``: the control plane of one instance.
+SinkFor = Callable[[Instance, "FileStore | None", "ReplyBook | None"], Any]
 
 
-def _loop_sink(instance: Instance, files: FileStore | None) -> LoopSink:
-    return LoopSink(instance.api, files=files, token=instance.token)
+def _loop_sink(instance: Instance, files: FileStore | None, book: ReplyBook | None) -> LoopSink:
+    return LoopSink(instance.api, files=files, token=instance.token, book=book)
 
 
 def work_item_of(target: Mapping[str, Any]) -> str:
@@ -47,9 +48,10 @@ class RoutedLoop:
         files: FileStore | None = None,
         *,
         sink_for: SinkFor = _loop_sink,
+        book: ReplyBook | None = None,
     ) -> None:
         self._owners = owners
-        self._sinks = {instance.name: sink_for(instance, files) for instance in instances}
+        self._sinks = {instance.name: sink_for(instance, files, book) for instance in instances}
 
     def send(
         self, target: Mapping[str, Any], *, key: str, unsure: bool = False, first_try: float = 0.0

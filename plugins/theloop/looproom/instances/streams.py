@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, MutableMapping
 from typing import Any
 
-from looproom.inbound.events import Event
+from looproom.events import Event
 from looproom.inbound.stream import CURSOR_KEY, StreamFollower
 from looproom.instances.model import Instance
 

@@ -14,8 +14,8 @@ import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 
+from looproom.events import Event
 from looproom.inbound import webhook as ingress
-from looproom.inbound.events import Event
 from looproom.inbound.signing import SignatureError, verify
 from looproom.instances.model import Instance
 from looproom.instances.owners import Owners

@@ -13,7 +13,7 @@ from looproom.http.client import USER_AGENT, http
 
 
 @dataclass(frozen=True)
-class Opened:
+class OpenedIssue:
     """The issue opened (``number`` > 0), or why not."""
 
     repo: str
@@ -32,7 +32,7 @@ class IssueMaker:
     def __init__(self, api: str, token: str, *, timeout: float = 15.0) -> None:
         self._api, self._token, self._timeout = api.rstrip("/"), token, timeout
 
-    def open(self, repo: str, title: str, body: str, labels: tuple[str, ...]) -> Opened:
+    def open(self, repo: str, title: str, body: str, labels: tuple[str, ...]) -> OpenedIssue:
         headers = {
             "Authorization": f"Bearer {self._token}",
             "Accept": "application/vnd.github+json",
@@ -42,9 +42,9 @@ class IssueMaker:
         answer = http("POST", f"{self._api}/repos/{repo}/issues", headers, data, self._timeout)
         if answer.status != 201:
             why = answer.error or f"GitHub answered {answer.status}"
-            return Opened(repo, error=why)
+            return OpenedIssue(repo, error=why)
         found = answer.json()
         number = found.get("number") if isinstance(found, dict) else None
         if not isinstance(number, int) or number <= 0:
-            return Opened(repo, error="GitHub's answer named no issue number")
-        return Opened(repo, number, str(found.get("html_url") or ""))
+            return OpenedIssue(repo, error="GitHub's answer named no issue number")
+        return OpenedIssue(repo, number, str(found.get("html_url") or ""))

@@ -34,14 +34,14 @@ from slack_sdk.models.blocks import (
 
 from looproom import times
 from looproom.decide import grammar, kinds, slash
-from looproom.decide.authorization import CREATE, Policy, may, refusal_text
+from looproom.decide.authorization import CREATE, AccessPolicy, may, refusal_text
 from looproom.durable.bounded import touched
 from looproom.durable.state import lock_for
 from looproom.kickoff import prefix
 from looproom.kickoff.body import issue_body, title_of
-from looproom.kickoff.github import IssueMaker, Opened
+from looproom.kickoff.github import IssueMaker, OpenedIssue
 from looproom.room import buttons
-from looproom.settings import Kickoff
+from looproom.settings import KickoffSettings
 from looproom.slack.text import escape, neutralise
 
 log = logging.getLogger(__name__)
@@ -96,10 +96,10 @@ class Opener:
     def __init__(
         self,
         store: MutableMapping[str, Any],
-        kickoff_for: Callable[[str], Kickoff | None],
+        kickoff_for: Callable[[str], KickoffSettings | None],
         maker: IssueMaker,
         poster: Poster,
-        policy: Callable[[], Policy],
+        policy: Callable[[], AccessPolicy],
         bind: Callable[[str, str, tuple[str, ...]], None],
         *,
         clock: Callable[[], float] = time.time,
@@ -190,7 +190,7 @@ class Opener:
 
     # -- the steps -------------------------------------------------------------------
 
-    def _refusal(self, member: str, words: str, policy: Policy) -> str:
+    def _refusal(self, member: str, words: str, policy: AccessPolicy) -> str:
         if not may(member, CREATE, policy):
             return refusal_text(member, CREATE, policy)
         if not title_of(words):
@@ -277,7 +277,7 @@ class Opener:
         self._bind(opened.ref, asked.channel, tuple(dict.fromkeys(t for t in (anchor, ts) if t)))
 
 
-def _of(kickoff: Kickoff) -> tuple[tuple[str, ...], tuple[str, ...]]:
+def _of(kickoff: KickoffSettings) -> tuple[tuple[str, ...], tuple[str, ...]]:
     return kickoff.repos[:MAX_OPTIONS], kickoff.labels
 
 
@@ -295,7 +295,9 @@ def picker(pending_id: str, repos: tuple[str, ...], text: str) -> list[dict[str,
     ]
 
 
-def opened_message(opened: Opened, title: str, member: str) -> tuple[str, list[dict[str, Any]]]:
+def opened_message(
+    opened: OpenedIssue, title: str, member: str
+) -> tuple[str, list[dict[str, Any]]]:
     """The work item thread's first reply: what was opened, by whom, and Start."""
     link = f"<{opened.url}|{opened.ref}>" if opened.url else f"`{opened.ref}`"
     text = (

@@ -23,6 +23,10 @@ from looproom.relay.sinks import GitHubSink, LedgerSink
 from looproom.slack.text import defang
 
 _ENVELOPE = re.compile(r"<!--\s*the-loop:event\s+(\{.*?\})\s*-->", re.DOTALL)
+#: Where a record was said: a decision's ``_discussed at:_`` line, a context's thread
+#: named in its first line (``… message(s) from <link>``).
+_DISCUSSED = re.compile(r"^_?discussed at:_? <?([^\s<>]+)>?\s*$")
+_CONTEXT_FROM = re.compile(r"message\(s\) from <?(https?://[^\s<>|]+)")
 _SHOWN = {records.REPLY: "💬 reply", records.CONTEXT: "📎 context", records.DECISION: "📌 decision"}
 #: How many records the answer lists (the newest); the ticket has them all.
 MOST = 20
@@ -38,6 +42,8 @@ class Record:
     text: str = ""
     why: str = ""
     url: str = ""
+    #: The Slack thread it was said in (its link), ``""`` where the record names none.
+    discussed_at: str = ""
 
 
 def parse(body: str, url: str = "") -> Record | None:
@@ -63,7 +69,19 @@ def parse(body: str, url: str = "") -> Record | None:
         text="\n".join(quoted).strip(),
         why=why,
         url=url,
+        discussed_at=_where(body),
     )
+
+
+def _where(body: str) -> str:
+    """The thread a record was said in: its ``discussed at`` line, or a context's thread."""
+    for line in body.splitlines():
+        found = _DISCUSSED.match(line.strip())
+        if found:
+            return found.group(1)
+    first = next((line for line in body.splitlines() if line.startswith("🗣️")), "")
+    found = _CONTEXT_FROM.search(first)
+    return found.group(1) if found else ""
 
 
 def _after_why(line: str) -> str:
@@ -167,4 +185,6 @@ def render(work_item: str, found: list[Record], problem: str = "") -> str:
             lines.append(f"   “{defang(quote[:200])}”")
         if record.why:
             lines.append(f"   why: {defang(record.why[:200])}")
+        if record.discussed_at.startswith(("https://", "http://")):
+            lines.append(f"   said in [this thread]({record.discussed_at})")
     return "\n".join(lines)

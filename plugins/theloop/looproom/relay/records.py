@@ -23,7 +23,7 @@ from typing import Any
 
 from looproom.decide.decision import Decision
 from looproom.digest import strip_comments
-from looproom.relay import forms
+from looproom.relay import forms, keywords
 
 REPLY, CONTEXT, DECISION = "work-item.reply", "context.added", "decision.recorded"
 RECORDS = (REPLY, CONTEXT, DECISION)
@@ -31,22 +31,9 @@ RECORDS = (REPLY, CONTEXT, DECISION)
 #: marker is dropped by its ingress before anything else reads it.
 MARKER = "<!-- the-loop:agent-comment -->"
 ATTRIBUTION = "🤖 _the-loop, autonomous comment_"
-#: the-loop's default control keywords: a comment that opens a line with one is a command.
-CONTROL_KEYWORDS = (
-    "the-loop start",
-    "the-loop stop",
-    "the-loop pause",
-    "the-loop resume",
-    "the-loop execute",
-    "the-loop contribute",
-    "the-loop cleanup",
-    "the-loop do",
-    "the-loop review",
-    "the-loop add-collaborator",
-    "the-loop remove-collaborator",
-    "the-loop add-channel",
-    "the-loop remove-channel",
-)
+#: the-loop's default control keywords (one table: ``looproom.relay.keywords``): a comment
+#: that opens a line with one is a command.
+CONTROL_KEYWORDS = tuple(keywords.DEFAULTS.values())
 #: The decision kinds a ``record-decision`` may name.
 DECISION_KINDS = ("product", "design", "tech")
 
@@ -68,7 +55,7 @@ _BROADCAST = re.compile(r"<!(?!--)")
 
 
 @dataclass(frozen=True)
-class Said:
+class Quote:
     """What a record quotes, and what its visible line names beside the person."""
 
     kind: str
@@ -118,7 +105,7 @@ def safe_quote(text: str) -> str:
     return defang(inert(text))
 
 
-def body(said: Said) -> str:
+def body(said: Quote) -> str:
     """The marked, enveloped record of ``said``, as the-loop's ``mirror_body`` writes it."""
     line = _LINES[said.kind].format(
         who=forms.who(said.member, said.login),
@@ -140,9 +127,9 @@ def body(said: Said) -> str:
     return f"{marked.rstrip()}\n\n{forms.envelope(said.kind, said.member, said.login, said.at)}\n"
 
 
-def said_of(decision: Decision, kind: str) -> Said:
+def said_of(decision: Decision, kind: str) -> Quote:
     """What the record of ``decision`` quotes and names."""
-    return Said(
+    return Quote(
         kind,
         decision.words,
         decision.member,

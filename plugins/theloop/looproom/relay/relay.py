@@ -14,6 +14,7 @@ import json
 import logging
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 
 from looproom.decide import kinds
 from looproom.decide.decision import Decision
@@ -21,15 +22,22 @@ from looproom.durable.contract import Item, WorkQueue
 from looproom.durable.outcome import Delivered, Failed, Outcome, RetryLater
 from looproom.durable.worker import Worker
 from looproom.relay import forms, texts
-from looproom.relay.sinks import Sinks, Undeliverable, Unsure
+from looproom.relay.reply_lookup import LogUnread, Unsure, unsure_reason
+from looproom.relay.sinks import Sinks, Undeliverable
 from looproom.slack import reactions
-from looproom.slack.queued_room import Voice, quietly
+from looproom.slack.queued_room import Speaker, quietly
 
 log = logging.getLogger(__name__)
 
 RELAY = "relay"
 #: After this many failed attempts the room hears once that the relay is still trying.
 STILL_TRYING_AFTER = 3
+#: A reply that may have landed, while the-loop's event log cannot be read: the thread hears
+#: after this long that it is still waiting, and it is parked for an admin after that long.
+NOTICE_AFTER = 10 * 60.0
+GIVE_UP_AFTER = 24 * 3600.0
+#: Carried in the stored reason once the thread was told it is waiting: told once.
+_TOLD = " (the thread was told)"
 
 
 class Relay:
@@ -39,17 +47,22 @@ class Relay:
         self,
         queue: WorkQueue,
         sinks: Sinks,
-        acks: Voice,
+        acks: Speaker,
         *,
         on_given_up: Callable[[Decision], None] = lambda _d: None,
         observe: Callable[[Item, Outcome], None] = lambda _i, _o: None,
         clock: Callable[[], float] = time.time,
         slots: int = 1,
+        notice_after: float = NOTICE_AFTER,
+        give_up_after: float = GIVE_UP_AFTER,
     ) -> None:
         """``observe`` is told every outcome too (the metrics count them). ``slots``:
-        decisions relayed side by side, each work item's one at a time, in order."""
+        decisions relayed side by side, each work item's one at a time, in order.
+        ``notice_after``/``give_up_after``: seconds since the first attempt before a reply
+        waiting on the-loop's unreadable event log is said to wait, then parked."""
         self.queue, self.sinks, self.acks = queue, sinks, acks
         self._on_given_up, self._observe = on_given_up, observe
+        self._clock, self._notice_after, self._give_up_after = clock, notice_after, give_up_after
         self._worker = Worker(
             queue, self._send, settled=self._settled, clock=clock, name="theloop-relay", slots=slots
         )
@@ -90,12 +103,27 @@ class Relay:
         # Any attempt after the first may have landed (a timeout after GitHub wrote it).
         unsure = item.maybe_delivered or item.attempts > 1
         try:
-            return self.sinks.send(
+            outcome = self.sinks.send(
                 stored, unsure, ambiguous=item.maybe_delivered, first_try=item.first_try
             )
         except Exception as exc:  # a sink bug must not lose the decision
             log.exception("relay sink raised on %s", item.key)
             return RetryLater(f"{type(exc).__name__}")
+        return self._waiting(item, outcome) if isinstance(outcome, LogUnread) else outcome
+
+    def _waiting(self, item: Item, outcome: LogUnread) -> Outcome:
+        """the-loop's log unreadable: wait — past the notice horizon say so once, past the
+        give-up horizon park it for an admin."""
+        waited = self._clock() - (item.first_try or self._clock())
+        if waited >= self._give_up_after:
+            hours = f"{waited / 3600:.0f} h" if waited >= 3600 else f"{waited:.0f} s"
+            why = f"its event log could not be read for {hours}: {outcome.reason}"
+            return Unsure(unsure_reason(why, item.key))
+        if waited >= self._notice_after and _TOLD not in item.last_error:
+            return replace(outcome, reason=outcome.reason + _TOLD, told=True)
+        if _TOLD in item.last_error:
+            return replace(outcome, reason=outcome.reason + _TOLD)
+        return outcome
 
     def _settled(self, item: Item, outcome: Outcome) -> None:
         """Told by the worker once the queue has recorded ``outcome``: say it in the room."""
@@ -119,7 +147,13 @@ class Relay:
 
     def retrying(self, item: Item, outcome: RetryLater) -> None:
         decision = forms.decision_of(item.payload)
-        if decision is not None and item.attempts == STILL_TRYING_AFTER:
+        if decision is None:
+            return
+        if isinstance(outcome, LogUnread):  # told once, by the clock, not by attempts
+            if outcome.told:
+                text = texts.waiting_text(decision, outcome.why)
+                quietly(self.acks.reply, decision.channel, decision.thread or decision.ts, text)
+        elif item.attempts == STILL_TRYING_AFTER:
             text = texts.still_trying_text(decision, outcome.reason)
             quietly(self.acks.reply, decision.channel, decision.thread or decision.ts, text)
 

@@ -6,9 +6,10 @@ is searched for the key. the-loop's ``sessions/reply`` ignores the ``Idempotency
 send, but records each reply it types into a session as a ``session.reply_sent`` event
 with its actor: after an attempt that may have landed (no answer after sending, a 5xx),
 that event log is read from the first attempt on, and the reply is sent again only when
-it is not there. A reply is parked as :class:`Unsure` — for an admin to check — only when
-the log cannot be read. ``graph/skip`` is idempotent there (a declared skip is kept as
-first declared) and is retried as usual.
+no record is left for it (:mod:`looproom.relay.reply_lookup`). A log that cannot be read
+now is read again later; a reply is parked as :class:`Unsure` — for an admin to check —
+only when the-loop has no such log. ``graph/skip`` is idempotent there (a declared skip is
+kept as first declared) and is retried as usual.
 
 A record of the conversation (:class:`looproom.relay.records.Talk`) is two steps in one
 item: the mirror on the ticket, then the delivery to the session. A retry after the
@@ -23,7 +24,7 @@ import os
 import threading
 import time
 import urllib.parse
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -33,24 +34,16 @@ from looproom.attach.slack_files import FileStore, section
 from looproom.durable.outcome import Delivered, Failed, Outcome, RetryLater
 from looproom.http.client import USER_AGENT, HttpResult, http, outcome_of
 from looproom.relay import forms, records
+from looproom.relay import reply_lookup as lookup
 from looproom.relay.jira_sink import JiraSink
 from looproom.relay.keywords import Keywords
+from looproom.relay.reply_lookup import REPLY_SENT, ReplyBook, Sent, Unsure
 
 log = logging.getLogger(__name__)
 
 #: How many pages of 100 comments the duplicate check reads before it gives up looking.
 FIND_PAGES = 10
-#: How far before our first attempt the-loop's event log is read: room for its clock and
-#: ours to disagree. Replies to one work item are sent one at a time, so a wider window
-#: could only meet this reply's own earlier attempt, or a reply sent just before it.
-CLOCK_SKEW = 2.0
-REPLY_SENT = "session.reply_sent"
 EVENTS_PATH = "/api/v1/events"
-
-
-@dataclass(frozen=True)
-class Unsure(Failed):
-    """It may have landed and cannot be looked up: parked for an admin, never re-sent alone."""
 
 
 class GitHubSink:
@@ -157,16 +150,30 @@ class LoopSink:
         timeout: float = 15.0,
         files: FileStore | None = None,
         token: str = "",
+        book: ReplyBook | None = None,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         """``files`` fetches what a reply had attached, for the session to read; ``token``
-        goes with each call as a bearer token (a proxy in front of the-loop may ask one)."""
+        goes with each call as a bearer token (a proxy in front of the-loop may ask one);
+        ``book`` keeps which replies of ours landed, so a record is never counted twice."""
         self._api, self._timeout, self._files = api.rstrip("/"), timeout, files
         self._auth = {"Authorization": f"Bearer {token}"} if token else {}
+        self._book, self._clock = book if book is not None else ReplyBook(), clock
 
     def send(
         self, target: Mapping[str, Any], *, key: str, unsure: bool = False, first_try: float = 0.0
     ) -> Outcome:
         """Make the call; a reply that may have landed before is looked up first."""
+        outcome = self._send(target, key, unsure, first_try)
+        landed = lookup.landed_outcome(outcome)
+        if target["path"] == forms.REPLY_PATH and landed is not None:
+            request = target["json"]
+            now = self._clock()
+            entry = Sent(key, first_try or now, now, landed)
+            self._book.note(str(request.get("ref", "")), str(request.get("actor", "")), entry)
+        return outcome
+
+    def _send(self, target: Mapping[str, Any], key: str, unsure: bool, first_try: float) -> Outcome:
         headers = {"User-Agent": USER_AGENT, "Idempotency-Key": key, **self._auth}
         url = f"{self._api}{target['path']}"
         is_reply = target["path"] == forms.REPLY_PATH
@@ -194,24 +201,24 @@ class LoopSink:
         return {**request, "text": f"{request.get('text', '')}\n\n{told}".strip()}
 
     def _reply_sent(self, request: Mapping[str, Any], first_try: float, key: str) -> Outcome | None:
-        """``Delivered`` when the-loop's event log shows this reply typed into the session
-        since our first attempt; ``None`` when it does not; :class:`Unsure` when the log
-        cannot be read (then only an admin can tell)."""
-        since = loop_time(max(0.0, first_try - CLOCK_SKEW)) if first_try else ""
-        query = {"type": REPLY_SENT, "workItem": str(request.get("ref", "")), "limit": 200}
-        if since:
-            query["since"] = since
+        """``Delivered`` when the-loop's event log has a record left for this reply once
+        ours by the same actor took theirs; ``None`` when it has none; :class:`LogUnread`
+        (look again later) when the log cannot be read now; :class:`Unsure` when the-loop
+        has no such log, or a record may be this reply's or another's."""
+        work_item, actor = str(request.get("ref", "")), str(request.get("actor", ""))
+        since, inside = lookup.window(first_try, self._book.others(work_item, actor, key))
+        query: dict[str, Any] = {"type": REPLY_SENT, "workItem": work_item, "limit": 0}
+        if first_try:
+            query["since"] = loop_time(max(0.0, since))
         url = f"{self._api}{EVENTS_PATH}?{urllib.parse.urlencode(query)}"
         answer = http("GET", url, {"User-Agent": USER_AGENT, **self._auth}, None, self._timeout)
         records_ = answer.json() if answer.status == 200 else None
         if not isinstance(records_, list):
-            shown = f"answered {answer.status}" if answer.status else f"no answer ({answer.error})"
-            return Unsure(_unsure_reason(shown, key))
-        actor = str(request.get("actor", ""))
-        for record in records_:
-            if isinstance(record, dict) and record.get("actor") == actor:
-                return Delivered("found in the-loop's event log")
-        return None
+            return lookup.unreadable(answer.status, answer.error, key)
+        verdict = lookup.counted(records_, actor, inside)
+        if verdict == "landed":
+            return lookup.found()
+        return lookup.ambiguous(key) if verdict == "unsure" else None
 
 
 def loop_time(at: float) -> str:
@@ -233,15 +240,6 @@ def _maybe_applied(answer: HttpResult) -> bool:
     """the-loop may have delivered the reply: no answer after sending, or a 5xx (its
     handler can fail after typing into the pane, and a 502 is a member that timed out)."""
     return (answer.status == 0 and answer.sent) or answer.status >= 500
-
-
-def _unsure_reason(what: str, key: str) -> str:
-    return (
-        f"the-loop may have delivered it, and its event log could not be read to tell ({what}), "
-        "so it is not sent again on its own — look in the agent's session or on the work item "
-        f"for the reply, then `!theloop queue retry {key}` to send it, or "
-        f"`!theloop queue drop {key}` if it arrived"
-    )
 
 
 def _skip_outcome(data: Any) -> Outcome:

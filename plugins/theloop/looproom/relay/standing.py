@@ -43,7 +43,7 @@ SAY = forms.LoopCall(SAY_PATH, say_request)
 
 
 @dataclass(frozen=True)
-class Reply:
+class StandingReply:
     """A reply: to a standing session when said in its thread, else on the record."""
 
     talk: records.Talk
@@ -54,4 +54,4 @@ class Reply:
         return self.talk.target(decision, destinations)
 
 
-REPLY_FORM = Reply(records.REPLY_FORM)
+REPLY_FORM = StandingReply(records.REPLY_FORM)

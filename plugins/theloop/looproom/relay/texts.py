@@ -70,6 +70,15 @@ def unsure_text(decision: Decision, key: str) -> str:
     )
 
 
+def waiting_text(decision: Decision, reason: str) -> str:
+    return (
+        f"⏳ The {kinds.label(decision.kind)} of <@{decision.member}> is still waiting: it may "
+        f"have reached the-loop already, and the-loop cannot be asked now ({_peer(reason)}). "
+        "It is looked up again until the-loop answers, then sent only if it did not arrive — "
+        "never twice; see `!theloop queue`."
+    )
+
+
 def still_trying_text(decision: Decision, reason: str) -> str:
     return (
         f"⚠️ The {kinds.label(decision.kind)} of <@{decision.member}> has not reached the-loop "

@@ -27,7 +27,7 @@ from slack_sdk.models.blocks import (
     SectionBlock,
 )
 
-from looproom.inbound.events import Event
+from looproom.events import Event
 from looproom.room import checklist as checklists
 from looproom.room import event_types
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from looproom.durable.bounded import touched
 from looproom.durable.state import lock_for
-from looproom.inbound.events import Event
+from looproom.events import Event
 from looproom.room import checklist as checklists
 from looproom.room import event_types
 from looproom.room.event_types import ASK, COMPLETED, ENDING, PHASE

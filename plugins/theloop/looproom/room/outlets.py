@@ -19,7 +19,7 @@ from typing import Any, Protocol
 from looproom.durable.outcome import Delivered, Failed, Outcome, RetryLater
 from looproom.durable.queue import Item
 from looproom.durable.worker import Delivery
-from looproom.inbound.events import Event, SchemaError
+from looproom.events import Event, SchemaError
 from looproom.room.pulls import PullRequest
 from looproom.room.render import RenderSettings, render_plain
 from looproom.room.routing import RoomBook

@@ -33,8 +33,9 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import ClassVar
 
-from looproom.inbound.events import Event
+from looproom.events import Event
 from looproom.room import event_types
 from looproom.room.event_types import COMPLETED, PHASE, PROGRESS, STARTED
 
@@ -71,6 +72,7 @@ class Told:
 class Post:
     """A new message in the work item's thread."""
 
+    action: ClassVar[str] = "post"  # what `!theloop why` calls it
     rule: str = "post"
 
 
@@ -78,6 +80,7 @@ class Post:
 class Drop:
     """Nothing in the room; ``rule`` says which rule claimed it."""
 
+    action: ClassVar[str] = "drop"  # what `!theloop why` calls it
     rule: str
 
 
@@ -85,19 +88,21 @@ class Drop:
 class Edit:
     """Edit the message at ``ts`` to draw this event instead."""
 
+    action: ClassVar[str] = "edit"  # what `!theloop why` calls it
     ts: str
     rule: str
 
 
 @dataclass(frozen=True)
-class Thread:
+class InThread:
     """A reply under the message at ``ts``."""
 
+    action: ClassVar[str] = "thread"  # what `!theloop why` calls it
     ts: str
     rule: str
 
 
-Decision = Post | Drop | Edit | Thread
+Decision = Post | Drop | Edit | InThread
 
 
 def node_of(event: Event) -> str:
@@ -198,9 +203,9 @@ def _ack_thread(event: Event, told: Told) -> Decision | None:
     acked = answers == event_types.GATE or bool(event.detail.get("ack"))
     gate = told.gates.get(node_of(event)) if acked else ""
     if gate:
-        return Thread(gate, "ack-thread")
+        return InThread(gate, "ack-thread")
     if answers == event_types.SELECTION and told.selection:
-        return Thread(told.selection, "ack-thread")
+        return InThread(told.selection, "ack-thread")
     return None
 
 

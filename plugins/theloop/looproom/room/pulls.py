@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from looproom import workitem
+from looproom.events import Event
 from looproom.http.client import USER_AGENT, HttpResult, http
-from looproom.inbound.events import Event
 
 log = logging.getLogger(__name__)
 

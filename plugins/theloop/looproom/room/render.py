@@ -31,7 +31,7 @@ from slack_sdk.models.blocks import (
 )
 
 from looproom import digest, workitem
-from looproom.inbound.events import Event
+from looproom.events import Event
 from looproom.room import budget, buttons, event_types, pulls, voice
 from looproom.room.pulls import PullRequest
 from looproom.slack.text import button_url, escape, neutralise

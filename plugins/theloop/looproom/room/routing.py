@@ -41,7 +41,7 @@ class BindingError(ValueError):
 
 
 @dataclass(frozen=True)
-class Thread:
+class ThreadBinding:
     """A work item's conversation in one room: the parent message and the state it shows."""
 
     work_item: str
@@ -122,7 +122,7 @@ class RoomBook:
 
     # -- which thread ----------------------------------------------------------------
 
-    def thread(self, work_item: str, channel: str) -> Thread | None:
+    def thread(self, work_item: str, channel: str) -> ThreadBinding | None:
         """The work item's thread in ``channel``, marked as just used; None when none."""
         with self._lock:
             threads = self._get(_THREADS)
@@ -134,7 +134,7 @@ class RoomBook:
                 self._store[_THREADS] = threads
             return _thread_of(record)
 
-    def remember(self, thread: Thread) -> None:
+    def remember(self, thread: ThreadBinding) -> None:
         """Store (or refresh) a thread binding, evicting the least recently used past the cap."""
         with self._lock:
             threads = self._get(_THREADS)
@@ -145,7 +145,7 @@ class RoomBook:
                 del threads[oldest]
             self._store[_THREADS] = threads
 
-    def redrawn(self, thread: Thread, state: str, drawn: str) -> Thread:
+    def redrawn(self, thread: ThreadBinding, state: str, drawn: str) -> ThreadBinding:
         """Record that the parent now shows ``state`` (fingerprint ``drawn``)."""
         updated = replace(thread, state=state, drawn=drawn)
         self.remember(updated)
@@ -158,11 +158,11 @@ class RoomBook:
             if threads.pop(_thread_key(work_item, channel), None) is not None:
                 self._store[_THREADS] = threads
 
-    def threads(self) -> list[Thread]:
+    def threads(self) -> list[ThreadBinding]:
         """Every thread binding kept, oldest first (``/the-loop status`` lists them)."""
         return [_thread_of(record) for record in self._get(_THREADS).values()]
 
-    def recent_threads(self, most: int = THREAD_CAP) -> list[Thread]:
+    def recent_threads(self, most: int = THREAD_CAP) -> list[ThreadBinding]:
         """The ``most`` most recently used thread bindings, newest first."""
         with self._lock:
             records = sorted(
@@ -221,8 +221,8 @@ def _thread_key(work_item: str, channel: str) -> str:
     return f"{channel}|{work_item}"
 
 
-def _thread_of(record: Mapping[str, Any]) -> Thread:
-    return Thread(
+def _thread_of(record: Mapping[str, Any]) -> ThreadBinding:
+    return ThreadBinding(
         work_item=str(record["work_item"]),
         channel=str(record["channel"]),
         ts=str(record["ts"]),

@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from looproom.durable.outcome import Delivered, Failed, Outcome, RetryLater
-from looproom.inbound.events import Event
+from looproom.events import Event
 from looproom.room import event_types, policy
 from looproom.room.outlets import (
     METADATA_TYPE,
@@ -39,9 +39,10 @@ from looproom.room.outlets import (
     parent_key,
 )
 from looproom.room.render import Rendering, render, render_parent, state_after
-from looproom.room.routing import RoomBook, Thread
+from looproom.room.routing import RoomBook, ThreadBinding
 from looproom.room.told import ToldBook, Why
 from looproom.room.told import now as told_now
+from looproom.slack.channels import ChannelIds
 from looproom.slack.replies import (
     AUTH,
     GONE,
@@ -84,6 +85,7 @@ class SlackOutlet:
         ``told``: the delivery policy's memory (without it, every event is posted).
         ``pulls``: reads a PR gate's title and size from GitHub."""
         self._slack, self._book, self._settings = transport, rooms, settings
+        self._ids = ChannelIds(rooms, transport)
         self._observer = observer if observer is not None else NoObserver()
         self._interactive = interactive
         self._told, self._pulls = told, pulls
@@ -121,7 +123,7 @@ class SlackOutlet:
             return
         if told is not None:
             self._told.put(event.work_item, policy.remember(told, event, decision, ts))
-        action = type(decision).__name__.lower()
+        action = decision.action
         why = Why(told_now(), event.event_type, policy.node_of(event), action, decision.rule)
         self._told.note(event.work_item, why)
 
@@ -136,7 +138,7 @@ class SlackOutlet:
         room = self._book.room_for(event.work_item, self._settings.channel, self._settings.rooms)
         if not room:
             return Failed(f"no room for {event.work_item}: set slack.channel or a rooms entry")
-        channel = self._channel_id(room)
+        channel = self._ids.of(room)
         wait = self._slack.post_wait(channel or room)
         if wait > 0:
             return RetryLater(f"pacing posts to {room}", after=wait, routine=True)
@@ -158,24 +160,7 @@ class SlackOutlet:
             return stop.outcome
         self._record(event, told, decision, ts)
         self._redraw(event, thread)
-        return Delivered(f"{type(decision).__name__.lower()} in {thread.channel} under {thread.ts}")
-
-    # -- the room -----------------------------------------------------------------------
-
-    def _channel_id(self, room: str) -> str:
-        """The room's id: as configured, learnt earlier, or looked up; ``""`` if unknown yet."""
-        if is_channel_id(room):
-            return room
-        known = self._book.channel_id(room)
-        if known:
-            return known
-        found, reply = self._slack.find_channel(room)
-        if found:
-            self._book.learn_channel_id(room, found)
-        elif not reply.ok:
-            # e.g. missing channels:read — posting by name still works and teaches the id.
-            log.info("room %s: cannot list channels (%s); posting by name", room, reply.error)
-        return found
+        return Delivered(f"{decision.action} in {thread.channel} under {thread.ts}")
 
     # -- reconciliation -------------------------------------------------------------------
 
@@ -183,9 +168,9 @@ class SlackOutlet:
         self,
         event: Event,
         channel: str,
-        thread: Thread | None,
+        thread: ThreadBinding | None,
         found_at: Callable[[str], None],
-    ) -> Thread | None:
+    ) -> ThreadBinding | None:
         """Find what a lost attempt may have posted: the parent, and this event under it
         (``found_at`` is told where, so the policy remembers it as if just posted)."""
         key = event.delivery_key
@@ -202,12 +187,12 @@ class SlackOutlet:
         self._book.settle(key)  # looked: not there, so posting it now posts it once
         return self._book.thread(event.work_item, channel)
 
-    def _find_parent(self, work_item: str, channel: str) -> Thread | None:
+    def _find_parent(self, work_item: str, channel: str) -> ThreadBinding | None:
         wanted = parent_key(work_item)
         pages = self._messages(lambda cursor: self._slack.history(channel, cursor=cursor))
         for message in pages:
             if _metadata_key(message) == wanted:
-                thread = Thread(work_item, channel, str(message["ts"]))
+                thread = ThreadBinding(work_item, channel, str(message["ts"]))
                 self._book.remember(thread)
                 log.info(
                     "found the parent of %s in %s: a lost attempt had posted it", work_item, channel
@@ -215,7 +200,7 @@ class SlackOutlet:
                 return thread
         return None
 
-    def _find_in_thread(self, thread: Thread, key: str) -> Mapping[str, Any] | None:
+    def _find_in_thread(self, thread: ThreadBinding, key: str) -> Mapping[str, Any] | None:
         """The message in ``thread`` that carries ``key``, if a lost attempt posted it."""
 
         def page(cursor: str) -> Reply:
@@ -243,7 +228,7 @@ class SlackOutlet:
 
     # -- posting --------------------------------------------------------------------------
 
-    def _open(self, event: Event, room: str, channel: str) -> Thread:
+    def _open(self, event: Event, room: str, channel: str) -> ThreadBinding:
         """Post the work item's parent (title, link, state) and bind it."""
         state = state_after(event, "")
         drawing = render_parent(event.work_item, state, event.url)
@@ -252,11 +237,11 @@ class SlackOutlet:
         channel = reply.channel or channel
         if not is_channel_id(room):
             self._book.learn_channel_id(room, channel)
-        thread = Thread(event.work_item, channel, reply.ts, state, _fingerprint(drawing))
+        thread = ThreadBinding(event.work_item, channel, reply.ts, state, _fingerprint(drawing))
         self._book.remember(thread)
         return thread
 
-    def _post(self, event: Event, thread: Thread) -> str:
+    def _post(self, event: Event, thread: ThreadBinding) -> str:
         """Post ``event`` in the work item's thread; its ts. (A policy's reply "under" a
         message in the thread is this too: Slack has no thread within a thread.)"""
         meta = metadata("event", event.delivery_key, event.work_item)
@@ -267,7 +252,7 @@ class SlackOutlet:
         self._observer.observe(event, reply.channel or thread.channel, reply.ts, thread.ts)
         return reply.ts
 
-    def _edit(self, event: Event, thread: Thread, ts: str) -> str:
+    def _edit(self, event: Event, thread: ThreadBinding, ts: str) -> str:
         """Draw ``event`` over the message at ``ts``; a message gone is posted afresh."""
         meta = metadata("event", event.delivery_key, event.work_item)
         drawing = self._drawing(event)
@@ -338,7 +323,7 @@ class SlackOutlet:
 
     # -- the parent's state ---------------------------------------------------------------
 
-    def _redraw(self, event: Event, thread: Thread) -> None:
+    def _redraw(self, event: Event, thread: ThreadBinding) -> None:
         """Edit the parent to show the state after ``event``; a failure keeps the binding."""
         state = state_after(event, thread.state)
         drawing = render_parent(thread.work_item, state, event.url)

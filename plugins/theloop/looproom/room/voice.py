@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from looproom.inbound.events import Event
+from looproom.events import Event
 from looproom.room import event_types
 
 #: How the room says a kind the table does not know: named as sent.

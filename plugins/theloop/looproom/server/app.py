@@ -68,7 +68,7 @@ class App:
 
     def __init__(self, service: Service, mounts: Mapping[str, Mount] | None = None) -> None:
         self._service = service
-        self._routes: dict[str, tuple[tuple[str, ...], Callable[[dict[str, Any]], Reply]]] = {
+        self._routes: dict[str, tuple[tuple[str, ...], Callable[[dict[str, Any]], WsgiReply]]] = {
             EVENTS: (("POST",), self._events),
             INTERACTIVE: (("POST",), self._interactive),
             COMMANDS: (("POST",), self._commands),
@@ -94,7 +94,9 @@ class App:
         start_response(reply.status, reply.headers)
         return [b"" if environ.get("REQUEST_METHOD") == "HEAD" else reply.body]
 
-    def _answer(self, handler: Callable[[dict[str, Any]], Reply], environ: dict[str, Any]) -> Reply:
+    def _answer(
+        self, handler: Callable[[dict[str, Any]], WsgiReply], environ: dict[str, Any]
+    ) -> WsgiReply:
         try:
             return handler(environ)
         except Exception:  # a bug: answered plainly, never with a traceback
@@ -103,29 +105,29 @@ class App:
             )
             return _json(Answer(500, {"error": "internal error; see the bot's log"}))
 
-    def _events(self, environ: dict[str, Any]) -> Reply:
+    def _events(self, environ: dict[str, Any]) -> WsgiReply:
         length = _length(environ)
         answer = self._service.receive(
             Request(environ["REQUEST_METHOD"], _headers(environ), _body(environ, length), length)
         )
         return _json(answer)
 
-    def _interactive(self, environ: dict[str, Any]) -> Reply:
+    def _interactive(self, environ: dict[str, Any]) -> WsgiReply:
         body = _body(environ, _length(environ))
         return _json(self._service.press(_headers(environ), body))
 
-    def _commands(self, environ: dict[str, Any]) -> Reply:
+    def _commands(self, environ: dict[str, Any]) -> WsgiReply:
         body = _body(environ, _length(environ))
         return _json(self._service.command(_headers(environ), body))
 
-    def _health(self, _environ: dict[str, Any]) -> Reply:
+    def _health(self, _environ: dict[str, Any]) -> WsgiReply:
         return _json(self._service.health())
 
-    def _metrics(self, _environ: dict[str, Any]) -> Reply:
+    def _metrics(self, _environ: dict[str, Any]) -> WsgiReply:
         body, content_type = self._service.metrics_text()
-        return Reply("200 OK", [("Content-Type", content_type)], body)
+        return WsgiReply("200 OK", [("Content-Type", content_type)], body)
 
-    def _mounted(self, path: str, mount: Mount, environ: dict[str, Any]) -> Reply:
+    def _mounted(self, path: str, mount: Mount, environ: dict[str, Any]) -> WsgiReply:
         body = _body(environ, _length(environ))
         if len(body) > MAX_BODY_BYTES:
             return _json(Answer(413, {"error": f"body too large (at most {MAX_BODY_BYTES} bytes)"}))
@@ -143,7 +145,7 @@ class App:
         return _as_json(*_called(mount.app, inner))
 
 
-class Reply:
+class WsgiReply:
     """A status line, headers and a body, as WSGI sends them."""
 
     def __init__(self, status: str, headers: list[tuple[str, str]], body: bytes) -> None:
@@ -165,10 +167,10 @@ _REASONS = {
 }
 
 
-def _json(answer: Answer) -> Reply:
+def _json(answer: Answer) -> WsgiReply:
     headers = [("Content-Type", "application/json"), *answer.headers.items()]
     status = f"{answer.status} {_REASONS.get(answer.status, 'Status')}"
-    return Reply(status, headers, answer.json().encode())
+    return WsgiReply(status, headers, answer.json().encode())
 
 
 def _called(app: WsgiApp, environ: dict[str, Any]) -> tuple[int, str, bytes]:
@@ -192,7 +194,7 @@ def _called(app: WsgiApp, environ: dict[str, Any]) -> tuple[int, str, bytes]:
     return code, content_type, body
 
 
-def _as_json(status: int, content_type: str, body: bytes) -> Reply:
+def _as_json(status: int, content_type: str, body: bytes) -> WsgiReply:
     """A mounted app's answer as JSON: its own JSON as it is; otherwise its status, with an
     empty object for a success and the reason for a failure (never an HTML page)."""
     if content_type.split(";")[0].strip() == "application/json":

@@ -20,7 +20,7 @@ from typing import Any, Protocol
 log = logging.getLogger(__name__)
 
 
-class Voice(Protocol):
+class Speaker(Protocol):
     """What the desk and the relay say in a room: a reaction, a threaded reply, a line
     only one member sees, an edited message. Slack's and a plain chat's implement it."""
 
@@ -45,7 +45,7 @@ def quietly(call: Callable[..., None], *args: Any) -> None:
 class QueuedRoom:
     """``room``'s calls, made in order on one worker thread; the caller never waits."""
 
-    def __init__(self, room: Voice, name: str = "theloop-room") -> None:
+    def __init__(self, room: Speaker, name: str = "theloop-room") -> None:
         self._room = room
         self._calls: queue.SimpleQueue[tuple[str, tuple[Any, ...]] | None] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from looproom.slack.queued_room import Voice
+from looproom.slack.queued_room import Speaker
 
 #: Each moment, named by its default emoji (the-loop's defaults for Slack).
 RECEIVED, COMPLETED, ERROR = "eyes", "white_check_mark", "warning"
@@ -88,7 +88,7 @@ def parse(raw: Any, errors: list[str]) -> Reactions:
 class Reacting:
     """``room`` with each reaction's moment put in the configured emoji (none: no call)."""
 
-    def __init__(self, room: Voice, reactions: Reactions) -> None:
+    def __init__(self, room: Speaker, reactions: Reactions) -> None:
         self._room, self._reactions = room, reactions
 
     def react(self, channel: str, ts: str, name: str) -> None:

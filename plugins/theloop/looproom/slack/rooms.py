@@ -4,13 +4,16 @@ chat's (Text, Test) where there are no reactions, threads or edits.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import logging
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from looproom.slack.transport import SlackTransport
 
 #: ``say(to, text)``: one plain line to a room or a person, through the chat backend.
 Say = Callable[[str, str], None]
+
+log = logging.getLogger(__name__)
 
 _GLYPHS = {"eyes": "👀", "white_check_mark": "✅", "warning": "⚠️"}
 
@@ -70,3 +73,18 @@ class PlainRoom:
 
     def update(self, channel: str, ts: str, text: str, blocks: list[dict[str, Any]]) -> None:
         return  # nothing to edit: a plain backend has no buttons
+
+
+def view_opener(transport: SlackTransport | None) -> Callable[[str, Mapping[str, Any]], bool]:
+    """How a form is opened: now, not through the queue (a trigger is good for three
+    seconds); False when it was not (no Slack, or Slack refused — logged)."""
+
+    def open_view(trigger_id: str, view: Mapping[str, Any]) -> bool:
+        if transport is None:
+            return False
+        reply = transport.open_view(trigger_id, view)
+        if not reply.ok:
+            log.warning("views.open failed: %s", reply.error)
+        return reply.ok
+
+    return open_view

@@ -40,6 +40,12 @@ log = logging.getLogger(__name__)
 PER_CHANNEL = frozenset({"chat.postMessage"})
 
 
+def api_base(url: str) -> str:
+    """The Slack Web API's base URL as slack_sdk takes it (ending in ``/``); Slack's own
+    for ``""``."""
+    return url.rstrip("/") + "/" if url else WebClient.BASE_URL
+
+
 class SlackTransport:
     """Slack Web API calls for the-loop's room, each answered with a :class:`Reply`."""
 
@@ -73,14 +79,16 @@ class SlackTransport:
         cls,
         client: WebClient,
         *,
+        base_url: str = "",
         pacer: Pacer | None = None,
         timeout: int = 15,
         max_inline_wait: float = DEFAULT_MAX_INLINE_WAIT,
     ) -> SlackTransport:
         """A transport on a sibling of ``client`` (the backend's own ``slack_web``).
 
-        Same token, base URL, proxy and TLS settings; our retry policy and timeout. The
-        backend's client is left as the backend configured it, so its own calls keep
+        Same token, proxy and TLS settings; the Slack API at ``base_url`` when given
+        (``THELOOP_SLACK_API_URL``), else at the client's; our retry policy and timeout.
+        The backend's client is left as the backend configured it, so its own calls keep
         their behaviour and never sleep on our account.
         """
         # A 429 retried inline never reaches the transport's answer: the handler tells the
@@ -93,7 +101,7 @@ class SlackTransport:
         )
         sibling = WebClient(
             token=client.token,
-            base_url=client.base_url,
+            base_url=api_base(base_url) if base_url else client.base_url,
             timeout=timeout,
             ssl=client.ssl,
             proxy=client.proxy,

@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 
 from looproom.decide import kinds, modals, talk
-from looproom.decide.authorization import Policy
+from looproom.decide.authorization import AccessPolicy
 from looproom.decide.decision import ADMITTED, REFUSED, Decision
 from looproom.decide.desk import Desk
-from looproom.decide.judging import Said
-from looproom.decide.talk_desk import TalkDesk
+from looproom.decide.judging import Received
+from looproom.decide.menu_desk import MenuDesk
 from looproom.durable.queue import DurableQueue
 from looproom.relay import forms, relay
 from looproom.relay.sinks import LedgerSink, Sinks
@@ -29,7 +29,10 @@ from looproom.room import buttons
 from looproom.room.memory import Memory
 from tests.unit.test_desk import ALICE, MALLORY, Room, event, press
 
-LINES = [talk.Line("51.0", ALICE, "we keep v1"), talk.Line("52.0", MALLORY, "agreed")]
+LINES = [
+    talk.ThreadMessage("51.0", ALICE, "we keep v1"),
+    talk.ThreadMessage("52.0", MALLORY, "agreed"),
+]
 
 
 class Views:
@@ -42,18 +45,18 @@ class Views:
 
 
 @pytest.fixture
-def lines() -> list[talk.Line] | None:
+def lines() -> list[talk.ThreadMessage] | None:
     return list(LINES)
 
 
 @pytest.fixture
-def desk(tmp_path: Path, lines: list[talk.Line] | None) -> Desk:
+def desk(tmp_path: Path, lines: list[talk.ThreadMessage] | None) -> Desk:
     queue = DurableQueue(tmp_path / "q.sqlite3", relay.RELAY)
     room = Room()
     the_relay = relay.Relay(queue, Sinks(LedgerSink(tmp_path / "l.jsonl")), room)
     memory = Memory({})
     memory.observe(event("06"), "C1", "200.0", thread_ts="50.0")
-    policy = Policy("U0THELOOP", frozenset({ALICE}))
+    policy = AccessPolicy("U0THELOOP", frozenset({ALICE}))
     return Desk(memory, the_relay, room, lambda: policy, thread_lines=lambda _c, _t: lines)
 
 
@@ -62,7 +65,7 @@ def stored(desk: Desk) -> list[dict[str, Any]]:
 
 
 def record_context(desk: Desk, ts: str, thread: str = "50.0") -> Any:
-    said = Said(ALICE, "record-context", "C1", ts, thread_ts=thread)
+    said = Received(ALICE, "record-context", "C1", ts, thread_ts=thread)
     return desk.said(said, desk.where("C1", thread))
 
 
@@ -85,7 +88,7 @@ def test_a_thread_that_cannot_be_read_records_nothing(desk: Desk) -> None:
 
 
 def test_record_context_without_a_thread_says_where_to_say_it(desk: Desk) -> None:
-    said = Said(ALICE, "record-context", "C1", "", origin="slash:T1")
+    said = Received(ALICE, "record-context", "C1", "", origin="slash:T1")
     verdict = desk.said(said, desk.where("C1", "50.0"))
     assert verdict.reason == "no-thread" and stored(desk) == []
 
@@ -94,7 +97,7 @@ def test_request_changes_asks_the_reason_and_the_answer_is_the_typed_change_requ
     desk: Desk,
 ) -> None:
     views = Views()
-    talking = TalkDesk(desk, views, desk._policy)
+    talking = MenuDesk(desk, views, desk._policy)
     desk.ask_why = talking.ask_why
     verdict = desk.pressed({**press(buttons.CHANGES, "200.0"), "trigger_id": "T1"})
     assert verdict is not None and verdict.reason == "changes-without-reason"
@@ -115,7 +118,7 @@ def test_request_changes_asks_the_reason_and_the_answer_is_the_typed_change_requ
 
 
 def test_a_stranger_submitting_the_form_is_refused_like_typing_it(desk: Desk) -> None:
-    opened = modals.Opened("C1", "50.0", "200.0")
+    opened = modals.FormOrigin("C1", "50.0", "200.0")
     view = modals.changes_view(opened, "requirements-approval")
     values = {"why": {"why": {"type": "plain_text_input", "value": "no"}}}
     submitted = {
@@ -123,6 +126,6 @@ def test_a_stranger_submitting_the_form_is_refused_like_typing_it(desk: Desk) ->
         "user": {"id": MALLORY},
         "view": {**view, "id": "V2", "state": {"values": values}},
     }
-    assert TalkDesk(desk, Views(), desk._policy).interactive(submitted)
+    assert MenuDesk(desk, Views(), desk._policy).interactive(submitted)
     assert stored(desk) == []
     assert any("slack.authorizedUsers" in s[2] for s in desk.room.of("tell"))  # type: ignore[attr-defined]

@@ -16,9 +16,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from looproom.decide import grammar, kinds, modals, shortcuts, talk
-from looproom.decide.authorization import DECISION_RECORD, Policy, may, refusal_text
+from looproom.decide.authorization import DECISION_RECORD, AccessPolicy, may, refusal_text
 from looproom.decide.desk import Desk
-from looproom.decide.judging import Said
+from looproom.decide.judging import Received
 from looproom.decide.presses import Press
 from looproom.slack.queued_room import quietly
 
@@ -28,10 +28,10 @@ log = logging.getLogger(__name__)
 OpenView = Callable[[str, Mapping[str, Any]], bool]
 
 
-class TalkDesk:
+class MenuDesk:
     """Message shortcuts and form submissions, over Socket Mode or signed HTTP alike."""
 
-    def __init__(self, desk: Desk, open_view: OpenView, policy: Callable[[], Policy]) -> None:
+    def __init__(self, desk: Desk, open_view: OpenView, policy: Callable[[], AccessPolicy]) -> None:
         self._desk, self._open, self._policy = desk, open_view, policy
 
     def interactive(self, payload: Mapping[str, Any]) -> bool:
@@ -54,12 +54,12 @@ class TalkDesk:
         gate = self._desk.memory.get(work_item).gate if work_item else None
         if not trigger or gate is None:
             return False
-        opened = modals.Opened(press.channel, press.thread_ts or press.ts, press.ts)
+        opened = modals.FormOrigin(press.channel, press.thread_ts or press.ts, press.ts)
         return self._open(trigger, modals.changes_view(opened, gate.node))
 
     def _shortcut(self, shortcut: shortcuts.Shortcut) -> None:
         if shortcut.callback_id == shortcuts.RECORD_CONTEXT:
-            said = Said(
+            said = Received(
                 shortcut.member,
                 talk.RECORD_CONTEXT,
                 shortcut.channel,
@@ -76,7 +76,7 @@ class TalkDesk:
                 self._desk.room.tell, shortcut.channel, shortcut.member, refusal, shortcut.thread
             )
             return
-        opened = modals.Opened(shortcut.channel, shortcut.thread, shortcut.ts)
+        opened = modals.FormOrigin(shortcut.channel, shortcut.thread, shortcut.ts)
         if not self._open(shortcut.trigger_id, modals.decision_view(opened, shortcut.text)):
             log.warning("the decision form could not be opened for %s", shortcut.member)
 
@@ -103,7 +103,7 @@ class TalkDesk:
             why = values.get(modals.WHY, "")
             text, parsed = f"{kinds.CHANGES} {why}", grammar.Command(kinds.CHANGES, words=why)
         opened = submitted.opened
-        said = Said(
+        said = Received(
             submitted.member,
             text,
             opened.channel,

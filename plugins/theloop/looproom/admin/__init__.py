@@ -1,0 +1,1 @@
+"""theloop's own commands: what each answers (``answers``), as text (``text``, ``bind``)."""

@@ -1,0 +1,63 @@
+"""``!theloop bind`` and ``unbind``: a room of its own for a work item, and back.
+
+A room is typed as ``#name``, ``name``, an id, or Slack's ``<#C…|name>`` link; a work item
+as its ref or its URL. What is typed is shortened and quoted before it is echoed.
+"""
+
+from __future__ import annotations
+
+import re
+
+from looproom import workitem
+from looproom.room.routing import BindingError, RoomBook
+
+#: A room as an admin types it: ``#name``, ``name``, an id, or Slack's ``<#C…|name>``.
+_ROOM = re.compile(r"^(?:#?[A-Za-z0-9._-]{1,80}|<#([CG][A-Z0-9]+)(?:\|[^>]*)?>)$")
+
+
+BIND_USAGE = "usage: `!theloop bind <work item> <room>` (e.g. `github:acme/api#7 #api-war-room`)"
+
+
+def bind_command(book: RoomBook, args: str) -> str:
+    """``!theloop bind``: list the bindings; ``!theloop bind ITEM ROOM``: bind one."""
+    words = args.split()
+    if not words:
+        bound = book.room_bindings()
+        lines = [f"• `{item}` → {room}" for item, room in sorted(bound.items())]
+        return (
+            "\n".join(["Work items bound to a room of their own:", *lines])
+            if lines
+            else ("No work item is bound to a room of its own. " + BIND_USAGE)
+        )
+    if len(words) != 2:
+        return BIND_USAGE
+    ref, room = workitem.parse(words[0]) or workitem.from_url(words[0]), _room_word(words[1])
+    if ref is None:
+        return f"`{words[0][:80]}` is not a work item ref like `github:acme/api#7`. {BIND_USAGE}"
+    item = str(ref)
+    if not room:
+        return f"`{words[1][:80]}` is not a room name (#api-loop) or id (C…). {BIND_USAGE}"
+    try:
+        book.bind_room(item, room)
+    except BindingError as exc:
+        return str(exc)
+    return f"`{item}` now posts to {room}; its next event opens its thread there."
+
+
+def unbind_command(book: RoomBook, args: str) -> str:
+    """``!theloop unbind ITEM``: back to the configured room."""
+    words = args.split()
+    if len(words) != 1:
+        return "usage: `!theloop unbind <work item>`"
+    named = workitem.from_url(words[0])
+    if book.unbind_room(str(named) if named is not None else words[0]):
+        return f"`{words[0]}` posts to its configured room again."
+    return f"`{words[0][:80]}` was not bound to a room (see `!theloop bind`)."
+
+
+def _room_word(word: str) -> str:
+    """A room as typed: ``#name``, ``name``, an id, or Slack's ``<#C…|name>`` link; else ""."""
+    match = _ROOM.match(word)
+    if not match:
+        return ""
+    return match.group(1) or word

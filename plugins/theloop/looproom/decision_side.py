@@ -1,0 +1,323 @@
+"""The decision side of one activation, built: the desk, the relay behind it, the readers.
+
+What people say and press is read by ``listener`` and judged by ``desk``; a decision
+admitted is recorded in the relay's queue and carried to ``sinks``; ``catch_up`` reads
+what was said while the bot was away; ``slash`` answers ``/the-loop``; ``opener`` opens
+a work item where a room runs a kickoff. Settings that a part cannot work with (a handle
+naming nobody, the-loop's keywords or Jira config unreadable) refuse the activation here,
+naming the file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, MutableMapping
+from pathlib import Path
+from typing import Any
+
+from looproom.attach import fetch as file_fetch
+from looproom.attach import slack_files
+from looproom.decide import kinds, slash
+from looproom.decide.catchup import CatchUp
+from looproom.decide.cursors import Cursors
+from looproom.decide.decision import Decision
+from looproom.decide.desk import Desk
+from looproom.decide.effects import Effects
+from looproom.decide.listener import Listener, thread_lines
+from looproom.decide.listening import ListenAll
+from looproom.decide.loop_control import LoopControl
+from looproom.decide.members import Directory, Grants, UnknownHandle, resolve_grants
+from looproom.decide.menu_desk import MenuDesk
+from looproom.decide.places import Places
+from looproom.decide.policies import Policies
+from looproom.decide.reconcile import Reconcile
+from looproom.decide.slash_desk import SlashDesk
+from looproom.doctor.split_watch import SplitWatch
+from looproom.durable.contract import WorkQueue
+from looproom.instances.fleet import Fleet
+from looproom.kickoff.github import IssueMaker
+from looproom.kickoff.opener import Opener
+from looproom.metrics import Metrics
+from looproom.relay import jira_config, keywords
+from looproom.relay.jira_sink import JiraSink
+from looproom.relay.record_reader import RecordReader
+from looproom.relay.relay import Relay
+from looproom.relay.reply_lookup import ReplyBook
+from looproom.relay.sinks import ControlPlane, GitHubSink, LedgerSink, LoopSink, Sinks
+from looproom.room.channel_moves import ChannelMoves
+from looproom.room.memory import Memory
+from looproom.room.roster import Roster
+from looproom.room.routing import RoomBook, ThreadBinding
+from looproom.settings import ConfigError, Environment, Settings
+from looproom.slack.channels import ChannelIds
+from looproom.slack.queued_room import QueuedRoom
+from looproom.slack.reactions import Reacting
+from looproom.slack.rooms import PlainRoom, Say, SlackPoster, SlackRoom, view_opener
+from looproom.slack.transport import SlackTransport
+
+#: Where the files people attach to replies are kept for the sessions to read.
+FILES_DIR = "files"
+
+
+def _grants(
+    settings: Settings, slack: SlackTransport | None, store: MutableMapping[str, Any]
+) -> Grants:
+    """Who decides and who collaborates, by member id: ``@handles`` resolved through Slack
+    (a handle naming nobody refuses the activation, as any other bad setting does)."""
+    directory = Directory(slack.users_page if slack is not None else None, store)
+    try:
+        return resolve_grants(settings.authorized_users, settings.collaborators, directory)
+    except UnknownHandle as exc:
+        raise ConfigError([str(exc)], settings.source) from None
+
+
+def _keywords(env: Environment, settings: Settings) -> keywords.Keywords:
+    """the-loop's control keywords, from its own config when named (a bad one refuses the
+    activation: relaying in words it does not read would be silently ignored)."""
+    reserved = (*kinds.VERBS, *slash.WORDS)
+    try:
+        return keywords.resolve(
+            env.loop_config, settings.relay_keywords, settings.relay_commands, reserved
+        )
+    except keywords.KeywordError as exc:
+        raise ConfigError(exc.errors, env.loop_config or settings.source) from None
+
+
+def _sinks(
+    env: Environment,
+    settings: Settings,
+    said: keywords.Keywords,
+    ledger: Path,
+    slack: SlackTransport | None,
+    fleet: Fleet | None,
+    store: MutableMapping[str, Any],
+) -> Sinks:
+    """Where decisions go: the ledger, GitHub, the-loop's control plane (each instance's,
+    by the work item's owner, with ``fleet``), and the Jira ledger — the-loop's own
+    ``integrations.jira`` when its config is named, else ``jira`` in theloop.yaml. The
+    replies that landed are kept in ``store``, so a restart still counts them."""
+    try:
+        jira = jira_config.resolve(env.loop_config, None) if env.loop_config else None
+    except jira_config.JiraConfigError as exc:
+        raise ConfigError(exc.errors, env.loop_config) from None
+    jira = jira or settings.jira
+    files = _file_store(env, ledger.parent, slack)
+    book = ReplyBook(store)
+    loop: ControlPlane | None = fleet.control_plane(files, book) if fleet is not None else None
+    if fleet is None and env.loop_api:
+        loop = LoopSink(env.loop_api, files=files, book=book)
+    return Sinks(
+        ledger=LedgerSink(ledger),
+        github=GitHubSink(env.github_api, env.github_token) if env.github_token else None,
+        loop=loop,
+        keywords=said,
+        jira=JiraSink(jira) if jira is not None else None,
+    )
+
+
+def _file_store(
+    env: Environment, data_dir: Path, slack: SlackTransport | None
+) -> slack_files.FileStore | None:
+    """Where attached files are fetched to, with the bot token, from Slack's file hosts
+    (and the Slack API address the operator set, for a proxy or a test's loopback)."""
+    if slack is None:
+        return None
+    allowed = list(file_fetch.SLACK_ORIGINS)
+    if env.slack_api_url and (configured := file_fetch.origin_of(env.slack_api_url)):
+        allowed.append(configured)
+
+    def info(file_id: str) -> Mapping[str, Any] | None:
+        reply = slack.file_info(file_id)
+        found = reply.data.get("file") if reply.ok else None
+        return found if isinstance(found, Mapping) else None
+
+    return slack_files.FileStore(data_dir / FILES_DIR, slack.token, allowed, info=info)
+
+
+def _opener(
+    env: Environment,
+    settings: Settings,
+    slack: SlackTransport | None,
+    store: MutableMapping[str, Any] | None,
+    memory: Memory,
+    book: RoomBook,
+    decisions: Decisions,
+) -> Opener | None:
+    """The kickoff, where a room has one and GitHub can be written; else None."""
+    if slack is None or store is None or not env.github_token or not settings.kickoffs:
+        return None
+
+    def bind(work_item: str, channel: str, posted: tuple[str, ...]) -> None:
+        if not posted:
+            return  # the thread's message could not be posted: nothing to bind
+        for ts in posted:
+            memory.index(channel, ts, work_item)
+        book.remember(ThreadBinding(work_item, channel, posted[0]))
+
+    maker = IssueMaker(env.github_api, env.github_token)
+    kickoff_for, policy = decisions.places.kickoff_for, decisions.policies.now
+    return Opener(store, kickoff_for, maker, SlackPoster(slack), policy, bind)
+
+
+class Decisions:
+    """The decision side: the desk, the relay behind it, and where both speak."""
+
+    def __init__(
+        self,
+        env: Environment,
+        settings: Settings,
+        *,
+        book: RoomBook,
+        memory: Memory,
+        relay_queue: WorkQueue,
+        ledger: Path,
+        slack: SlackTransport | None,
+        say: Say,
+        bot_member: Callable[[], str],
+        metrics: Metrics | None = None,
+        store: MutableMapping[str, Any] | None = None,
+        cursors: Cursors | None = None,
+        fleet: Fleet | None = None,
+    ) -> None:
+        """``bot_member`` is asked at each decision: the backend learns who it is on connecting.
+        ``store`` is the plugin's storage (the kickoff's claims, the members' ids, the
+        rosters); ``cursors`` (in it too) say which thread messages were read already."""
+        self._settings, self._slack = settings, slack
+        kept: MutableMapping[str, Any] = store if store is not None else {}
+        grants = _grants(settings, slack, kept)
+        self.keywords = _keywords(env, settings)
+        self.sinks = _sinks(env, settings, self.keywords, ledger, slack, fleet, kept)
+        #: ``!theloop records``: read back from the ticket, for work items the room follows.
+        self.records = RecordReader(
+            self.sinks.ledger, self.sinks.github, self.sinks.jira, known=memory.knows
+        )
+        # On Slack, said off the caller's thread: a press is answered within Slack's
+        # 3 s, and the desk's lock is never held across a Slack call.
+        self._voice = QueuedRoom(SlackRoom(slack)) if slack is not None else None
+        room = Reacting(self._voice or PlainRoom(say), settings.reactions)
+        # A parked decision reopens its question, so the member can answer again.
+        self.relay = Relay(
+            relay_queue,
+            self.sinks,
+            room,
+            on_given_up=self._given_up,
+            observe=metrics.relay_settled if metrics is not None else lambda _i, _o: None,
+            slots=env.delivery_slots,
+            notice_after=env.relay_notice_seconds,
+            give_up_after=env.relay_give_up_seconds,
+        )
+        self.cursors = cursors if cursors is not None else Cursors({})
+        self.roster = Roster(kept)
+        #: The rooms an admin switched to hear every message as words to the bot.
+        self.listen_all = ListenAll(kept)
+        self.places = Places(
+            book,
+            ChannelIds(book, slack),
+            default_room=settings.channel,
+            rooms=settings.rooms,
+            kickoffs=settings.kickoffs,
+            listening=self.listen_all.rooms,
+        )
+        self.policies = Policies(
+            bot_member,
+            grants,
+            people=settings.people,
+            destinations=self.sinks.available(settings.relay_repos),
+            granted=settings.publish,
+            rosters=self.roster.snapshot,
+        )
+        #: What a collaborator or channel command changes here, and what an ending ends.
+        moves = ChannelMoves(kept, book, room.reply, self.places.ids.known)
+        self.effects = Effects(self.roster, moves, settings.people)
+        self.desk = Desk(
+            memory,
+            self.relay,
+            room,
+            self.policies.now,
+            cursors=self.cursors,
+            thread_lines=thread_lines(slack, bot_member),
+            recorded=self.effects.recorded,
+        )
+        self.menus = MenuDesk(self.desk, view_opener(slack), self.policies.now)
+        self.desk.ask_why = self.menus.ask_why
+        self.opener = _opener(env, settings, slack, store, memory, book, self)
+        self.listener = Listener(
+            self.desk,
+            self.menus,
+            self.places,
+            self.policies,
+            bot_member=bot_member,
+            listen_all=self.listen_all,
+            opener=self.opener,
+        )
+        #: What was typed while the bot was away, read after each (re)connection on Slack
+        #: and every ``slack.read.catchUpSeconds`` while connected.
+        self.catch_up = (
+            CatchUp(
+                lambda: [(thread.channel, thread.ts) for thread in book.recent_threads()],
+                slack.thread,
+                self.listener.missed,
+                self.cursors,
+                rooms=self.places.read,
+                read_room=slack.top_level,
+                turn=slack.limits.wait,
+            )
+            if slack is not None
+            else None
+        )
+        #: The listener's own second-consumer check, once Socket Mode is handed over.
+        self.split: SplitWatch | None = None
+        self.reconcile = Reconcile(
+            self.catch_up.run if self.catch_up is not None else lambda: 0,
+            settings.read.catch_up_seconds,
+            check=lambda: self.split.check() if self.split is not None else None,
+        )
+        planes = fleet.planes() if fleet is not None else env.loop_api
+        control = LoopControl(planes, self.policies.now, kept, self.places.thread_link)
+        self.slash = SlashDesk(
+            self.desk,
+            book,
+            self.policies.now,
+            self.places.facts,
+            loop_api=env.loop_api,
+            kickoff=self.opener,
+            control=control,
+        )
+
+    def start(self) -> None:
+        self.relay.start()
+        self.reconnected()  # at start, too: the bot was away until now
+        if self.catch_up is not None:
+            self.reconcile.start()
+
+    def listen(self, socket: Any) -> None:
+        """The bot's Socket Mode client: the split check runs on it after each reconcile."""
+        if socket is None or self._slack is None:
+            return
+        room = self._settings.channel
+        self.split = SplitWatch(
+            self._slack,
+            lambda: self.places.ids.of(room) if room else "",
+            socket,
+            self._settings.read.split_check_beats,
+        )
+
+    def reconnected(self) -> None:
+        """Slack's connection is (re)established: read what was said while it was not."""
+        if self.catch_up is not None:
+            self.catch_up.soon()
+
+    def close(self) -> None:
+        # The catch-up first: a reconcile cycle inside it ends at its next wait, so the
+        # reconcile's join below is short, and no cycle outlives the stores.
+        if self.catch_up is not None:
+            self.catch_up.stop()
+        self.reconcile.stop()
+        self.relay.stop()
+        self.relay.queue.close()
+        if self._voice is not None:
+            self._voice.close()  # after the relay: its last ✅ is said too
+
+    def _given_up(self, decision: Decision) -> None:
+        """A decision parked for good: its question reopens, and what it granted goes."""
+        self.desk.given_up(decision)
+        self.effects.given_up(decision)

@@ -1,0 +1,50 @@
+"""A room's Slack id: as written, as learnt, else asked of Slack once and learnt.
+
+Settings and people name rooms (``#the-loop``); Slack's events carry ids (``C0…``). The
+delivery outlet and the decision side both need the one from the other, so both ask here
+and teach the same book.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Protocol
+
+from looproom.slack.replies import is_channel_id
+from looproom.slack.transport import SlackTransport
+
+log = logging.getLogger(__name__)
+
+
+class Learnt(Protocol):
+    """Where the ids found are kept (the room book)."""
+
+    def channel_id(self, room: str) -> str: ...
+
+    def learn_channel_id(self, room: str, channel_id: str) -> None: ...
+
+
+class ChannelIds:
+    """Room names to ids, through ``learnt``; asks Slack only when ``slack`` is given."""
+
+    def __init__(self, learnt: Learnt, slack: SlackTransport | None) -> None:
+        self._learnt, self._slack = learnt, slack
+
+    def of(self, room: str) -> str:
+        """The room's id: as configured, learnt earlier, or looked up; ``""`` if unknown yet."""
+        if is_channel_id(room):
+            return room
+        known = self._learnt.channel_id(room)
+        if known or self._slack is None:
+            return known
+        found, reply = self._slack.find_channel(room)
+        if found:
+            self._learnt.learn_channel_id(room, found)
+        elif not reply.ok:
+            # e.g. missing channels:read — posting by name still works and teaches the id.
+            log.info("room %s: cannot list channels (%s); posting by name", room, reply.error)
+        return found
+
+    def known(self, room: str) -> str:
+        """The room's id as written or as learnt, without asking Slack; else the room."""
+        return room if is_channel_id(room) else self._learnt.channel_id(room) or room

@@ -1,0 +1,96 @@
+"""The soak's fault schedule: seeded, fixed before the run starts, printed, then played.
+
+Each :class:`Fault` is armed at its second of the run. A Slack fault is scripted on the
+fake for its next matching calls (a burst of 429s with ``Retry-After``, 5xx answers,
+dropped connections, a post that lands and then answers 500), so it strikes whatever the
+bot calls next; a the-loop restart stops its API for a few seconds; a GitHub fault answers
+the next comment posts 502; a kill is ``SIGKILL`` of the bot, which is started again at once.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+#: The kinds, in the order the summary prints them.
+KINDS = (
+    "kill",
+    "slack-429",
+    "slack-5xx",
+    "slack-drop",
+    "slack-lost-answer",
+    "socket-drop",
+    "loop-restart",
+    "github-502",
+)
+#: A kill about once a minute: the first after this many seconds, then every minute or so.
+FIRST_KILL, KILL_EVERY, KILL_JITTER = 40.0, 60.0, 10.0
+#: Every other fault: one about every this many seconds, the kinds in a shuffled round so
+#: that each strikes in a short run too.
+OTHER_EVERY = 12.0
+#: The Slack methods a scripted fault may strike (what the bot calls to deliver and decide).
+SLACK_METHODS = (
+    "chat.postMessage",
+    "chat.postMessage",
+    "chat.update",
+    "chat.update",
+    "conversations.replies",
+    "reactions.add",
+    "*",
+    "*",
+)
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One fault: armed ``at`` seconds into the run; ``options`` say how it strikes."""
+
+    at: float
+    kind: str
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def describe(self) -> str:
+        said = ", ".join(f"{key}={value}" for key, value in sorted(self.options.items()))
+        return f"{self.at:7.1f}s  {self.kind:<17} {said}"
+
+
+def schedule(seed: int, seconds: float) -> list[Fault]:
+    """The faults of a run of ``seconds``, in time order; the same seed, the same faults."""
+    rng = random.Random(seed)
+    faults = [Fault(round(at, 1), "kill") for at in _kill_times(rng, seconds)]
+    at, kinds = rng.uniform(3.0, OTHER_EVERY), []
+    while at < seconds:
+        if not kinds:
+            kinds = list(KINDS[1:])
+            rng.shuffle(kinds)
+        kind = kinds.pop()
+        faults.append(Fault(round(at, 1), kind, _options(rng, kind)))
+        at += rng.uniform(0.5 * OTHER_EVERY, 1.5 * OTHER_EVERY)
+    return sorted(faults, key=lambda fault: fault.at)
+
+
+def _kill_times(rng: random.Random, seconds: float) -> list[float]:
+    times, at = [], FIRST_KILL
+    while at < seconds:
+        times.append(at + rng.uniform(-KILL_JITTER, KILL_JITTER))
+        at += KILL_EVERY
+    return times
+
+
+def _options(rng: random.Random, kind: str) -> dict[str, Any]:
+    if kind == "slack-429":
+        method = rng.choice(SLACK_METHODS)
+        return {"method": method, "times": rng.randint(3, 8), "retry_after": rng.randint(1, 3)}
+    if kind == "slack-5xx":
+        method = rng.choice(SLACK_METHODS)
+        return {"method": method, "times": rng.randint(1, 3), "status": rng.choice([500, 503])}
+    if kind == "slack-drop":
+        return {"method": rng.choice(SLACK_METHODS), "times": rng.randint(1, 2)}
+    if kind == "slack-lost-answer":
+        return {"method": rng.choice(("chat.postMessage", "chat.update")), "times": 1}
+    if kind == "loop-restart":
+        return {"down": round(rng.uniform(2.0, 6.0), 1)}
+    if kind == "github-502":
+        return {"times": rng.randint(1, 3)}
+    return {}
