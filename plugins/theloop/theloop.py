@@ -4,8 +4,9 @@ Every rule lives in the pure ``looproom`` package, which never imports Errbot, s
 tested without a bot (docs/architecture.md). ``activate`` builds this activation's one
 :class:`looproom.assembly.LoopRoom` from what only Errbot has — its storage, its data
 directory, the backend's Slack client or its ``send``, who the bot is — and each command
-below passes what it received on to that object. Errbot finds commands only as methods of
-the plugin class, so they stay here, one delegation each. The HTTP routes are the core's own
+below passes what it received on to that object. The typed verbs are not methods here: one
+``!verb`` command per row of the decision kinds' table is registered through Errbot's
+dynamic plugins on activation. The HTTP routes are the core's own
 server (``looproom.server``), not Errbot's Webserver: ``activate`` starts it on
 ``THELOOP_HTTP_HOST``/``THELOOP_HTTP_PORT`` once the room can take requests, and
 ``deactivate`` stops it first.
@@ -20,12 +21,13 @@ from pathlib import Path
 from typing import Any
 
 import theloop_decisions as chat
-from errbot import BotPlugin, arg_botcmd, botcmd, core_plugins
+from errbot import BotPlugin, Command, arg_botcmd, botcmd, core_plugins
 
 # Errbot puts every folder holding a .plug file on sys.path, so the core imports plainly.
 from looproom import configured, manifest, people
 from looproom.admin import text as admin_text
 from looproom.assembly import LoopRoom
+from looproom.decide import kinds
 from looproom.inbound import slack_events
 from looproom.inbound import webhook as ingress
 from looproom.server.app import App, Mount
@@ -34,6 +36,10 @@ from looproom.settings import ConfigError, Environment, Settings
 from looproom.slack.transport import SlackTransport
 
 NOT_ACTIVE = "theloop is not active: see `!status plugins` and the bot's log."
+#: The Errbot plugin the typed verbs are registered under, one command per row of
+#: ``looproom.decide.kinds`` (``!help TheLoopVerbs``; an ACL names ``TheLoopVerbs:approve``).
+VERBS_PLUGIN = "TheLoopVerbs"
+VERBS_DOC = "the-loop's decisions and control verbs, typed: each is also read without the `!`."
 
 
 class TheLoop(BotPlugin):
@@ -83,6 +89,7 @@ class TheLoop(BotPlugin):
         if core.first_run_line:  # the Text backend's console: show how to send an event
             for admin_id in self.bot_config.BOT_ADMINS:
                 self._say(admin_id, core.first_run_line)
+        self.create_dynamic_plugin(VERBS_PLUGIN, self._verb_commands(), doc=VERBS_DOC)
 
     def _mounts(self, core: LoopRoom) -> dict[str, Mount]:
         """SlackV3 without an app token runs Slack's Events API: it registers its view on
@@ -133,6 +140,8 @@ class TheLoop(BotPlugin):
             self._unlisten()
         if self._unlisten_commands is not None:
             self._unlisten_commands()
+        if VERBS_PLUGIN in self._dynamic_plugins:
+            self.destroy_dynamic_plugin(VERBS_PLUGIN)
         core, self._core, self._unlisten = self._core, None, None
         self._unlisten_commands = None
         if core is not None and not core.stop():
@@ -241,115 +250,26 @@ class TheLoop(BotPlugin):
         """A work item's events go to its configured room again: `unbind <work item>`."""
         return self._core.admin.unbind(args) if self._core else NOT_ACTIVE
 
-    # -- decisions, typed (the verbs are looproom.decide.kinds.VERBS) ------------------------
+    # -- decisions, typed: one `!verb` per row of looproom.decide.kinds ---------------------
 
-    @botcmd
-    def execute(self, msg: Any, args: str) -> None:
-        """`execute` · `execute without 2, 5` — answer the phase-selection checklist."""
-        self._typed(msg, f"execute {args}", addressed=True)
-
-    @botcmd
-    def skip(self, msg: Any, args: str) -> None:
-        """`skip <phase>[, <phase>…]` — leave phases out (before or after the selection)."""
-        self._typed(msg, f"skip {args}", addressed=True)
-
-    @botcmd
-    def approve(self, msg: Any, args: str) -> None:
-        """`approve [words]` — approve the open gate."""
-        self._typed(msg, f"approve {args}", addressed=True)
-
-    @botcmd
-    def changes(self, msg: Any, args: str) -> None:
-        """`changes <why>` — request changes at the open gate (a reason is required)."""
-        self._typed(msg, f"changes {args}", addressed=True)
-
-    @botcmd
-    def start(self, msg: Any, args: str) -> None:
-        """`start [<work item>]` — the-loop arms the work item and starts its session."""
-        self._typed(msg, f"start {args}", addressed=True)
-
-    @botcmd
-    def stop(self, msg: Any, args: str) -> None:
-        """`stop [<work item>]` — the-loop stops the work item's session."""
-        self._typed(msg, f"stop {args}", addressed=True)
-
-    @botcmd
-    def pause(self, msg: Any, args: str) -> None:
-        """`pause [<work item>]` — the-loop pauses the session; `resume` wakes it."""
-        self._typed(msg, f"pause {args}", addressed=True)
-
-    @botcmd
-    def resume(self, msg: Any, args: str) -> None:
-        """`resume [<work item>]` — the-loop wakes a paused session."""
-        self._typed(msg, f"resume {args}", addressed=True)
-
-    @botcmd
-    def contribute(self, msg: Any, args: str) -> None:
-        """`contribute [<work item>]` — the-loop joins the work item as a contributor."""
-        self._typed(msg, f"contribute {args}", addressed=True)
-
-    @botcmd
-    def do(self, msg: Any, args: str) -> None:
-        """`do [<work item>] <task>` — the-loop works an ad-hoc task."""
-        self._typed(msg, f"do {args}", addressed=True)
-
-    @botcmd
-    def review(self, msg: Any, args: str) -> None:
-        """`review [<work item>] <brief>` — the-loop reviews the pull request against a brief."""
-        self._typed(msg, f"review {args}", addressed=True)
-
-    @botcmd
-    def cleanup(self, msg: Any, args: str) -> None:
-        """`cleanup [<work item>]` — the-loop reclaims the work item's local resources."""
-        self._typed(msg, f"cleanup {args}", addressed=True)
-
-    @botcmd(name="add-collaborator")
-    def add_collaborator(self, msg: Any, args: str) -> None:
-        """`add-collaborator @someone` — they may reply and add context on this work item."""
-        self._typed(
-            msg, f"add-collaborator {chat.raw_after(msg, 'add-collaborator', args)}", addressed=True
+    def _verb_commands(self) -> tuple[Command, ...]:
+        """Each kind's ``!verb`` command, from its row: registered on activation."""
+        return tuple(
+            Command(self._verb_command(kind), name=kind.verb, doc=kind.usage)
+            for kind in kinds.COMMANDS
         )
 
-    @botcmd(name="remove-collaborator")
-    def remove_collaborator(self, msg: Any, args: str) -> None:
-        """`remove-collaborator @someone` — they no longer give input on this work item."""
-        self._typed(
-            msg,
-            f"remove-collaborator {chat.raw_after(msg, 'remove-collaborator', args)}",
-            addressed=True,
-        )
+    def _verb_command(self, kind: kinds.DecisionKind) -> Callable[[Any, Any, str], None]:
+        def command(_plugin: Any, msg: Any, args: str) -> None:
+            words = chat.raw_after(msg, kind.verb, args) if kind.mentions else args
+            self._typed(msg, f"{kind.verb} {words}", addressed=True)
 
-    @botcmd(name="add-channel")
-    def add_channel(self, msg: Any, args: str) -> None:
-        """`add-channel #room` — this work item's conversation moves to that room."""
-        self._about(msg, "add-channel", args)
-
-    @botcmd(name="remove-channel")
-    def remove_channel(self, msg: Any, args: str) -> None:
-        """`remove-channel [#room]` — this work item goes back to its configured room."""
-        self._typed(
-            msg, f"remove-channel {chat.raw_after(msg, 'remove-channel', args)}", addressed=True
-        )
-
-    @botcmd(name="record-context")
-    def record_context(self, msg: Any, args: str) -> None:
-        """`record-context` — this thread since its last record, to the work item and agent."""
-        self._typed(msg, f"record-context {args}", addressed=True)
-
-    @botcmd(name="record-decision")
-    def record_decision(self, msg: Any, args: str) -> None:
-        """`record-decision [product|design|tech:] <what> — why: <rationale>` — on record."""
-        self._typed(msg, f"record-decision {args}", addressed=True)
+        return command
 
     def callback_message(self, msg: Any) -> None:
         """A plain message: a command typed without `!`, or an answer in a work item's thread."""
         if not chat.is_command(msg, self.bot_config):
             self._typed(msg, str(msg.body or ""), addressed=False)
-
-    def _about(self, msg: Any, verb: str, args: str) -> None:
-        """A command naming people or a room: read from Slack's own text, where a mention
-        is the member's id, never a name that a GitHub login could share."""
-        self._typed(msg, f"{verb} {chat.raw_after(msg, verb, args)}", addressed=True)
 
     def _typed(self, msg: Any, text: str, *, addressed: bool) -> None:
         if self._core is not None:

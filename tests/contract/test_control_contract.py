@@ -13,13 +13,13 @@ from typing import Any
 import pytest
 import yaml
 from the_loop.channels.envelope import parse as parse_envelope
-from the_loop.control import ControlConfig, parse_command
+from the_loop.control import DEFAULT_KEYWORDS, ControlConfig, parse_command
 
 from looproom.decide import judging, kinds
 from looproom.decide.authorization import AccessPolicy
 from looproom.decide.decision import ADMITTED, Decision
 from looproom.decide.judging import Received, Where
-from looproom.relay import forms, keywords
+from looproom.relay import forms, keywords, records
 from looproom.room.memory import ItemState
 
 WORK_ITEM = "github:acme/api#7"
@@ -106,3 +106,13 @@ def test_a_command_the_deployment_switched_off_is_refused_not_relayed(tmp_path: 
     )
     assert verdict.reason == "unwritable" and "switched off" in verdict.text
     assert ControlConfig.from_mapping({"keywords": {"stop": ""}}).keyword("stop") == ""
+
+
+def test_the_one_table_of_default_keywords_is_the_loops_own() -> None:
+    assert dict(keywords.DEFAULTS) == DEFAULT_KEYWORDS
+
+
+@pytest.mark.parametrize("command", sorted(DEFAULT_KEYWORDS))
+def test_a_quoted_record_breaks_every_default_keyword(command: str) -> None:
+    quoted = records.defang(f"{DEFAULT_KEYWORDS[command]} github:acme/api#7")
+    assert parse_command(quoted, ControlConfig()).command is None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from looproom.decide.kinds import VERBS
+from looproom.decide.kinds import COMMANDS, VERBS
 
 extra_plugin_dir = str(Path(__file__).resolve().parents[2] / "plugins")
 
@@ -30,5 +30,15 @@ def test_preview_above_the_limit_shows_the_digest(testbot) -> None:
 
 
 def test_every_typed_verb_has_its_command(testbot) -> None:
-    # The adapter reads a prefix-less verb with this list, and Errbot needs one method each.
+    # The adapter reads a prefix-less verb with this list; `!verb` is one command per row.
     assert VERBS and set(VERBS) <= set(testbot.bot.all_commands)
+
+
+def test_each_command_comes_from_its_row_and_survives_a_reload(testbot) -> None:
+    help_text = testbot.exec_command("!help TheLoopVerbs")
+    for kind in COMMANDS:
+        said = kind.usage.split(" — ")[-1].replace("`", "")  # the Test backend drops `code`
+        assert f"!{kind.verb} - " in help_text and said[:20] in help_text  # help cuts long lines
+    testbot.push_message("!plugin reload TheLoop")
+    assert "reloaded" in testbot.pop_message().lower()
+    assert {kind.verb for kind in COMMANDS} <= set(testbot.bot.all_commands)

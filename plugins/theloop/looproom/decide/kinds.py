@@ -1,11 +1,12 @@
-"""The table of decision kinds: for each, its verb, reader, checks, relay form, label, button.
+"""The table of decision kinds: each verb is one row — reader, checks, form, label, button,
+and its `!verb` command.
 
-A decision a member makes — typed or pressed — is one of these kinds, and everything the
-bot does with one is looked up in :data:`KINDS`: how its words are read, what is checked
-against what the room was shown (typed and pressed), the form the-loop accepts it in,
-which open question it settles, what the room's replies call it, and the button that
-makes it. A new kind is a row here and its checks beside it; only the Errbot adapter's
-``!verb`` command, and a button's drawing in ``looproom.room.buttons``, live elsewhere.
+Everything the bot does with a decision, typed or pressed, is looked up in :data:`KINDS`:
+how its words are read (:mod:`looproom.decide.verbs`), what is checked against what the
+room was shown (:mod:`looproom.decide.kind_checks`), the form the-loop accepts it in, the
+question it settles, what the room calls it, its button, and ``usage``: the Errbot adapter
+registers one ``!verb`` command per row that has one. A control verb relays one of
+the-loop's commands, whose default keyword is the-loop's own (:mod:`looproom.relay.keywords`).
 """
 
 from __future__ import annotations
@@ -14,42 +15,40 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from looproom.decide import authorization, grammar, subjects, talk
-from looproom.decide.decision import (
-    ADMITTED,
-    Decision,
-    Verdict,
-    refuse,
-    unanswered,
+from looproom.decide import authorization, grammar, subjects, talk, verbs
+from looproom.decide import kind_checks as checks
+from looproom.decide.decision import ADMITTED, Decision, Verdict
+from looproom.decide.kind_checks import PressCheck, TypedCheck
+from looproom.decide.verbs import (
+    ANSWER,
+    APPROVE,
+    ASK,
+    CHANGES,
+    CONTEXT,
+    DECISION,
+    EXECUTE,
+    GATE,
+    OWN,
+    REPLY,
+    SELECTION,
+    SKIP,
 )
-from looproom.decide.presses import Press, ticked
 from looproom.relay import forms, keywords, records, standing
-from looproom.room import buttons
-from looproom.room import checklist as checklists
-from looproom.room.memory import Asked, ItemState
-
-EXECUTE, SKIP, APPROVE, CHANGES, ANSWER = "execute", "skip", "approve", "changes", "answer"
-START, STOP, PAUSE, RESUME = keywords.START, keywords.STOP, keywords.PAUSE, keywords.RESUME
-CONTRIBUTE, CLEANUP, DO, REVIEW = (
-    keywords.CONTRIBUTE,
-    keywords.CLEANUP,
-    keywords.DO,
-    keywords.REVIEW,
+from looproom.relay.keywords import (
+    ADD_CHANNEL,
+    ADD_COLLABORATOR,
+    CLEANUP,
+    CONTRIBUTE,
+    DO,
+    PAUSE,
+    REMOVE_CHANNEL,
+    REMOVE_COLLABORATOR,
+    RESUME,
+    REVIEW,
+    START,
+    STOP,
 )
-ADD_COLLABORATOR, REMOVE_COLLABORATOR = keywords.ADD_COLLABORATOR, keywords.REMOVE_COLLABORATOR
-ADD_CHANNEL, REMOVE_CHANNEL = keywords.ADD_CHANNEL, keywords.REMOVE_CHANNEL
-#: One of the operator's own command words (``routing.control.commands``).
-OWN = "own-command"
-#: What a member says to the agent, on the record: a reply, the thread as context, a decision.
-REPLY, CONTEXT, DECISION = "reply", "context", "decision"
-#: The open questions a decision settles (see ``looproom.room.memory.Memory.settle``).
-SELECTION, GATE, ASK = "selection", "gate", "ask"
-
-#: A typed decision's check: the command, the work item's state, the decision so far, and
-#: the configured destinations → the verdict.
-TypedCheck = Callable[[grammar.Command, ItemState, Decision, forms.Destinations], Verdict]
-#: A press's check: the press, the work item's state, the decision so far → the verdict.
-PressCheck = Callable[[Press, ItemState, Decision], Verdict]
+from looproom.room import buttons
 
 
 @dataclass(frozen=True)
@@ -71,299 +70,57 @@ class DecisionKind:
     #: Typed only as an explicit command (``!do …``, a mention, ``the-loop do …``): its
     #: verb opens ordinary sentences too ("do we need this?"), which must stay words.
     addressed_only: bool = False
+    #: Its ``!verb`` command's help line ("" = no such command).
+    usage: str = ""
+    #: The ``!verb`` command's words are read from Slack's own text, where a mention is the
+    #: member's id and a room its id — never a name a GitHub login could share.
+    mentions: bool = False
 
 
-def admit(kind: str, base: Decision, **fields: Any) -> Verdict:
-    """The verdict that records ``base`` as a decision of ``kind`` with ``fields``."""
-    decision = replace(base, kind=kind, **fields)
-    return Verdict(ADMITTED, kind, decision=decision, settles=BY_NAME[kind].settles)
+def _control(
+    verb: str, label: str, reader: grammar.Reader, after: str, usage: str, **more: Any
+) -> DecisionKind:
+    """A row for one of the-loop's control commands, relayed as its keyword; ``about``:
+    one naming people or a room."""
+    about = more.pop("about", False)
+    return DecisionKind(
+        verb,
+        label=label,
+        form=forms.about(verb) if about else forms.control(verb),
+        act=authorization.CONTROL,
+        verb=verb,
+        read=reader,
+        typed=checks.typed_about if about else checks.typed_control,
+        after=after,
+        usage=usage,
+        mentions=about,
+        **more,
+    )
 
 
-def _where(asked: Asked | None) -> str:
-    """Where the threaded acknowledgement goes: the question's thread (a reply is never
-    a thread's parent in Slack), else the question's own message."""
-    return (asked.thread or asked.ts) if asked is not None else ""
-
-
-# -- reading typed arguments ----------------------------------------------------------------
-
-
-def _read_execute(ref: str, tail: str, words: str) -> grammar.Parsed:
-    if not tail:
-        return grammar.Command(EXECUTE, ref)
-    first, _, clause = tail.partition(" ")
-    if first.lower() != grammar.WITHOUT:
-        return grammar.Refusal(
-            "execute-words",
-            "`execute` takes nothing but `without <phases>` — say `execute` or "
-            "`execute without 2, 5`; nothing was recorded.",
-            ref,
-        )
-    return grammar.Command(EXECUTE, ref, grammar.items(clause), without=True)
-
-
-def _read_skip(ref: str, tail: str, words: str) -> grammar.Parsed:
-    return grammar.Command(SKIP, ref, grammar.items(tail))
-
-
-def _read_approve(ref: str, tail: str, words: str) -> grammar.Parsed:
-    return grammar.Command(APPROVE, ref, words=words)
-
-
-def _read_changes(ref: str, tail: str, words: str) -> grammar.Parsed:
-    if not words:
-        return grammar.Refusal(
-            "changes-without-reason",
-            "`changes` needs the reason — say `changes <what should change>`; "
-            "nothing was recorded.",
-            ref,
-        )
-    return grammar.Command(CHANGES, ref, words=words)
-
-
-def _read_bare(verb: str) -> grammar.Reader:
-    """A control verb that takes no words: words after it make the message conversation
-    (a refusal only when it was addressed to the bot)."""
-
-    def read(ref: str, tail: str, words: str) -> grammar.Parsed:
-        if words:
-            return grammar.Refusal(
-                f"{verb}-words",
-                f"`{verb}` takes nothing after the work item — say `{verb}` or "
-                f"`{verb} github:owner/repo#7`; nothing was recorded.",
-                ref,
-                prose=True,
-            )
-        return grammar.Command(verb, ref)
-
-    return read
-
-
-def _read_said(verb: str, what: str) -> grammar.Reader:
-    """A control verb whose words are part of it: ``do <task>``, ``review <brief>``."""
-
-    def read(ref: str, tail: str, words: str) -> grammar.Parsed:
-        if not words:
-            return grammar.Refusal(
-                f"{verb}-without-words",
-                f"`{verb}` needs the {what} — say `{verb} <{what}>`; nothing was recorded.",
-                ref,
-            )
-        return grammar.Command(verb, ref, words=words)
-
-    return read
-
-
-def _read_own(keyword: str) -> grammar.Reader:
-    """An operator's own word: it arms like ``start`` and, like it, takes no words."""
-
-    def read(ref: str, tail: str, words: str) -> grammar.Parsed:
-        if words:
-            return grammar.Refusal(
-                "own-command-words",
-                f"`{keyword}` takes nothing after the work item; nothing was recorded.",
-                ref,
-                prose=True,
-            )
-        return grammar.Command(OWN, ref, words=keyword)
-
-    return read
-
-
-# -- the checks of a typed decision ---------------------------------------------------------
-
-
-def _typed_control(
-    cmd: grammar.Command, state: ItemState, base: Decision, destinations: forms.Destinations
-) -> Verdict:
-    """A session command: the-loop judges it against the work item (the judging checked
-    that the work item takes comments and the keyword is not switched off)."""
-    return admit(cmd.verb, base, words=cmd.words)
-
-
-def _typed_about(
-    cmd: grammar.Command, state: ItemState, base: Decision, destinations: forms.Destinations
-) -> Verdict:
-    """A collaborator or channel command: whom or what it names. ``remove-channel`` alone,
-    typed in a room, names that room."""
-    named = cmd.items
-    if not named and cmd.verb == REMOVE_CHANNEL:
-        named = (subjects.room_token(base.channel),) if subjects.room_token(base.channel) else ()
-        if not named:
-            return refuse(
-                "remove-channel-room",
-                "Say which room: `remove-channel #war-room`; nothing was recorded.",
-            )
-    return admit(cmd.verb, base, subjects=named, thread=base.thread or base.ts)
-
-
-def _typed_execute(
-    cmd: grammar.Command, state: ItemState, base: Decision, destinations: forms.Destinations
-) -> Verdict:
-    if state.selection_done:
-        return refuse(
-            "selection-recorded",
-            "This work item's phase selection is already recorded, so there is nothing to "
-            "execute — say `skip <phase>` to leave a phase out from here on.",
-        )
-    answered = unanswered(state.selection, "The phase selection")
-    if answered is not None:
-        return answered
-    rows: tuple[str, ...] = ()
-    if cmd.without:
-        found = checklists.leave_out(state.rows(), cmd.items, grammar.WITHOUT)
-        if isinstance(found, checklists.Refused):
-            return refuse(found.reason, found.text)
-        rows = checklists.rows(state.rows(), untick=found.tokens)
-    return admit(EXECUTE, base, rows=rows, thread=_where(state.selection))
-
-
-def _typed_skip(
-    cmd: grammar.Command, state: ItemState, base: Decision, destinations: forms.Destinations
-) -> Verdict:
-    found = checklists.leave_out(state.rows(), cmd.items, SKIP)
-    if isinstance(found, checklists.Refused):
-        return refuse(found.reason, found.text)
-    if not state.selection_done:
-        # Before the gate, `skip` is `execute without`: the checklist is still open.
-        instead = grammar.Command(EXECUTE, items=cmd.items, without=True)
-        return _typed_execute(instead, state, base, destinations)
-    refusal = forms.skip_refusal(base.work_item, destinations)
-    if refusal:
-        return refuse("no-checkout", refusal)
-    return admit(SKIP, base, nodes=found.tokens)
-
-
-def _typed_gate(kind: str) -> TypedCheck:
-    def check(
-        cmd: grammar.Command, state: ItemState, base: Decision, _destinations: forms.Destinations
-    ) -> Verdict:
-        gate = state.gate
-        if gate is None:
-            return refuse(
-                "no-open-gate",
-                f"No gate is open on {base.work_item} as far as this room has seen, so "
-                "nothing was recorded.",
-            )
-        answered = unanswered(gate, f"The `{gate.node}` gate")
-        if answered is not None:
-            return answered
-        refusal = forms.approval_refusal(cmd.words) if kind == APPROVE else ""
-        if refusal:
-            return refuse("approval-reads-as-changes", refusal)
-        return admit(kind, base, words=cmd.words, gate=gate.node, thread=_where(gate))
-
-    return check
-
-
-def _typed_answer(
-    cmd: grammar.Command, state: ItemState, base: Decision, _destinations: forms.Destinations
-) -> Verdict:
-    """Words said where the open ask awaits them (the judging checked where)."""
-    return admit(ANSWER, base, words=cmd.words, thread=_where(state.ask))
-
-
-def _typed_reply(
-    cmd: grammar.Command, state: ItemState, base: Decision, _destinations: forms.Destinations
-) -> Verdict:
-    """Words addressed to the bot: a reply to the session, open question or not."""
-    if not cmd.words.strip():
-        return refuse("empty-reply", "There is nothing to send the agent besides the mention.")
-    return admit(REPLY, base, words=cmd.words, thread=base.thread or base.ts)
-
-
-def _typed_context(
-    cmd: grammar.Command, state: ItemState, base: Decision, _destinations: forms.Destinations
-) -> Verdict:
-    """The thread as context: the desk reads the thread, since the last record, after this."""
-    return admit(CONTEXT, base, thread=base.thread or base.ts)
-
-
-def _typed_decision(
-    cmd: grammar.Command, state: ItemState, base: Decision, _destinations: forms.Destinations
-) -> Verdict:
-    topic, why = cmd.items
-    return admit(DECISION, base, words=cmd.words, topic=topic, why=why, thread=base.thread)
-
-
-# -- the checks of a press ------------------------------------------------------------------
-
-
-def _pressed_gate(kind: str) -> PressCheck:
-    def check(press: Press, state: ItemState, base: Decision) -> Verdict:
-        stale = refuse("stale", "This gate is no longer open, so nothing was relayed.")
-        closed = unanswered(state.gate, "This gate", missing=stale, shown=press.ts)
-        if closed is not None:
-            return closed
-        if kind == CHANGES:
-            # A change request needs its reason; the button cannot carry one.
-            return refuse(
-                "changes-without-reason",
-                "Say what should change: reply `changes <why>` in this thread. Nothing was "
-                "relayed yet.",
-            )
-        return admit(kind, base, gate=state.gate.node if state.gate else "")
-
-    return check
-
-
-def _pressed_default(press: Press, state: ItemState, base: Decision) -> Verdict:
-    stale = refuse("stale", "This question is no longer open, so nothing was relayed.")
-    closed = unanswered(state.ask, "This question", missing=stale, shown=press.ts)
-    if closed is not None:
-        return closed
-    default = state.ask.default if state.ask else ""
-    if not default:
-        return refuse("no-default", "This question states no default to accept.")
-    return admit(ANSWER, base, words=default)
-
-
-def _pressed_control(press: Press, state: ItemState, base: Decision) -> Verdict:
-    """A control verb's button: the-loop judges it against the work item."""
-    return admit(press.action_id.removeprefix(buttons.PREFIX), base)
-
-
-def _pressed_execute(press: Press, state: ItemState, base: Decision) -> Verdict:
-    stale = refuse("stale", "This phase selection is no longer open, so nothing was relayed.")
-    closed = unanswered(state.selection, "This phase selection", missing=stale, shown=press.ts)
-    if closed is not None:
-        return closed
-    rows = state.rows()
-    if state.selection_done:
-        return refuse("stale", "The phase selection is already recorded; nothing was relayed.")
-    if press.value != rows.fingerprint:
-        return refuse(
-            "stale",
-            "The checklist changed since this message showed it, so nothing was relayed — "
-            "use the newest checklist in this thread.",
-        )
-    ticks = ticked(press.values, rows)
-    return admit(EXECUTE, base, rows=checklists.rows(rows, ticks=ticks))
-
-
-# -- the table ------------------------------------------------------------------------------
-
-KINDS: tuple[DecisionKind, ...] = (
+_ROWS: tuple[DecisionKind, ...] = (
     DecisionKind(
         EXECUTE,
         label="phase selection",
         form=forms.CONTROL_COMMAND,
         act=authorization.CONTROL,
         settles=SELECTION,
-        verb="execute",
-        read=_read_execute,
-        typed=_typed_execute,
+        verb=EXECUTE,
+        read=verbs.read_execute,
+        typed=checks.typed_execute,
         button=buttons.EXECUTE,
-        pressed=_pressed_execute,
+        pressed=checks.pressed_execute,
+        usage="`execute` · `execute without 2, 5` — answer the phase-selection checklist.",
     ),
     DecisionKind(
         SKIP,
         label="skip",
         form=forms.SKIP,
         act=authorization.CONTROL,
-        verb="skip",
-        read=_read_skip,
-        typed=_typed_skip,
+        verb=SKIP,
+        read=verbs.read_skip,
+        typed=checks.typed_skip,
+        usage="`skip <phase>[, <phase>…]` — leave phases out (before or after the selection).",
     ),
     DecisionKind(
         APPROVE,
@@ -371,11 +128,12 @@ KINDS: tuple[DecisionKind, ...] = (
         form=forms.APPROVAL,
         act=authorization.GATE_FEEDBACK,
         settles=GATE,
-        verb="approve",
-        read=_read_approve,
-        typed=_typed_gate(APPROVE),
+        verb=APPROVE,
+        read=verbs.read_approve,
+        typed=checks.typed_gate(APPROVE),
         button=buttons.APPROVE,
-        pressed=_pressed_gate(APPROVE),
+        pressed=checks.pressed_gate(APPROVE),
+        usage="`approve [words]` — approve the open gate.",
     ),
     DecisionKind(
         CHANGES,
@@ -383,111 +141,106 @@ KINDS: tuple[DecisionKind, ...] = (
         form=forms.CHANGE_REQUEST,
         act=authorization.GATE_FEEDBACK,
         settles=GATE,
-        verb="changes",
+        verb=CHANGES,
         phrases=("request changes",),
-        read=_read_changes,
-        typed=_typed_gate(CHANGES),
+        read=verbs.read_changes,
+        typed=checks.typed_gate(CHANGES),
         button=buttons.CHANGES,
-        pressed=_pressed_gate(CHANGES),
+        pressed=checks.pressed_gate(CHANGES),
+        usage="`changes <why>` — request changes at the open gate (a reason is required).",
     ),
-    *(
-        DecisionKind(
-            verb,
-            label=label,
-            form=forms.control(verb),
-            act=authorization.CONTROL,
-            verb=verb,
-            read=reader,
-            typed=_typed_control,
-            after=after,
-            addressed_only=verb in (DO, REVIEW),
-            # A new work item's thread opens with a Start button.
-            button=buttons.START if verb == START else "",
-            pressed=_pressed_control if verb == START else None,
-        )
-        for verb, label, reader, after in (
-            (
-                START,
-                "start request",
-                _read_bare(START),
-                "the-loop arms this work item and starts its session",
-            ),
-            (
-                STOP,
-                "stop request",
-                _read_bare(STOP),
-                "the-loop stops the session; nothing starts it again until someone says `start`",
-            ),
-            (
-                PAUSE,
-                "pause request",
-                _read_bare(PAUSE),
-                "the-loop pauses the session; `resume` wakes it",
-            ),
-            (RESUME, "resume request", _read_bare(RESUME), "the-loop wakes the paused session"),
-            (
-                CONTRIBUTE,
-                "contribute request",
-                _read_bare(CONTRIBUTE),
-                "the-loop joins this work item as a contributor, in its contribution loop",
-            ),
-            (
-                DO,
-                "ad-hoc task",
-                _read_said(DO, "task"),
-                "the-loop works the task in its ad-hoc loop until you say it is done",
-            ),
-            (
-                REVIEW,
-                "review request",
-                _read_said(REVIEW, "brief"),
-                "the-loop reviews the pull request against the brief and changes no code",
-            ),
-            (
-                CLEANUP,
-                "cleanup request",
-                _read_bare(CLEANUP),
-                "the-loop reclaims this work item's local sessions and checkout",
-            ),
-        )
+    _control(
+        START,
+        "start request",
+        verbs.read_bare(START),
+        "the-loop arms this work item and starts its session",
+        "`start [<work item>]` — the-loop arms the work item and starts its session.",
+        # A new work item's thread opens with a Start button.
+        button=buttons.START,
+        pressed=checks.pressed_control,
     ),
-    *(
-        DecisionKind(
-            verb,
-            label=label,
-            form=forms.about(verb),
-            act=authorization.CONTROL,
-            verb=verb,
-            read=reader,
-            typed=_typed_about,
-            after=after,
-        )
-        for verb, label, reader, after in (
-            (
-                ADD_COLLABORATOR,
-                "collaborator grant",
-                subjects.read_collaborators(ADD_COLLABORATOR),
-                "they may reply and add context on this work item; deciding stays with you",
-            ),
-            (
-                REMOVE_COLLABORATOR,
-                "collaborator removal",
-                subjects.read_collaborators(REMOVE_COLLABORATOR),
-                "they no longer give input on this work item",
-            ),
-            (
-                ADD_CHANNEL,
-                "collaboration channel",
-                subjects.read_channel(ADD_CHANNEL),
-                "this work item's updates go to that room, and decisions typed there count",
-            ),
-            (
-                REMOVE_CHANNEL,
-                "channel removal",
-                subjects.read_channel(REMOVE_CHANNEL, optional=True),
-                "this work item's updates go back to its configured room",
-            ),
-        )
+    _control(
+        STOP,
+        "stop request",
+        verbs.read_bare(STOP),
+        "the-loop stops the session; nothing starts it again until someone says `start`",
+        "`stop [<work item>]` — the-loop stops the work item's session.",
+    ),
+    _control(
+        PAUSE,
+        "pause request",
+        verbs.read_bare(PAUSE),
+        "the-loop pauses the session; `resume` wakes it",
+        "`pause [<work item>]` — the-loop pauses the session; `resume` wakes it.",
+    ),
+    _control(
+        RESUME,
+        "resume request",
+        verbs.read_bare(RESUME),
+        "the-loop wakes the paused session",
+        "`resume [<work item>]` — the-loop wakes a paused session.",
+    ),
+    _control(
+        CONTRIBUTE,
+        "contribute request",
+        verbs.read_bare(CONTRIBUTE),
+        "the-loop joins this work item as a contributor, in its contribution loop",
+        "`contribute [<work item>]` — the-loop joins the work item as a contributor.",
+    ),
+    _control(
+        DO,
+        "ad-hoc task",
+        verbs.read_said(DO, "task"),
+        "the-loop works the task in its ad-hoc loop until you say it is done",
+        "`do [<work item>] <task>` — the-loop works an ad-hoc task.",
+        addressed_only=True,
+    ),
+    _control(
+        REVIEW,
+        "review request",
+        verbs.read_said(REVIEW, "brief"),
+        "the-loop reviews the pull request against the brief and changes no code",
+        "`review [<work item>] <brief>` — the-loop reviews the pull request against a brief.",
+        addressed_only=True,
+    ),
+    _control(
+        CLEANUP,
+        "cleanup request",
+        verbs.read_bare(CLEANUP),
+        "the-loop reclaims this work item's local sessions and checkout",
+        "`cleanup [<work item>]` — the-loop reclaims the work item's local resources.",
+    ),
+    _control(
+        ADD_COLLABORATOR,
+        "collaborator grant",
+        subjects.read_collaborators(ADD_COLLABORATOR),
+        "they may reply and add context on this work item; deciding stays with you",
+        "`add-collaborator @someone` — they may reply and add context on this work item.",
+        about=True,
+    ),
+    _control(
+        REMOVE_COLLABORATOR,
+        "collaborator removal",
+        subjects.read_collaborators(REMOVE_COLLABORATOR),
+        "they no longer give input on this work item",
+        "`remove-collaborator @someone` — they no longer give input on this work item.",
+        about=True,
+    ),
+    _control(
+        ADD_CHANNEL,
+        "collaboration channel",
+        subjects.read_channel(ADD_CHANNEL),
+        "this work item's updates go to that room, and decisions typed there count",
+        "`add-channel #room` — this work item's conversation moves to that room.",
+        about=True,
+    ),
+    _control(
+        REMOVE_CHANNEL,
+        "channel removal",
+        subjects.read_channel(REMOVE_CHANNEL, optional=True),
+        "this work item's updates go back to its configured room",
+        "`remove-channel [#room]` — this work item goes back to its configured room.",
+        about=True,
     ),
     # An operator's own command word: read with the deployment's keywords (``read``).
     DecisionKind(
@@ -495,7 +248,7 @@ KINDS: tuple[DecisionKind, ...] = (
         label="command",
         form=forms.OWN_COMMAND,
         act=authorization.CONTROL,
-        typed=_typed_control,
+        typed=checks.typed_control,
         after="the-loop arms this work item on the loop that word names",
     ),
     # An answer has no verb: it is the words said in an open ask's thread, or the
@@ -506,13 +259,17 @@ KINDS: tuple[DecisionKind, ...] = (
         form=forms.REPLY,
         act=authorization.REPLY,
         settles=ASK,
-        typed=_typed_answer,
+        typed=checks.typed_answer,
         button=buttons.DEFAULT,
-        pressed=_pressed_default,
+        pressed=checks.pressed_default,
     ),
     # A reply has no verb either: it is words addressed to the bot (``looproom.decide.talk``).
     DecisionKind(
-        REPLY, label="reply", form=standing.REPLY_FORM, act=authorization.REPLY, typed=_typed_reply
+        REPLY,
+        label="reply",
+        form=standing.REPLY_FORM,
+        act=authorization.REPLY,
+        typed=checks.typed_reply,
     ),
     DecisionKind(
         CONTEXT,
@@ -521,7 +278,8 @@ KINDS: tuple[DecisionKind, ...] = (
         act=authorization.CONTEXT,
         verb=talk.RECORD_CONTEXT,
         read=talk.read_record_context,
-        typed=_typed_context,
+        typed=checks.typed_context,
+        usage="`record-context` — this thread since its last record, to the work item and agent.",
     ),
     DecisionKind(
         DECISION,
@@ -530,10 +288,29 @@ KINDS: tuple[DecisionKind, ...] = (
         act=authorization.DECISION_RECORD,
         verb=talk.RECORD_DECISION,
         read=talk.read_record_decision,
-        typed=_typed_decision,
+        typed=checks.typed_decision,
+        usage="`record-decision [product|design|tech:] <what> — why: <rationale>` — on record.",
     ),
 )
 
+
+def _settled(verdict: Verdict) -> Verdict:
+    """An admitted verdict names the open question its decision's row settles."""
+    if verdict.status != ADMITTED or verdict.decision is None:
+        return verdict
+    return replace(verdict, settles=settles(verdict.decision.kind))
+
+
+def _settling(check: Callable[..., Verdict] | None) -> Callable[..., Verdict] | None:
+    """``check`` whose admitted verdicts say which question they settle."""
+    return (lambda *args: _settled(check(*args))) if check is not None else None
+
+
+def _judging(kind: DecisionKind) -> DecisionKind:
+    return replace(kind, typed=_settling(kind.typed), pressed=_settling(kind.pressed))
+
+
+KINDS: tuple[DecisionKind, ...] = tuple(map(_judging, _ROWS))
 BY_NAME: Mapping[str, DecisionKind] = {kind.name: kind for kind in KINDS}
 BY_VERB: Mapping[str, DecisionKind] = {kind.verb: kind for kind in KINDS if kind.verb}
 #: Every typed verb and phrase → its kind.
@@ -541,8 +318,10 @@ BY_WORD: Mapping[str, DecisionKind] = {
     word: kind for kind in KINDS if kind.verb for word in (kind.verb, *kind.phrases)
 }
 BY_BUTTON: Mapping[str, DecisionKind] = {kind.button: kind for kind in KINDS if kind.button}
-#: The typed verbs, for the adapter's commands (``!execute``…).
+#: The typed verbs, which the adapter reads without a `!` too.
 VERBS: tuple[str, ...] = tuple(BY_VERB)
+#: The rows that are an Errbot ``!verb`` command, which the adapter registers.
+COMMANDS: tuple[DecisionKind, ...] = tuple(kind for kind in KINDS if kind.usage)
 #: Every typed verb and phrase, with its reader, for :func:`looproom.decide.grammar.parse`.
 READERS: Mapping[str, grammar.Reader] = {
     word: kind.read
@@ -561,7 +340,7 @@ def read(text: str, own_id: str = "", said: keywords.Keywords | None = None) -> 
     for word, keyword in said.custom.items():
         for typed in (word, keyword.split()[-1].lower()):
             if typed not in READERS and said.own(typed) == word:
-                own[typed] = _read_own(keyword)
+                own[typed] = verbs.read_own(keyword)
     return grammar.parse(text, {**own, **READERS}, own_id)
 
 
@@ -584,7 +363,7 @@ def target(decision: Decision, destinations: forms.Destinations) -> dict[str, An
 
 
 #: A reply's check, for the judging: words addressed to the bot are a reply without a verb.
-reply: TypedCheck = _typed_reply
+reply: TypedCheck = BY_NAME[REPLY].typed or checks.typed_reply
 
 
 def act(kind: str) -> str:

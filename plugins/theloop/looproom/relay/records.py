@@ -23,7 +23,7 @@ from typing import Any
 
 from looproom.decide.decision import Decision
 from looproom.digest import strip_comments
-from looproom.relay import forms
+from looproom.relay import forms, keywords
 
 REPLY, CONTEXT, DECISION = "work-item.reply", "context.added", "decision.recorded"
 RECORDS = (REPLY, CONTEXT, DECISION)
@@ -31,22 +31,9 @@ RECORDS = (REPLY, CONTEXT, DECISION)
 #: marker is dropped by its ingress before anything else reads it.
 MARKER = "<!-- the-loop:agent-comment -->"
 ATTRIBUTION = "🤖 _the-loop, autonomous comment_"
-#: the-loop's default control keywords: a comment that opens a line with one is a command.
-CONTROL_KEYWORDS = (
-    "the-loop start",
-    "the-loop stop",
-    "the-loop pause",
-    "the-loop resume",
-    "the-loop execute",
-    "the-loop contribute",
-    "the-loop cleanup",
-    "the-loop do",
-    "the-loop review",
-    "the-loop add-collaborator",
-    "the-loop remove-collaborator",
-    "the-loop add-channel",
-    "the-loop remove-channel",
-)
+#: the-loop's default control keywords (one table: ``looproom.relay.keywords``): a comment
+#: that opens a line with one is a command.
+CONTROL_KEYWORDS = tuple(keywords.DEFAULTS.values())
 #: The decision kinds a ``record-decision`` may name.
 DECISION_KINDS = ("product", "design", "tech")
 
