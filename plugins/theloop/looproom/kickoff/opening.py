@@ -170,6 +170,28 @@ class Opening:
             self._poster.tell(asked.channel, asked.member, text, asked.thread)
 
 
+def queue_lines(items: list[Item], now: float) -> list[str]:
+    """``!theloop queue``'s lines for the work items not opened yet."""
+    lines = []
+    for item in items:
+        try:
+            stored = Stored.from_json(item.payload)
+            what = f"`{stored.repo}` · {_inert(title_of(stored.asked.words))[:80]}"
+        except (ValueError, KeyError, TypeError):
+            what = "?"
+        state = "PARKED" if item.state == "parked" else item.state
+        if item.state == "pending" and item.due > now:
+            state += f", next try in {int(item.due - now)} s"
+        error = f" — {_inert(item.last_error)}" if item.last_error else ""
+        lines.append(f"- `{item.key}` {what}: {state}, {item.attempts} attempt(s){error}")
+    return lines
+
+
+def is_key(key: str) -> bool:
+    """Whether ``key`` names a kickoff request (a message's, or a slash command's)."""
+    return key.startswith(("message:", "slash:"))
+
+
 def opened_message(
     opened: OpenedIssue, title: str, member: str
 ) -> tuple[str, list[dict[str, Any]]]:
