@@ -157,8 +157,8 @@ def test_the_rooms_map_and_an_admin_binding_pick_the_room(
     assert len(slack.top_level(LOOP)) == 2
     bot.deliver(event(4, item="github:acme/web#2"))
     bot.deliver(event(5, item="github:other/repo#1"))
-    # Each name resolved once (among the bot's own rooms), then remembered.
-    assert len(slack.calls_to("users.conversations")) == 2
+    # Both names resolved from one listing of the bot's own rooms, then remembered.
+    assert len(slack.calls_to("users.conversations")) == 1
 
 
 def test_no_room_at_all_parks_the_event_with_a_reason(slack: FakeSlack, store: dict) -> None:

@@ -432,3 +432,20 @@ def test_the_parents_redraw_waits_out_slacks_429_and_then_draws(slack: FakeSlack
     assert isinstance(outlet.deliver(GATE, maybe_delivered=False), Delivered)
     assert "Waiting for your review of the design" in _card(slack)
     assert [c.status for c in slack.calls_to(EDIT)] == [429, 200]
+
+
+def test_rooms_that_start_at_once_read_the_workspaces_listing_once(slack: FakeSlack) -> None:
+    rooms = [slack.add_channel(f"room-{n:02d}") for n in range(12)]
+    transport = SlackTransport(WebClient(token=BOT_TOKEN, base_url=slack.url))
+    found: dict[str, str] = {}
+
+    def slot(n: int) -> None:
+        found[f"room-{n:02d}"] = transport.find_channel(f"#room-{n:02d}")[0]
+
+    threads = [threading.Thread(target=slot, args=(n,)) for n in range(12)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(TIMEOUT)
+    assert [found[f"room-{n:02d}"] for n in range(12)] == rooms
+    assert len(slack.calls_to("users.conversations")) == 1  # not one listing per room

@@ -12,7 +12,8 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from looproom.instances import resolve
-from looproom.settings import DEFAULT_CONFIG_PATH, ConfigError, Environment, Settings
+from looproom.settings import ConfigError, Environment, Settings
+from looproom.settings.environment import DEFAULT_CONFIG_PATH
 
 
 def read(env: Mapping[str, str]) -> tuple[Environment, Settings]:

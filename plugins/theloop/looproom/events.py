@@ -24,7 +24,6 @@ NOTIFICATION_EVENTS = (
     "conflict-escalated",
     "work-item-complete",
 )
-APPROVAL_EVENTS = ("phase-approval-pending", "pr-review-pending", "security-sign-off-pending")
 LIFECYCLE_EVENTS = (
     "phase.started",
     "phase.completed",

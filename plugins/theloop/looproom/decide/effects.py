@@ -15,11 +15,9 @@ from collections.abc import Mapping
 from looproom.decide import kinds, subjects
 from looproom.events import Event
 from looproom.relay.decision import Decision
+from looproom.room import event_types
 from looproom.room.channel_moves import ChannelMoves
 from looproom.room.roster import Roster
-
-#: The events after which a work item is over here.
-ENDINGS = frozenset({"work-item.closed"})
 
 
 class Effects:
@@ -57,7 +55,7 @@ class Effects:
     def observe(self, event: Event, channel: str = "", ts: str = "", thread_ts: str = "") -> None:
         """An event the room consumed (after it was posted): a closure ends the work item."""
         del channel, ts, thread_ts
-        if event.event_type in ENDINGS:
+        if event_types.of(event).ends_work_item:
             self.end(event.work_item)
 
     def end(self, work_item: str) -> None:

@@ -10,7 +10,8 @@ from http.client import HTTPException
 from looproom.doctor.findings import EVIDENCE, NOTE, OK, PROBLEM, Finding
 from looproom.http.client import HttpResult, http
 from looproom.inbound.webhook import SECRET_ENV
-from looproom.settings import Environment, redact_url
+from looproom.settings import Environment
+from looproom.settings.environment import redact_url
 
 TIMEOUT = 10.0
 

@@ -29,7 +29,7 @@ from urllib.parse import urlsplit
 from looproom.events import Event
 from looproom.inbound.loop_records import to_event
 from looproom.inbound.sse import SSEEvent, SSEParser
-from looproom.settings import redact_url
+from looproom.settings.environment import redact_url
 from looproom.slack.text import defang
 
 log = logging.getLogger(__name__)

@@ -19,7 +19,7 @@ import psycopg_pool
 from looproom.durable.sqlite import StorageError
 from looproom.postgres import schema
 from looproom.postgres.wakeups import Wakeups
-from looproom.settings import redact_url
+from looproom.settings.environment import redact_url
 
 log = logging.getLogger(__name__)
 

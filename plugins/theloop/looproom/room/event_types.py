@@ -55,7 +55,8 @@ class EventType:
     ``acknowledges``: the family whose message it answers under (a gate, the selection).
     ``mirror``: the-loop's copy of its own ticket comment — templated words, perhaps the
     operator's cheat-sheet or a gate restated. ``reads_pull``: names a pull request whose
-    title and size GitHub can tell.
+    title and size GitHub can tell. ``ends_work_item``: the work item is over here (its
+    roster and its room move end with it).
     """
 
     name: str
@@ -69,6 +70,7 @@ class EventType:
     acknowledges: str = ""
     mirror: bool = False
     reads_pull: bool = False
+    ends_work_item: bool = False
 
     @property
     def opens_gate(self) -> bool:
@@ -190,6 +192,7 @@ EVENT_TYPES: Mapping[str, EventType] = _rows(
         ENDING,
         final=True,
         edits_done=True,
+        ends_work_item=True,
     ),
     EventType("comment.agent", Wording("💬", "I wrote on the ticket"), **_MIRROR),
     EventType("comment.human", Wording("💬", "New comment on the ticket")),

@@ -27,6 +27,7 @@ from typing import Any
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
+from looproom.slack.directory import Directory
 from looproom.slack.limits import MethodLimits
 from looproom.slack.pacer import Pacer
 from looproom.slack.replies import RATE_LIMITED, ChannelLookup, Reply, is_channel_id, next_cursor
@@ -59,6 +60,8 @@ class SlackTransport:
         self._client = client
         self.pacer = pacer or Pacer()
         self.limits = limits or MethodLimits(clock=self.pacer.clock)
+        #: The room names recent listings gave, so rooms starting at once read one listing.
+        self.directory = Directory()
         self._max_inline_wait = max_inline_wait
         #: Told of every 429 Slack answers, retried inline or not (the metrics).
         self.on_rate_limited: Callable[[], None] = lambda: None
@@ -249,27 +252,37 @@ class SlackTransport:
         """The id of the room called ``name`` (``#`` optional), or ``""``; and the last reply.
 
         As :meth:`lookup_channel` finds it; a listing cut short answers ``listing_truncated``.
+        A name a recent listing gave is not looked up again (``looproom.slack.directory``).
         """
-        found = self.lookup_channel(name, max_pages=max_pages)
+        with self.directory.looking:  # one look-up at a time: the next finds what it read
+            known = self.directory.get(name)
+            if known:
+                return known, Reply("users.conversations", True)
+            found = self.lookup_channel(name, max_pages=max_pages, seen=self.directory.learn)
         if found.id or not found.truncated:
             return found.id, found.reply
         return "", Reply(found.reply.method, False, error="listing_truncated")
 
-    def lookup_channel(self, room: str, *, max_pages: int = 10) -> ChannelLookup:
+    def lookup_channel(
+        self, room: str, *, max_pages: int = 10, seen: Callable[[list], None] | None = None
+    ) -> ChannelLookup:
         """Find ``room`` (a name, ``#`` optional, or an id): the bot's own rooms first.
 
         ``users.conversations`` lists the rooms the bot is in, private ones included, which
         a workspace listing may not show; only then ``conversations.list`` (up to
         ``max_pages`` pages of 1000), which also finds a room the bot is not in yet.
+        ``seen`` is told every page of rooms read on the way.
         """
-        mine = self._scan("users.conversations", room, max_pages)
+        mine = self._scan("users.conversations", room, max_pages, seen)
         if mine.id:
             return mine
-        listed = self._scan("conversations.list", room, max_pages)
+        listed = self._scan("conversations.list", room, max_pages, seen)
         truncated = mine.truncated or listed.truncated
         return ChannelLookup(listed.id, listed.member, truncated, listed.reply)
 
-    def _scan(self, method: str, room: str, max_pages: int) -> ChannelLookup:
+    def _scan(
+        self, method: str, room: str, max_pages: int, seen: Callable[[list], None] | None
+    ) -> ChannelLookup:
         by_id, cursor = is_channel_id(room), ""
         wanted = room if by_id else room.lstrip("#").lower()
         reply = Reply(method, True)
@@ -279,6 +292,8 @@ class SlackTransport:
             reply = self._call(method, args)
             if not reply.ok:
                 return ChannelLookup(reply=reply)
+            if seen is not None:
+                seen(list(reply.data.get("channels") or []))
             for channel in reply.data.get("channels") or []:
                 key = str(channel.get("id", "")) if by_id else str(channel.get("name", "")).lower()
                 if key == wanted:
