@@ -140,9 +140,12 @@ def _opener(
     memory: Memory,
     book: RoomBook,
     decisions: Decisions,
+    queue: WorkQueue | None,
 ) -> Opener | None:
     """The kickoff, where a room has one and GitHub can be written; else None."""
     if slack is None or store is None or not env.github_token or not settings.kickoffs:
+        return None
+    if queue is None:
         return None
 
     def bind(work_item: str, channel: str, posted: tuple[str, ...]) -> None:
@@ -154,7 +157,7 @@ def _opener(
 
     maker = IssueMaker(env.github_api, env.github_token)
     kickoff_for, policy = decisions.places.kickoff_for, decisions.policies.now
-    return Opener(store, kickoff_for, maker, SlackPoster(slack), policy, bind)
+    return Opener(store, kickoff_for, maker, SlackPoster(slack), policy, bind, queue=queue)
 
 
 class Decisions:
@@ -168,6 +171,7 @@ class Decisions:
         book: RoomBook,
         memory: Memory,
         relay_queue: WorkQueue,
+        kickoff_queue: WorkQueue | None = None,
         ledger: Path,
         slack: SlackTransport | None,
         say: Say,
@@ -238,7 +242,7 @@ class Decisions:
             ask_why=WhyForm(memory, view_opener(slack)),
         )
         self.menus = MenuDesk(self.desk, view_opener(slack), self.policies.now)
-        self.opener = _opener(env, settings, slack, store, memory, book, self)
+        self.opener = _opener(env, settings, slack, store, memory, book, self, kickoff_queue)
         self.listener = Listener(
             self.desk,
             self.menus,
@@ -284,6 +288,8 @@ class Decisions:
 
     def start(self) -> None:
         self.relay.start()
+        if self.opener is not None:
+            self.opener.start()  # what a bot that died left unopened is opened now
         self.reconnected()  # at start, too: the bot was away until now
         if self.catch_up is not None:
             self.reconcile.start()
@@ -313,5 +319,7 @@ class Decisions:
         self.reconcile.stop()
         self.relay.stop()
         self.relay.queue.close()
+        if self.opener is not None:
+            self.opener.stop()
         if self._voice is not None:
             self._voice.close()  # after the relay: its last ✅ is said too
