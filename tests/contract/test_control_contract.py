@@ -18,9 +18,10 @@ from the_loop.instance import parse_address
 
 from looproom.decide import judging, kinds
 from looproom.decide.authorization import AccessPolicy
-from looproom.decide.decision import ADMITTED, Decision
 from looproom.decide.judging import Received, Where
+from looproom.decide.verdict import ADMITTED
 from looproom.relay import forms, keywords, records
+from looproom.relay.decision import Decision
 from looproom.room.memory import ItemState
 
 WORK_ITEM = "github:acme/api#7"
