@@ -19,14 +19,13 @@ from looproom.attach import slack_files
 from looproom.decide import kinds, slash
 from looproom.decide.catchup import CatchUp
 from looproom.decide.cursors import Cursors
-from looproom.decide.decision import Decision
-from looproom.decide.desk import Desk
+from looproom.decide.desk import Desk, Reopening
 from looproom.decide.effects import Effects
 from looproom.decide.listener import Listener, thread_lines
 from looproom.decide.listening import ListenAll
 from looproom.decide.loop_control import LoopControl
 from looproom.decide.members import Directory, Grants, UnknownHandle, resolve_grants
-from looproom.decide.menu_desk import MenuDesk
+from looproom.decide.menu_desk import MenuDesk, WhyForm
 from looproom.decide.places import Places
 from looproom.decide.policies import Policies
 from looproom.decide.reconcile import Reconcile
@@ -198,17 +197,6 @@ class Decisions:
         # 3 s, and the desk's lock is never held across a Slack call.
         self._voice = QueuedRoom(SlackRoom(slack)) if slack is not None else None
         room = Reacting(self._voice or PlainRoom(say), settings.reactions)
-        # A parked decision reopens its question, so the member can answer again.
-        self.relay = Relay(
-            relay_queue,
-            self.sinks,
-            room,
-            on_given_up=self._given_up,
-            observe=metrics.relay_settled if metrics is not None else lambda _i, _o: None,
-            slots=env.delivery_slots,
-            notice_after=env.relay_notice_seconds,
-            give_up_after=env.relay_give_up_seconds,
-        )
         self.cursors = cursors if cursors is not None else Cursors({})
         self.roster = Roster(kept)
         #: The rooms an admin switched to hear every message as words to the bot.
@@ -232,6 +220,17 @@ class Decisions:
         #: What a collaborator or channel command changes here, and what an ending ends.
         moves = ChannelMoves(kept, book, room.reply, self.places.ids.known)
         self.effects = Effects(self.roster, moves, settings.people)
+        # A parked decision reopens its question, so the member can answer again.
+        self.relay = Relay(
+            relay_queue,
+            self.sinks,
+            room,
+            parked=Reopening(memory, self.effects.given_up),
+            observe=metrics.relay_settled if metrics is not None else lambda _i, _o: None,
+            slots=env.delivery_slots,
+            notice_after=env.relay_notice_seconds,
+            give_up_after=env.relay_give_up_seconds,
+        )
         self.desk = Desk(
             memory,
             self.relay,
@@ -240,9 +239,9 @@ class Decisions:
             cursors=self.cursors,
             thread_lines=thread_lines(slack, bot_member),
             recorded=self.effects.recorded,
+            ask_why=WhyForm(memory, view_opener(slack)),
         )
         self.menus = MenuDesk(self.desk, view_opener(slack), self.policies.now)
-        self.desk.ask_why = self.menus.ask_why
         self.opener = _opener(env, settings, slack, store, memory, book, self, kickoff_queue)
         self.listener = Listener(
             self.desk,
@@ -324,8 +323,3 @@ class Decisions:
             self.opener.stop()
         if self._voice is not None:
             self._voice.close()  # after the relay: its last ✅ is said too
-
-    def _given_up(self, decision: Decision) -> None:
-        """A decision parked for good: its question reopens, and what it granted goes."""
-        self.desk.given_up(decision)
-        self.effects.given_up(decision)
