@@ -46,8 +46,8 @@ sys.path[:0] = [str(REPO), str(REPO / "plugins" / "theloop"), str(REPO / "bench"
 
 from _crafted import prose  # noqa: E402
 
+from looproom.events import Event  # noqa: E402
 from looproom.http.rules import MAX_BODY_BYTES  # noqa: E402
-from looproom.inbound.events import Event  # noqa: E402
 from looproom.room.render import render  # noqa: E402
 from looproom.settings import Settings  # noqa: E402
 from tests.e2e.botproc import BotProcess  # noqa: E402 - after the path set-up above
