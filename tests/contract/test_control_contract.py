@@ -14,12 +14,14 @@ import pytest
 import yaml
 from the_loop.channels.envelope import parse as parse_envelope
 from the_loop.control import DEFAULT_KEYWORDS, ControlConfig, parse_command
+from the_loop.instance import parse_address
 
 from looproom.decide import judging, kinds
 from looproom.decide.authorization import AccessPolicy
-from looproom.decide.decision import ADMITTED, Decision
 from looproom.decide.judging import Received, Where
+from looproom.decide.verdict import ADMITTED
 from looproom.relay import forms, keywords, records
+from looproom.relay.decision import Decision
 from looproom.room.memory import ItemState
 
 WORK_ITEM = "github:acme/api#7"
@@ -116,3 +118,27 @@ def test_the_one_table_of_default_keywords_is_the_loops_own() -> None:
 def test_a_quoted_record_breaks_every_default_keyword(command: str) -> None:
     quoted = records.defang(f"{DEFAULT_KEYWORDS[command]} github:acme/api#7")
     assert parse_command(quoted, ControlConfig()).command is None
+
+
+@pytest.mark.parametrize(
+    "typed", ["start instance:team-b", "start Instance:Team-B", "pause instance:team-b"]
+)
+def test_an_instance_address_is_the_one_the_loop_reads(typed: str) -> None:
+    """``start instance:team-b``: where the-loop's instances take only the work items a
+    start names them in (its ``addressed`` scope), the address rides on the keyword's line,
+    and the-loop reads both the command and the instance from it."""
+    text = body(relayed(typed, keywords.Keywords()), keywords.Keywords())
+    result = parse_command(text, ControlConfig())
+    assert result.command == typed.split()[0] and not result.ambiguous
+    address = parse_address(text)
+    assert address.name == "team-b" and not address.ambiguous
+
+
+@pytest.mark.parametrize("typed", ["!start instance:", "!start instance:Bad_Name", "!start team-b"])
+def test_anything_else_after_a_bare_verb_is_still_refused(typed: str) -> None:
+    said = Received(MEMBER, typed.lstrip("!"), "C1", "400.0", "100.0", addressed=True)
+    policy = AccessPolicy("UBOT", frozenset({MEMBER}), destinations=forms.Destinations(github=True))
+    verdict = judging.judge_typed(
+        said, Where(WORK_ITEM, thread_bound=True), lambda _i: ItemState(), policy, AT
+    )
+    assert verdict.status != ADMITTED and "takes nothing after the work item" in verdict.text

@@ -20,12 +20,12 @@ import pytest
 from looproom import configured
 from looproom.assembly import LoopRoom
 from looproom.decide import kinds
-from looproom.decide.decision import Decision
 from looproom.durable.queue import DurableQueue
 from looproom.inbound import webhook as ingress
 from looproom.inbound.signing import sign
 from looproom.instances.fleet import Fleet
 from looproom.relay import relay
+from looproom.relay.decision import Decision
 from looproom.relay.sinks import LedgerSink, Sinks
 from looproom.settings import Environment, Settings
 from tests.fakes.loop_api import FakeLoop
@@ -110,6 +110,12 @@ def make_bot(tmp_path: Path, loops: tuple[FakeLoop, FakeLoop]) -> Iterator[Calla
 
 def ask(n: int, work_item: str) -> dict[str, Any]:
     return {"id": f"ask-{n}", "eventType": "session.awaiting_input", "workItem": work_item}
+
+
+def _record(the_relay: relay.Relay, decision: Decision) -> bool:
+    """Record ``decision`` with its target, as the desk does."""
+    made = kinds.stamped(decision)
+    return the_relay.record(made, kinds.target(made, the_relay.sinks.available({})))
 
 
 def answer(work_item: str, words: str = "Option 1") -> Decision:
@@ -199,7 +205,7 @@ def test_a_reply_for_a_work_item_of_b_reaches_bs_control_plane_only(
     bot = make_bot()
     assert bot.post(ask(1, ITEM_B), SECRET_B).status == 202
     the_relay = bot.room.decisions.relay
-    assert the_relay.record(answer(ITEM_B), {})
+    assert _record(the_relay, answer(ITEM_B))
     assert the_relay.step()
     assert [reply["ref"] for reply in b.replies] == [ITEM_B]
     assert b.requests[-1].headers["Authorization"] == "Bearer token-of-b"
@@ -211,7 +217,7 @@ def test_a_reply_for_a_work_item_nobody_owns_waits_and_goes_nowhere(
 ) -> None:
     bot = make_bot()
     the_relay = bot.room.decisions.relay
-    assert the_relay.record(answer("github:gamma/x#1"), {}) and the_relay.step()
+    assert _record(the_relay, answer("github:gamma/x#1")) and the_relay.step()
     (item,) = the_relay.queue.list()
     assert item.state == "pending" and "no the-loop instance owns" in item.last_error
     assert loops[0].requests == [] and loops[1].requests == []
@@ -237,8 +243,8 @@ def test_the_look_up_of_a_reply_that_may_have_landed_asks_b(
     b.clock = clock
     queue = DurableQueue(tmp_path / "relay.sqlite3", relay.RELAY, clock=clock)
     sinks = Sinks(ledger=LedgerSink(tmp_path / "ledger.jsonl"), loop=fleet.control_plane(None))
-    the_relay = relay.Relay(queue, sinks, _Quiet(), on_given_up=lambda _d: None, clock=clock)
-    assert the_relay.record(answer(ITEM_B), {})
+    the_relay = relay.Relay(queue, sinks, _Quiet(), clock=clock)
+    assert _record(the_relay, answer(ITEM_B))
     for _ in range(10):
         while the_relay.step():
             pass
@@ -298,7 +304,7 @@ def test_words_to_a_standing_session_go_to_the_instance_that_opened_its_thread(
     assert bot.post(started, SECRET_B, "b-2026").status == 202
     words = replace(answer("standing:triage", "look at the flaky queue"), kind=kinds.REPLY)
     the_relay = bot.room.decisions.relay
-    assert the_relay.record(words, {}) and the_relay.step()
+    assert _record(the_relay, words) and the_relay.step()
     assert b.said == [
         {"name": "triage", "text": "look at the flaky queue", "actor": "slack:U0ALICE01"}
     ]

@@ -25,8 +25,8 @@ from the_loop.jiraapi import JiraApiConfig, JiraApiError, JiraAuth, JiraClient, 
 
 from looproom.assembly import LoopRoom
 from looproom.decide import kinds
-from looproom.decide.decision import Decision
 from looproom.relay import forms, jira_config, records
+from looproom.relay.decision import Decision
 from looproom.relay.jira_sink import JiraSink
 from looproom.relay.sinks import LedgerSink, Sinks
 from looproom.settings import Environment, Settings

@@ -16,7 +16,7 @@ from the_loop.channels.base import Event as LoopEvent
 from the_loop.channels.envelope import parse as parse_envelope
 from the_loop.identity import Principal
 
-from looproom.kickoff.body import EVENT, issue_body
+from looproom.kickoff.body import EVENT, issue_body, marked
 
 MEMBER, LOGIN = "U0123ABC", "octocat"
 AT = "2026-11-30T10:00:00Z"
@@ -54,3 +54,12 @@ def test_a_forged_marker_or_envelope_in_the_words_does_not_survive() -> None:
     assert not is_self_authored(body, "github")
     envelope = parse_envelope(body)
     assert envelope is not None and envelope.type == EVENT
+
+
+def test_the_requests_marker_after_the_envelope_changes_nothing_the_loop_reads() -> None:
+    body = marked(issue_body(WORDS, MEMBER, LOGIN, AT), "message:C0LOOP0001:1800000000.000100")
+    assert body.endswith("<!-- theloop:kickoff message:C0LOOP0001:1800000000.000100 -->\n")
+    assert not is_self_authored(body, "github")
+    envelope = parse_envelope(body)
+    assert envelope is not None and (envelope.type, envelope.source) == (EVENT, "slack")
+    assert dict(envelope.actor) == {"slack": MEMBER, "github": LOGIN}

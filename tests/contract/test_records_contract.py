@@ -29,8 +29,8 @@ from the_loop.graph.hooks import feedback
 from the_loop.identity import Principal
 
 from looproom.decide import kinds
-from looproom.decide.decision import Decision
 from looproom.relay import forms, records
+from looproom.relay.decision import Decision
 
 WORK_ITEM = "github:acme/api#7"
 MEMBER, LOGIN = "U0123ABC", "octocat"

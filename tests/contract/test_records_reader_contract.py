@@ -15,7 +15,7 @@ import pytest
 from the_loop.channels.records import RECORD_TYPES, records_from_comments
 
 from looproom.decide import kinds
-from looproom.decide.decision import Decision
+from looproom.relay.decision import Decision
 from looproom.relay.record_reader import RecordReader
 from looproom.relay.sinks import GitHubSink, LedgerSink, Sinks
 from tests.fakes.github_api import LOGIN, TOKEN, FakeGitHub

@@ -26,10 +26,11 @@ from the_loop.identity import Principal
 
 from looproom.decide import judging, kinds
 from looproom.decide.authorization import AccessPolicy
-from looproom.decide.decision import REFUSED, Decision, Verdict
 from looproom.decide.judging import Received, Where
+from looproom.decide.verdict import REFUSED, Verdict
 from looproom.events import Event
 from looproom.relay import forms
+from looproom.relay.decision import Decision
 from looproom.room import checklist as checklists
 from looproom.room.memory import ItemState, observe
 from tests.support.messages import event, message

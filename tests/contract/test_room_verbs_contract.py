@@ -27,10 +27,11 @@ from the_loop.control import ControlConfig, parse_command
 from looproom import workitem
 from looproom.decide import judging, kinds, room_help
 from looproom.decide.authorization import AccessPolicy
-from looproom.decide.decision import ADMITTED, Decision
 from looproom.decide.judging import Received, Where
+from looproom.decide.verdict import ADMITTED
 from looproom.kickoff import prefix
 from looproom.relay import forms, keywords, standing
+from looproom.relay.decision import Decision
 from looproom.room.memory import ItemState
 
 WORK_ITEM = "github:acme/api#7"

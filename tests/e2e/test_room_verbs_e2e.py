@@ -222,3 +222,17 @@ def test_without_the_grants_the_instance_and_standing_verbs_are_refused_with_the
         assert "`standing.command`" in rig.slash("standing start nightly", trigger="t2")
         assert "`instance.command`" in rig.slash("status", trigger="t3")
         assert loop.restarts == []
+
+
+def test_a_start_names_the_instance_that_takes_the_work_item(rig: Rig) -> None:
+    """Where the-loop's instances take only what a start names them in, ``start
+    instance:<name>`` carries the address on the keyword's line."""
+    thread = rig.show(corpus("01"))["thread_ts"]
+    started = rig.say(ALICE, "start instance:team-b", thread)
+    rig.landed(started, "the addressed start")
+    assert rig.comments()[0].split("\n", 1)[0] == "the-loop start instance:team-b"
+    assert rig.slash(f"pause {ITEM} instance:team-b", trigger="t9").startswith(
+        f"👀 Recorded the pause request for `{ITEM}`"
+    )
+    wait_for(lambda: len(rig.comments()) == 2, TIMEOUT, "the addressed pause")
+    assert rig.comments()[1].split("\n", 1)[0] == "the-loop pause instance:team-b"

@@ -13,7 +13,10 @@ repository it can see (``no_issues`` lists those with issues turned off).
 additions, deletions and changed_files, as GitHub names them), 404 for any other.
 ``POST /repos/{owner}/{repo}/issues`` opens an issue (``{"title": "<non-empty>", "body",
 "labels": [...]}``; 422 without a title, 410 where issues are turned off) under the next
-number, kept in ``opened``; GitHub does not deduplicate these either.
+number, kept in ``opened``; GitHub does not deduplicate these either. ``GET
+/repos/{owner}/{repo}/issues`` lists them as GitHub does: ``state`` (``open`` by default,
+``closed``, ``all``), ``creator`` (a login), ``since`` (updated at or after), ``sort``
+(``created``, ``updated``) and ``direction`` (``desc`` by default), paged like comments.
 """
 
 from __future__ import annotations
@@ -46,6 +49,8 @@ class FakeGitHub(LoopbackServer):
         self.pulls: dict[tuple[str, int], dict[str, Any]] = {}
         #: Issues opened through the API: (repo, number, title, body, labels), in order.
         self.opened: list[tuple[str, int, str, str, list[str]]] = []
+        #: The same issues as GitHub shows them, by repository, oldest first.
+        self.issue_objects: dict[str, list[dict[str, Any]]] = {}
         self._ids = itertools.count(1001)
         self._lock = threading.Lock()
 
@@ -69,6 +74,10 @@ class FakeGitHub(LoopbackServer):
         issues = _ISSUES.match(request.path)
         if request.method == "POST" and issues:
             return self._open(issues[1], request.body)
+        if request.method == "GET" and issues:
+            if issues[1] not in self.issues:
+                return 404, {}, {"message": "Not Found"}
+            return self._page(request, self._issues_listed(issues[1], request.query))
         match = _COMMENTS.match(request.path)
         if not match or int(match[2]) not in self.issues.get(match[1], set()):
             return 404, {}, {"message": "Not Found"}
@@ -92,12 +101,40 @@ class FakeGitHub(LoopbackServer):
             return 422, {}, {"message": "Validation Failed"}
         if not isinstance(labels, list) or not all(isinstance(x, str) for x in labels):
             return 422, {}, {"message": "Validation Failed"}
+        now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
         with self._lock:
             number = max(self.issues[repo], default=0) + 1
             self.issues[repo].add(number)
             self.opened.append((repo, number, title, text, labels))
-        url = f"https://github.com/{repo}/issues/{number}"
-        return 201, {}, {"number": number, "html_url": url, "title": title}
+            url = f"https://github.com/{repo}/issues/{number}"
+            issue = {
+                "number": number,
+                "html_url": url,
+                "title": title,
+                "body": text,
+                "state": "open",
+                "labels": [{"name": label} for label in labels],
+                "user": {"login": LOGIN},
+                "created_at": now,
+                "updated_at": now,
+            }
+            self.issue_objects.setdefault(repo, []).append(issue)
+        return 201, {}, issue
+
+    def _issues_listed(self, repo: str, query: dict[str, str]) -> list[dict[str, Any]]:
+        state = query.get("state", "open")
+        creator, since = query.get("creator", ""), query.get("since", "")
+        with self._lock:
+            found = [
+                issue
+                for issue in self.issue_objects.get(repo, [])
+                if (state == "all" or issue["state"] == state)
+                and (not creator or issue["user"]["login"] == creator)
+                and issue["updated_at"] >= since
+            ]
+        field = "updated_at" if query.get("sort") == "updated" else "created_at"
+        found.sort(key=lambda issue: (issue[field], issue["number"]))
+        return found if query.get("direction") == "asc" else found[::-1]
 
     def _repository(self, repo: str) -> tuple[int, dict[str, str], Any]:
         if repo not in self.issues:

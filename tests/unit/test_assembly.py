@@ -17,6 +17,7 @@ import pytest
 from looproom.assembly import LoopRoom
 from looproom.inbound import webhook as ingress
 from looproom.inbound.signing import sign
+from looproom.kickoff.opening import Stored, Wanted
 from looproom.settings import Environment, Settings
 from tests.support.corpus import MESSAGES
 
@@ -125,6 +126,23 @@ def test_queue_commands_reach_the_relay_queue_for_a_decisions_key(
     assert room.admin.queue("drop relay:abc", time.time()) == "drop: done for `relay:abc`."
     assert room.admin.queue("drop ask-9", time.time()).startswith("No undelivered item")
     assert room.admin.queue("purge", time.time()).startswith("usage: !theloop queue")
+
+
+def test_queue_commands_reach_the_kickoff_queue_for_a_requests_key(
+    tmp_path: Path, make_room: Callable[..., LoopRoom]
+) -> None:
+    room = make_room(tmp_path, Chat(), Settings())
+    kickoffs = room.stores.kickoff
+    assert kickoffs is not None
+    asked = Wanted("message:C1:10.0", "U1", "C1", "10.0", "Flaky teardown", ("acme/api",))
+    kickoffs.put(asked.key, Stored(asked, "acme/api", time.time()).to_json())
+    assert kickoffs.claim() is not None
+    kickoffs.park(asked.key, "GitHub refused it (410)")
+    listing = room.admin.queue("", time.time())
+    assert "Work items not opened yet" in listing and "`acme/api` · Flaky teardown" in listing
+    assert "PARKED" in listing and "410" in listing
+    assert room.admin.queue("retry message:C1:10.0", time.time()).startswith("retry: done")
+    assert [item.state for item in kickoffs.list()] == ["pending"]
 
 
 def test_status_shows_each_act_and_who_holds_it(

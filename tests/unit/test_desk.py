@@ -12,12 +12,13 @@ from typing import Any
 import pytest
 
 from looproom.decide.authorization import AccessPolicy
-from looproom.decide.decision import ADMITTED, REFUSED
-from looproom.decide.desk import Desk, room_facts
+from looproom.decide.desk import Desk, Reopening, room_facts
 from looproom.decide.judging import Received
+from looproom.decide.verdict import ADMITTED, REFUSED
 from looproom.durable.queue import DurableQueue
 from looproom.events import Event
 from looproom.relay import relay
+from looproom.relay.decision import Decision
 from looproom.relay.sinks import LedgerSink, Sinks
 from looproom.room import buttons
 from looproom.room.memory import Memory
@@ -119,8 +120,10 @@ def test_a_press_updates_the_message_in_place_and_a_second_press_relays_nothing(
 def test_a_given_up_relay_reopens_the_question(desk: Desk) -> None:
     verdict = desk.pressed(press(buttons.APPROVE, "200.0"))
     assert verdict is not None and verdict.decision is not None
-    desk.given_up(verdict.decision)
+    taken_back: list[Decision] = []
+    Reopening(desk.memory, taken_back.append).given_up(verdict.decision)  # the relay parked it
     assert desk.memory.get(ITEM).gate.answered_by == ""  # type: ignore[union-attr]
+    assert taken_back == [verdict.decision]
 
 
 def test_a_room_bound_to_one_work_item_or_repository_needs_no_reference() -> None:

@@ -8,8 +8,8 @@ from dataclasses import replace
 from typing import Any
 
 from looproom.decide import kinds
-from looproom.decide.decision import Decision
 from looproom.relay import forms
+from looproom.relay.decision import Decision
 from looproom.relay.forms import Destinations
 
 AT = "2026-11-30T10:00:00Z"

@@ -11,8 +11,8 @@ import pytest
 
 from looproom.decide import judging, kinds
 from looproom.decide.authorization import AccessPolicy
-from looproom.decide.decision import ADMITTED, IGNORED, REFUSED, Verdict
 from looproom.decide.judging import Received, Where
+from looproom.decide.verdict import ADMITTED, IGNORED, REFUSED, Verdict
 from looproom.events import Event
 from looproom.relay.forms import Destinations
 from looproom.room.memory import ItemState, Memory, observe

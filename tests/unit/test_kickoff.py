@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from looproom.decide import slash
 from looproom.decide.authorization import AccessPolicy
+from looproom.durable.queue import DurableQueue
 from looproom.kickoff.github import OpenedIssue
 from looproom.kickoff.opener import PICK, PICK_TTL, Opener, addressed_words
+from looproom.kickoff.opening import KICKOFF
 from looproom.room import buttons
 from looproom.settings import KickoffSettings
 
@@ -22,15 +25,32 @@ TWO = KickoffSettings(("acme/api", "acme/web"))
 
 
 class Maker:
-    def __init__(self, error: str = "") -> None:
+    """GitHub's issues as the opener sees them: ``lost`` creates land but their answer is
+    lost (a timeout); ``error`` refuses (``retry``: an outage, not a refusal)."""
+
+    def __init__(self, error: str = "", *, retry: bool = False, lost: int = 0) -> None:
         self.opened: list[tuple[str, str, str, tuple[str, ...]]] = []
-        self.error = error
+        self.error, self.retry, self.lost = error, retry, lost
+        self.looked: list[str] = []
 
     def open(self, repo: str, title: str, body: str, labels: tuple[str, ...]) -> OpenedIssue:
         if self.error:
-            return OpenedIssue(repo, error=self.error)
+            return OpenedIssue(repo, error=self.error, retry=self.retry)
         self.opened.append((repo, title, body, labels))
-        number = len(self.opened) + 40
+        if self.lost:
+            self.lost -= 1
+            return OpenedIssue(repo, error="GitHub no answer after sending", retry=True)
+        return self._issue(repo, len(self.opened))
+
+    def find(self, repo: str, marker: str, since: str) -> OpenedIssue | None:
+        self.looked.append(marker)
+        for n, opened in enumerate(self.opened, start=1):
+            if opened[0] == repo and marker in opened[2]:
+                return self._issue(repo, n)
+        return None
+
+    def _issue(self, repo: str, n: int) -> OpenedIssue:
+        number = n + 40
         return OpenedIssue(repo, number, f"https://github.com/{repo}/issues/{number}")
 
 
@@ -51,12 +71,20 @@ class Poster:
         self.told.append((member, text, thread_ts))
 
 
+@pytest.fixture(autouse=True)
+def _queues_in(tmp_path: Path) -> None:
+    Rig.folder = tmp_path
+
+
 class Rig:
+    folder = Path()
+
     def __init__(self, kickoff: KickoffSettings | None = ONE, maker: Maker | None = None) -> None:
         self.store: dict[str, Any] = {}
         self.maker, self.poster = maker or Maker(), Poster()
         self.bound: list[tuple[str, str, tuple[str, ...]]] = []
         self.now = 1000.0
+        self.queue = DurableQueue(self.folder / "queues.sqlite3", KICKOFF, clock=lambda: self.now)
         self.opener = Opener(
             self.store,
             lambda channel: kickoff if channel in ("C1", "") else None,
@@ -64,12 +92,24 @@ class Rig:
             self.poster,
             lambda: POLICY,
             lambda item, channel, ts: self.bound.append((item, channel, ts)),
+            queue=self.queue,
             clock=lambda: self.now,
-            background=lambda work: work(),
         )
 
+    def drain(self) -> None:
+        """Carry out every stored request, waiting out each backoff."""
+        for _ in range(20):
+            while self.opener.step():
+                pass
+            due = self.queue.next_due()
+            if due is None:
+                return
+            self.now = max(self.now, due) + 0.001
+
     def message(self, text: str, member: str = ALICE, ts: str = "10.0", **kw: Any) -> bool:
-        return self.opener.message(member, text, kw.get("channel", "C1"), ts, kw.get("thread", ""))
+        taken = self.opener.message(member, text, kw.get("channel", "C1"), ts, kw.get("thread", ""))
+        self.drain()
+        return taken
 
     def pick(self, repo: str, member: str = ALICE, where: int = -1) -> bool:
         menu = self.poster.posts[where][2][1]["elements"][0]
@@ -81,7 +121,14 @@ class Rig:
             "container": {"type": "message", "message_ts": "91.0", "channel_id": "C1"},
             "actions": [{"action_id": PICK, "selected_option": {"value": value}}],
         }
-        return self.opener.picked(payload)
+        taken = self.opener.picked(payload)
+        self.drain()
+        return taken
+
+    def slash(self, command: slash.Slash) -> dict[str, Any]:
+        answer = self.opener.from_slash(command)
+        self.drain()
+        return answer
 
 
 def test_only_a_leading_mention_of_the_bot_addresses_it() -> None:
@@ -173,24 +220,51 @@ def test_a_choice_left_too_long_expires() -> None:
     assert rig.maker.opened == [] and "expired" in rig.poster.told[-1][1]
 
 
-def test_a_failed_create_is_said_and_not_retried() -> None:
-    rig = Rig(maker=Maker(error="GitHub answered 502"))
+def test_a_refused_create_is_said_and_not_retried() -> None:
+    rig = Rig(maker=Maker(error="GitHub refused it (410: Issues are disabled for this repo)"))
     text = f"<@{BOT}> Flaky teardown"
     rig.message(text)
     assert "could not be opened" in rig.poster.told[-1][1] and rig.poster.posts == []
-    rig.message(text)  # redelivered: the claim holds, nothing is tried again
+    assert "Issues are disabled" in rig.poster.told[-1][1]
+    rig.message(text)  # redelivered: the request is stored already, nothing is tried again
     assert len(rig.poster.told) == 1
+    assert [item.state for item in rig.queue.list()] == ["parked"]
+
+
+def test_a_create_whose_answer_was_lost_is_found_by_its_marker_not_opened_twice() -> None:
+    rig = Rig(maker=Maker(lost=1))  # GitHub opened it; its answer never came
+    assert rig.message(f"<@{BOT}> Flaky teardown")
+    assert len(rig.maker.opened) == 1 and rig.maker.looked == [
+        "<!-- theloop:kickoff message:C1:10.0 -->"
+    ]
+    ((_, said, _, thread),) = rig.poster.posts
+    assert "github:acme/api#41" in said and thread == "10.0"
+    assert rig.queue.depth() == 0
+
+
+def test_github_down_is_waited_out_and_the_member_hears_once() -> None:
+    maker = Maker(error="GitHub answered 502", retry=True)
+    rig = Rig(maker=maker)
+    rig.opener.message(ALICE, f"<@{BOT}> Flaky teardown", "C1", "10.0", "")
+    for _ in range(5):  # five attempts while GitHub is down
+        rig.opener.step()
+        rig.now = (rig.queue.next_due() or rig.now) + 0.001
+    assert rig.maker.opened == [] and [i.state for i in rig.queue.list()] == ["pending"]
+    assert len([t for t in rig.poster.told if "not opened in `acme/api` yet" in t[1]]) == 1
+    maker.error = ""  # GitHub is back
+    rig.drain()
+    assert len(rig.maker.opened) == 1 and len(rig.poster.posts) == 1
 
 
 def test_slash_new_answers_at_once_and_opens_with_a_thread_of_its_own() -> None:
     rig = Rig()
     command = slash.Slash(ALICE, "C1", slash.NEW, "Flaky teardown", "trig-1")
-    answer = rig.opener.from_slash(command)
+    answer = rig.slash(command)
     assert answer["response_type"] == "ephemeral" and "acme/api" in answer["text"]
     assert [o[0] for o in rig.maker.opened] == ["acme/api"]
     ((_, _, _, thread),) = rig.poster.posts
     assert thread == "" and rig.bound == [("github:acme/api#41", "C1", ("91.0",))]
-    assert "already" in rig.opener.from_slash(command)["text"]  # Slack redelivered it
+    assert "already" in rig.slash(command)["text"]  # Slack redelivered it
     assert len(rig.maker.opened) == 1
 
 

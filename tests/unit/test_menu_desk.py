@@ -18,12 +18,13 @@ import pytest
 
 from looproom.decide import kinds, modals, talk
 from looproom.decide.authorization import AccessPolicy
-from looproom.decide.decision import ADMITTED, REFUSED, Decision
 from looproom.decide.desk import Desk
 from looproom.decide.judging import Received
-from looproom.decide.menu_desk import MenuDesk
+from looproom.decide.menu_desk import MenuDesk, WhyForm
+from looproom.decide.verdict import ADMITTED, REFUSED
 from looproom.durable.queue import DurableQueue
 from looproom.relay import forms, relay
+from looproom.relay.decision import Decision
 from looproom.relay.sinks import LedgerSink, Sinks
 from looproom.room import buttons
 from looproom.room.memory import Memory
@@ -97,8 +98,10 @@ def test_request_changes_asks_the_reason_and_the_answer_is_the_typed_change_requ
     desk: Desk,
 ) -> None:
     views = Views()
+    desk = Desk(
+        desk.memory, desk.relay, desk.room, desk._policy, ask_why=WhyForm(desk.memory, views)
+    )
     talking = MenuDesk(desk, views, desk._policy)
-    desk.ask_why = talking.ask_why
     verdict = desk.pressed({**press(buttons.CHANGES, "200.0"), "trigger_id": "T1"})
     assert verdict is not None and verdict.reason == "changes-without-reason"
     assert desk.room.of("tell") == []  # type: ignore[attr-defined]

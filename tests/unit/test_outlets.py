@@ -16,7 +16,7 @@ from slack_sdk import WebClient
 
 from looproom.decide import judging, presses
 from looproom.decide.authorization import AccessPolicy
-from looproom.decide.decision import ADMITTED
+from looproom.decide.verdict import ADMITTED
 from looproom.durable.outcome import Delivered, Failed, RetryLater
 from looproom.events import KNOWN_EVENTS, Event
 from looproom.room import buttons

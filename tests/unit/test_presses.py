@@ -15,7 +15,7 @@ import pytest
 
 from looproom.decide import judging, kinds, presses
 from looproom.decide.authorization import AccessPolicy
-from looproom.decide.decision import ADMITTED, IGNORED, REFUSED
+from looproom.decide.verdict import ADMITTED, IGNORED, REFUSED
 from looproom.events import Event
 from looproom.room import buttons
 from looproom.room import checklist as checklists

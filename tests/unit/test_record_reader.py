@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from looproom.decide import kinds
-from looproom.decide.decision import Decision
 from looproom.relay import jira_config
+from looproom.relay.decision import Decision
 from looproom.relay.jira_sink import JiraSink
 from looproom.relay.record_reader import RecordReader
 from looproom.relay.sinks import LedgerSink, Sinks

@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 
 from looproom.decide import kinds
-from looproom.decide.decision import Decision
 from looproom.durable.queue import DurableQueue
 from looproom.http.client import HttpResult
 from looproom.relay import forms, relay, texts
+from looproom.relay.decision import Decision
 from looproom.relay.sinks import GitHubSink, LedgerSink, LoopSink, Sinks
 from tests.fakes.github_api import TOKEN, FakeGitHub
 from tests.fakes.loop_api import FakeLoop
@@ -80,6 +80,13 @@ def loop() -> Iterator[FakeLoop]:
         yield fake  # type: ignore[misc]
 
 
+class Parked(list[Decision]):
+    """What the relay gave up on for good, in order (the desk's side reopens them)."""
+
+    def given_up(self, decision: Decision) -> None:
+        self.append(decision)
+
+
 @dataclass
 class Rig:
     relay: relay.Relay
@@ -87,7 +94,13 @@ class Rig:
     room: Room
     clock: Clock
     ledger: LedgerSink
-    given_up: list[Decision]
+    given_up: Parked
+
+    def record(self, decision: Decision, repos: dict[str, str] = REPOS) -> bool:
+        """Record ``decision`` with its target, as the desk does."""
+        return self.relay.record(
+            decision, kinds.target(decision, self.relay.sinks.available(repos))
+        )
 
     def drain(self, rounds: int = 20) -> None:
         """Relay everything due, advancing the clock past each backoff."""
@@ -107,7 +120,7 @@ def rig(
     **horizons: float,
 ) -> Rig:
     """``horizons``: the relay's ``notice_after`` and ``give_up_after``, when not its own."""
-    clock, room, given_up = Clock(), Room(), []
+    clock, room, given_up = Clock(), Room(), Parked()
     queue = DurableQueue(tmp_path / "queues.sqlite3", relay.RELAY, clock=clock)
     ledger = LedgerSink(tmp_path / "ledger.jsonl")
     sinks = Sinks(
@@ -115,9 +128,7 @@ def rig(
         github=GitHubSink(github.url, TOKEN, timeout=5) if github else None,
         loop=LoopSink(loop.url, timeout=5, clock=clock) if loop else None,
     )
-    the_relay = relay.Relay(
-        queue, sinks, room, on_given_up=given_up.append, clock=clock, **horizons
-    )
+    the_relay = relay.Relay(queue, sinks, room, parked=given_up, clock=clock, **horizons)
     return Rig(the_relay, queue, room, clock, ledger, given_up)
 
 
@@ -137,14 +148,14 @@ def decision(kind: str = kinds.APPROVE, **fields: Any) -> Decision:
         "thread": "200.0",
         "gate": "requirements-approval",
     }
-    return Decision(kind=kind, **{**base, **fields})
+    return kinds.stamped(Decision(kind=kind, **{**base, **fields}))
 
 
 def test_a_decision_is_stored_before_the_eyes_and_only_once(tmp_path: Path) -> None:
     r = rig(tmp_path)
-    assert r.relay.record(decision(), REPOS)
+    assert r.record(decision())
     assert r.queue.depth() == 1 and r.room.reactions() == ["eyes"]
-    assert not r.relay.record(decision(), REPOS)  # a redelivery: same key
+    assert not r.record(decision())  # a redelivery: same key
     assert r.queue.depth() == 1 and r.room.reactions() == ["eyes"]
 
 
@@ -152,7 +163,7 @@ def test_an_approval_lands_once_on_github_and_the_room_is_told(
     tmp_path: Path, github: FakeGitHub
 ) -> None:
     r = rig(tmp_path, github=github)
-    r.relay.record(decision(words="ship it"), REPOS)
+    r.record(decision(words="ship it"))
     r.drain()
     assert github.posted() == [relay_body(decision(words="ship it"))]
     assert r.room.reactions() == ["eyes", "white_check_mark"]
@@ -166,7 +177,7 @@ def test_a_sink_that_fails_twice_gets_the_decision_exactly_once(
 ) -> None:
     github.fail("/comments", 502, times=2)
     r = rig(tmp_path, github=github)
-    r.relay.record(decision(), REPOS)
+    r.record(decision())
     r.drain()
     assert len(github.posted()) == 1 and r.queue.depth() == 0
 
@@ -176,7 +187,7 @@ def test_a_comment_that_landed_but_was_not_answered_is_not_posted_again(
 ) -> None:
     github.fail("/comments", kind="land_then_drop")
     r = rig(tmp_path, github=github)
-    r.relay.record(decision(), REPOS)
+    r.record(decision())
     r.drain()
     assert len(github.posted()) == 1
     assert [q.method for q in github.requests] == ["POST", "GET"]  # looked, found it
@@ -185,7 +196,7 @@ def test_a_comment_that_landed_but_was_not_answered_is_not_posted_again(
 def test_a_rate_limit_waits_as_long_as_github_says(tmp_path: Path, github: FakeGitHub) -> None:
     github.fail("/comments", 429, headers={"Retry-After": "42"})
     r = rig(tmp_path, github=github)
-    r.relay.record(decision(), REPOS)
+    r.record(decision())
     assert r.relay.step()
     (item,) = r.queue.list()
     assert item.due == pytest.approx(r.clock.now + 42) and "rate limit" in item.last_error
@@ -205,7 +216,7 @@ def test_a_refusal_is_parked_with_the_reason_and_the_question_reopened(
     r = rig(tmp_path)
     r.relay.sinks.github = GitHubSink(github.url, "ghp_wrong_token_value", timeout=5)
     caplog.set_level(logging.DEBUG)
-    r.relay.record(decision(), REPOS)
+    r.record(decision())
     r.drain()
     (item,) = r.queue.list()
     assert (
@@ -223,7 +234,7 @@ def test_the_room_hears_once_when_the_relay_is_still_trying(
 ) -> None:
     github.fail("/comments", 503, times=5)
     r = rig(tmp_path, github=github)
-    r.relay.record(decision(), REPOS)
+    r.record(decision())
     r.drain()
     still = [t for t in r.room.replies() if "has not reached the-loop yet" in t]
     assert len(still) == 1 and len(github.posted()) == 1
@@ -231,7 +242,7 @@ def test_the_room_hears_once_when_the_relay_is_still_trying(
 
 def test_an_answer_reaches_the_waiting_session(tmp_path: Path, loop: FakeLoop) -> None:
     r = rig(tmp_path, loop=loop)
-    r.relay.record(decision(kinds.ANSWER, words="Option 1", thread="300.0"), REPOS)
+    r.record(decision(kinds.ANSWER, words="Option 1", thread="300.0"))
     r.drain()
     assert loop.replies == [
         {"ref": ITEM, "text": "Option 1", "actor": "slack:U0ALICE01", "comment": True}
@@ -244,7 +255,7 @@ def test_an_answer_the_loop_was_too_busy_to_type_is_retried_not_lost(
 ) -> None:
     loop.busy = 2  # the-loop answers 200 "delivered": false twice ("the caller may retry")
     r = rig(tmp_path, loop=loop)
-    r.relay.record(decision(kinds.ANSWER, words="Option 1", thread="300.0"), REPOS)
+    r.record(decision(kinds.ANSWER, words="Option 1", thread="300.0"))
     r.drain()
     assert [reply["text"] for reply in loop.replies] == ["Option 1"]
     assert r.queue.depth() == 0
@@ -255,7 +266,7 @@ def test_an_answer_with_no_session_is_parked_with_the_loops_reason(
 ) -> None:
     loop.sessions.clear()
     r = rig(tmp_path, loop=loop)
-    r.relay.record(decision(kinds.ANSWER, words="1"), REPOS)
+    r.record(decision(kinds.ANSWER, words="1"))
     r.drain()
     (item,) = r.queue.list()
     assert item.state == "parked" and "no session registered" in item.last_error
@@ -263,8 +274,8 @@ def test_an_answer_with_no_session_is_parked_with_the_loops_reason(
 
 def test_a_skip_reports_what_the_loop_rejected(tmp_path: Path, loop: FakeLoop) -> None:
     r = rig(tmp_path, loop=loop)
-    r.relay.record(decision(kinds.SKIP, nodes=("evidence", "human-approval"), origin="a"), REPOS)
-    r.relay.record(decision(kinds.SKIP, nodes=("human-approval",), origin="b"), REPOS)
+    r.record(decision(kinds.SKIP, nodes=("evidence", "human-approval"), origin="a"))
+    r.record(decision(kinds.SKIP, nodes=("human-approval",), origin="b"))
     r.drain()
     assert [s["nodes"] for s in loop.skips] == [["evidence", "human-approval"], ["human-approval"]]
     assert loop.skips[0]["repo"] == "/srv/checkouts/api"
@@ -276,8 +287,8 @@ def test_a_skip_reports_what_the_loop_rejected(tmp_path: Path, loop: FakeLoop) -
 def test_without_sinks_the_ledger_records_each_decision_once(tmp_path: Path) -> None:
     r = rig(tmp_path)
     approval = decision()  # one decision: its body carries the second it was made
-    r.relay.record(approval, REPOS)
-    r.relay.record(decision(kinds.ANSWER, words="Option 1", origin="C1:301.0"), REPOS)
+    r.record(approval)
+    r.record(decision(kinds.ANSWER, words="Option 1", origin="C1:301.0"))
     r.drain()
     lines = r.ledger.lines()
     assert [line["kind"] for line in lines] == ["approve", "answer"]
@@ -292,7 +303,7 @@ def test_without_sinks_the_ledger_records_each_decision_once(tmp_path: Path) -> 
 def test_a_broken_room_never_loses_a_decision(tmp_path: Path, github: FakeGitHub) -> None:
     r = rig(tmp_path, github=github)
     r.room.broken = True
-    assert r.relay.record(decision(), REPOS)
+    assert r.record(decision())
     r.drain()
     assert len(github.posted()) == 1 and r.queue.depth() == 0
 
@@ -316,7 +327,7 @@ def test_a_decision_stored_for_a_sink_that_went_away_is_kept(tmp_path: Path) -> 
 
 def test_the_queue_lists_what_has_not_landed(tmp_path: Path) -> None:
     r = rig(tmp_path)
-    r.relay.record(decision(), REPOS)
+    r.record(decision())
     (line,) = texts.queue_lines(r.queue.list(), r.clock.now)
     assert "approve · github:acme/api#7 by U0ALICE01" in line and decision().key in line
 
@@ -325,7 +336,7 @@ def test_the_peers_error_text_reaches_the_room_inert(tmp_path: Path, loop: FakeL
     # the-loop's 404 detail echoes the ref it was given; a ref is producer-controlled.
     ref = "github:acme/api#7 <!channel> <https://evil.example|click>"
     r = rig(tmp_path, loop=loop)
-    r.relay.record(decision(kinds.ANSWER, words="1", work_item=ref), REPOS)
+    r.record(decision(kinds.ANSWER, words="1", work_item=ref))
     r.drain()
     (text,) = r.room.replies()
     assert "no session registered" in text
@@ -338,7 +349,7 @@ def test_a_still_trying_reply_carries_the_peers_words_inert(
 ) -> None:
     github.fail("/comments", 503, times=3, body={"message": "down <!here> @everyone"})
     r = rig(tmp_path, github=github)
-    r.relay.record(decision(), REPOS)
+    r.record(decision())
     r.drain()
     (still,) = [t for t in r.room.replies() if "has not reached the-loop yet" in t]
     assert "<!here>" not in still and "@everyone" not in still and "here" in still
@@ -347,7 +358,7 @@ def test_a_still_trying_reply_carries_the_peers_words_inert(
 def _answer_rig(tmp_path: Path, loop: FakeLoop) -> tuple[Rig, str]:
     r = rig(tmp_path, loop=loop)
     answer = decision(kinds.ANSWER, words="Option 1", thread="300.0")
-    r.relay.record(answer, REPOS)
+    r.record(answer)
     return r, answer.key
 
 
@@ -414,7 +425,7 @@ def test_an_answer_that_never_left_is_retried_until_it_lands(tmp_path: Path) -> 
         url = gone.url
     r = rig(tmp_path)
     r.relay.sinks.loop = LoopSink(url, timeout=5)  # connection refused
-    r.relay.record(decision(kinds.ANSWER, words="1"), REPOS)
+    r.record(decision(kinds.ANSWER, words="1"))
     r.relay.step()
     (item,) = r.queue.list()
     assert item.state == "pending" and "unreachable" in item.last_error
@@ -429,7 +440,7 @@ def test_a_skip_whose_answer_was_lost_is_retried_as_the_loop_keeps_the_first(
 ) -> None:
     loop.fail("/graph/skip", kind="land_then_drop")
     r = rig(tmp_path, loop=loop)
-    r.relay.record(decision(kinds.SKIP, nodes=("evidence",)), REPOS)
+    r.record(decision(kinds.SKIP, nodes=("evidence",)))
     r.drain()
     assert r.queue.depth() == 0 and r.room.reactions() == ["eyes", "white_check_mark"]
 
@@ -441,7 +452,7 @@ def test_the_duplicate_check_reads_every_page_of_a_busy_issue(
         github._create(("acme/api", 7), f"comment {n}")
     github.fail("/comments", kind="land_then_drop")
     r = rig(tmp_path, github=github)
-    r.relay.record(decision(), REPOS)
+    r.record(decision())
     r.drain()
     assert github.posted().count(relay_body(decision())) == 1
     gets = [q for q in github.requests if q.method == "GET"]
@@ -463,7 +474,7 @@ def test_a_secondary_rate_limit_waits_instead_of_parking(
     secondary = {"message": "You have exceeded a secondary rate limit. Please wait."}
     github.fail("/comments", 403, headers={"Retry-After": "90"}, body=secondary)
     r = rig(tmp_path, github=github)
-    r.relay.record(decision(), REPOS)
+    r.record(decision())
     r.relay.step()
     (item,) = r.queue.list()
     assert item.state == "pending" and item.due == pytest.approx(r.clock.now + 90)
@@ -481,8 +492,8 @@ def test_a_secondary_rate_limit_waits_instead_of_parking(
     [("start", "starts its session"), ("pause", "`resume` wakes it"), ("do", "ad-hoc loop")],
 )
 def test_a_landed_control_verb_says_what_happens_next(kind: str, next_step: str) -> None:
-    decision = Decision(kind, "github:acme/api#7", "U0ALICE01", "C1:1.1", "2026-11-30T10:00:00Z")
-    text = texts.landed_text(decision, "")
+    made = Decision(kind, "github:acme/api#7", "U0ALICE01", "C1:1.1", "2026-11-30T10:00:00Z")
+    text = texts.landed_text(kinds.stamped(made), "")
     assert text.startswith("✅ recorded") and next_step in text and "<@U0ALICE01>" in text
 
 
@@ -502,7 +513,7 @@ def test_a_renamed_keyword_reaches_the_comment_the_sink_posts() -> None:
 def _reply_rig(tmp_path: Path, github: FakeGitHub, loop: FakeLoop) -> Rig:
     r = rig(tmp_path, github=github, loop=loop)
     loop.clock = r.clock
-    r.relay.record(decision(kinds.REPLY, words="prefer the smaller migration"), REPOS)
+    r.record(decision(kinds.REPLY, words="prefer the smaller migration"))
     return r
 
 
@@ -549,7 +560,7 @@ def test_replies_to_one_session_go_one_at_a_time_in_the_order_said(
     loop.fail("/sessions/reply", kind="land_then_drop")
     r = _reply_rig(tmp_path, github, loop)
     second = decision(kinds.REPLY, words="and keep the index", origin="C1:202.0", ts="202.0")
-    r.relay.record(second, REPOS)
+    r.record(second)
     r.drain()
     assert [reply["text"] for reply in loop.replies] == [
         "prefer the smaller migration",

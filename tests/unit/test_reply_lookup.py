@@ -20,7 +20,7 @@ from looproom.decide import kinds
 from looproom.relay import reply_lookup
 from looproom.relay.reply_lookup import CLOCK_SKEW, ReplyBook, Sent
 from tests.fakes.loop_api import FakeLoop
-from tests.unit.test_relay import REPOS, Rig, decision, rig
+from tests.unit.test_relay import Rig, decision, rig
 
 WAITING = "is still waiting"
 
@@ -33,7 +33,7 @@ def loop() -> Iterator[FakeLoop]:
 
 def _answer(r: Rig, words: str, ts: str) -> str:
     answer = decision(kinds.ANSWER, words=words, ts=ts, origin=f"C1:{ts}", thread="300.0")
-    assert r.relay.record(answer, REPOS)
+    assert r.record(answer)
     return answer.key
 
 

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from looproom.decide.authorization import AccessPolicy
-from looproom.decide.decision import ADMITTED, REFUSED
 from looproom.decide.desk import Desk
 from looproom.decide.effects import Effects
 from looproom.decide.judging import Received, Where
+from looproom.decide.verdict import ADMITTED, REFUSED
 from looproom.durable.queue import DurableQueue
 from looproom.events import Event
 from looproom.relay import forms, relay

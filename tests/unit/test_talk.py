@@ -18,8 +18,8 @@ from looproom.decide import grammar, judging, kinds, talk
 from looproom.decide.authorization import AccessPolicy
 from looproom.decide.catchup import LOOKBACK, CatchUp
 from looproom.decide.cursors import CLAIMS_CAP, Cursors
-from looproom.decide.decision import ADMITTED, IGNORED, REFUSED, Verdict
 from looproom.decide.judging import Received, Where
+from looproom.decide.verdict import ADMITTED, IGNORED, REFUSED, Verdict
 from looproom.room.memory import ItemState
 from tests.unit.test_judging import ASK, GATE
 

@@ -7,8 +7,8 @@ import pytest
 from looproom import workitem
 from looproom.decide import judging
 from looproom.decide.authorization import AccessPolicy
-from looproom.decide.decision import REFUSED
 from looproom.decide.judging import Received, Where
+from looproom.decide.verdict import REFUSED
 from looproom.relay import forms
 from looproom.room import render, routing
 from looproom.room.memory import ItemState

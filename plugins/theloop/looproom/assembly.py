@@ -31,6 +31,7 @@ from looproom.inbound.recent import Recent
 from looproom.inbound.stream import StreamFollower
 from looproom.instances import report as instance_report
 from looproom.instances.fleet import Fleet
+from looproom.kickoff.opening import KICKOFF
 from looproom.metrics import Metrics
 from looproom.relay.relay import RELAY
 from looproom.room.memory import Memory
@@ -85,7 +86,7 @@ class LoopRoom:
         self.env, self.settings = env, settings
         self._admins, self._say = admins, say
         #: The queues and the books' records: SQLite here, or the shared database.
-        self.stores = open_stores(env, data_dir, store, (INBOX, RELAY))
+        self.stores = open_stores(env, data_dir, store, (INBOX, RELAY), KICKOFF)
         store = self.stores.state
         self.metrics = Metrics(replica=self.stores.replica)
         # The environment's secret; on the Text backend without one, a local one.
@@ -103,6 +104,7 @@ class LoopRoom:
             memory=self.memory,
             cursors=Cursors(store),
             relay_queue=self.stores.relay,
+            kickoff_queue=self.stores.kickoff,
             ledger=data_dir / LEDGER_FILE,
             slack=slack,
             say=say,

@@ -19,14 +19,13 @@ from looproom.attach import slack_files
 from looproom.decide import kinds, slash
 from looproom.decide.catchup import CatchUp
 from looproom.decide.cursors import Cursors
-from looproom.decide.decision import Decision
-from looproom.decide.desk import Desk
+from looproom.decide.desk import Desk, Reopening
 from looproom.decide.effects import Effects
 from looproom.decide.listener import Listener, thread_lines
 from looproom.decide.listening import ListenAll
 from looproom.decide.loop_control import LoopControl
 from looproom.decide.members import Directory, Grants, UnknownHandle, resolve_grants
-from looproom.decide.menu_desk import MenuDesk
+from looproom.decide.menu_desk import MenuDesk, WhyForm
 from looproom.decide.places import Places
 from looproom.decide.policies import Policies
 from looproom.decide.reconcile import Reconcile
@@ -141,9 +140,12 @@ def _opener(
     memory: Memory,
     book: RoomBook,
     decisions: Decisions,
+    queue: WorkQueue | None,
 ) -> Opener | None:
     """The kickoff, where a room has one and GitHub can be written; else None."""
     if slack is None or store is None or not env.github_token or not settings.kickoffs:
+        return None
+    if queue is None:
         return None
 
     def bind(work_item: str, channel: str, posted: tuple[str, ...]) -> None:
@@ -155,7 +157,7 @@ def _opener(
 
     maker = IssueMaker(env.github_api, env.github_token)
     kickoff_for, policy = decisions.places.kickoff_for, decisions.policies.now
-    return Opener(store, kickoff_for, maker, SlackPoster(slack), policy, bind)
+    return Opener(store, kickoff_for, maker, SlackPoster(slack), policy, bind, queue=queue)
 
 
 class Decisions:
@@ -169,6 +171,7 @@ class Decisions:
         book: RoomBook,
         memory: Memory,
         relay_queue: WorkQueue,
+        kickoff_queue: WorkQueue | None = None,
         ledger: Path,
         slack: SlackTransport | None,
         say: Say,
@@ -194,17 +197,6 @@ class Decisions:
         # 3 s, and the desk's lock is never held across a Slack call.
         self._voice = QueuedRoom(SlackRoom(slack)) if slack is not None else None
         room = Reacting(self._voice or PlainRoom(say), settings.reactions)
-        # A parked decision reopens its question, so the member can answer again.
-        self.relay = Relay(
-            relay_queue,
-            self.sinks,
-            room,
-            on_given_up=self._given_up,
-            observe=metrics.relay_settled if metrics is not None else lambda _i, _o: None,
-            slots=env.delivery_slots,
-            notice_after=env.relay_notice_seconds,
-            give_up_after=env.relay_give_up_seconds,
-        )
         self.cursors = cursors if cursors is not None else Cursors({})
         self.roster = Roster(kept)
         #: The rooms an admin switched to hear every message as words to the bot.
@@ -228,6 +220,17 @@ class Decisions:
         #: What a collaborator or channel command changes here, and what an ending ends.
         moves = ChannelMoves(kept, book, room.reply, self.places.ids.known)
         self.effects = Effects(self.roster, moves, settings.people)
+        # A parked decision reopens its question, so the member can answer again.
+        self.relay = Relay(
+            relay_queue,
+            self.sinks,
+            room,
+            parked=Reopening(memory, self.effects.given_up),
+            observe=metrics.relay_settled if metrics is not None else lambda _i, _o: None,
+            slots=env.delivery_slots,
+            notice_after=env.relay_notice_seconds,
+            give_up_after=env.relay_give_up_seconds,
+        )
         self.desk = Desk(
             memory,
             self.relay,
@@ -236,10 +239,10 @@ class Decisions:
             cursors=self.cursors,
             thread_lines=thread_lines(slack, bot_member),
             recorded=self.effects.recorded,
+            ask_why=WhyForm(memory, view_opener(slack)),
         )
         self.menus = MenuDesk(self.desk, view_opener(slack), self.policies.now)
-        self.desk.ask_why = self.menus.ask_why
-        self.opener = _opener(env, settings, slack, store, memory, book, self)
+        self.opener = _opener(env, settings, slack, store, memory, book, self, kickoff_queue)
         self.listener = Listener(
             self.desk,
             self.menus,
@@ -285,6 +288,8 @@ class Decisions:
 
     def start(self) -> None:
         self.relay.start()
+        if self.opener is not None:
+            self.opener.start()  # what a bot that died left unopened is opened now
         self.reconnected()  # at start, too: the bot was away until now
         if self.catch_up is not None:
             self.reconcile.start()
@@ -314,10 +319,7 @@ class Decisions:
         self.reconcile.stop()
         self.relay.stop()
         self.relay.queue.close()
+        if self.opener is not None:
+            self.opener.stop()
         if self._voice is not None:
             self._voice.close()  # after the relay: its last ✅ is said too
-
-    def _given_up(self, decision: Decision) -> None:
-        """A decision parked for good: its question reopens, and what it granted goes."""
-        self.desk.given_up(decision)
-        self.effects.given_up(decision)

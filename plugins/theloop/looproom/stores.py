@@ -27,13 +27,15 @@ QUEUES_FILE = "queues.sqlite3"
 
 @dataclass
 class Stores:
-    """The state mapping and the two queues of one activation, and what they live in."""
+    """The state mapping and the queues of one activation, and what they live in."""
 
     state: MutableMapping[str, Any]
     inbox: WorkQueue
     relay: WorkQueue
     #: ``SQLite <file>`` or ``PostgreSQL <url without password>``, for status lines.
     where: str
+    #: Requests to open a work item from Slack, kept until their issue exists.
+    kickoff: WorkQueue | None = None
     replica: str = ""
     heartbeat: Heartbeat | None = None
     database: Database | None = field(default=None, repr=False)
@@ -50,6 +52,8 @@ class Stores:
         """Close the queues, then stop the heartbeat (its claims lapse a lease later)."""
         self.inbox.close()
         self.relay.close()
+        if self.kickoff is not None:
+            self.kickoff.close()
         if self.heartbeat is not None:
             self.heartbeat.stop()
         if self.database is not None:
@@ -57,14 +61,23 @@ class Stores:
 
 
 def open_stores(
-    env: Environment, data_dir: Path, errbot_store: MutableMapping[str, Any], names: tuple[str, str]
+    env: Environment,
+    data_dir: Path,
+    errbot_store: MutableMapping[str, Any],
+    names: tuple[str, str],
+    kickoff: str = "",
 ) -> Stores:
-    """The stores ``env`` asks for; ``names`` are the inbox's and the relay's queue names."""
+    """The stores ``env`` asks for; ``names`` are the inbox's and the relay's queue names,
+    ``kickoff`` the kickoff queue's (``""``: none)."""
     inbox, relay = names
     if not env.database_url:
         path = data_dir / QUEUES_FILE
         return Stores(
-            errbot_store, DurableQueue(path, inbox), DurableQueue(path, relay), f"SQLite {path}"
+            errbot_store,
+            DurableQueue(path, inbox),
+            DurableQueue(path, relay),
+            f"SQLite {path}",
+            kickoff=DurableQueue(path, kickoff) if kickoff else None,
         )
     database = Database(env.database_url)
     beat = Heartbeat(database, env.replica, env.lease_seconds)
@@ -74,6 +87,7 @@ def open_stores(
         PostgresQueue(database, inbox, replica=beat.id, lease=lease),
         PostgresQueue(database, relay, replica=beat.id, lease=lease),
         f"PostgreSQL {database.name}",
+        kickoff=PostgresQueue(database, kickoff, replica=beat.id, lease=lease) if kickoff else None,
         replica=env.replica,
         heartbeat=beat,
         database=database,

@@ -1,8 +1,8 @@
 """What each admin command answers about one activation, read from its live parts.
 
 ``!theloop status`` (the configuration, the queues, the store, the grants), ``queue``
-(list, retry, drop — the inbox's or the relay's item by its key), ``why``, ``records``,
-``doctor``, ``bind``/``unbind`` and ``listen``. The words are drawn by
+(list, retry, drop — the inbox's, the relay's or the kickoff's item by its key), ``why``,
+``records``, ``doctor``, ``bind``/``unbind`` and ``listen``. The words are drawn by
 :mod:`looproom.admin.text`; here the parts are asked what to draw.
 """
 
@@ -28,6 +28,8 @@ from looproom.inbound.recent import Recent
 from looproom.inbound.stream import StreamFollower
 from looproom.instances import report as instance_report
 from looproom.instances.fleet import Fleet
+from looproom.kickoff.opening import is_key as is_kickoff_key
+from looproom.kickoff.opening import queue_lines as opening_lines
 from looproom.relay import keywords, texts
 from looproom.relay.record_reader import RecordReader
 from looproom.relay.relay import Relay
@@ -158,10 +160,16 @@ class Answers:
         if command.action == "list":
             listed = text.queue_text(self._inbox.list(), self._inbox.depth(), now)
             relays = texts.queue_lines(self._relay_queue.list(), now)
-            return listed + (
-                "\n\nDecisions not relayed yet:\n" + "\n".join(relays) if relays else ""
+            kicks = self._stores.kickoff
+            opening = opening_lines(kicks.list(), now) if kicks is not None else []
+            return (
+                listed
+                + ("\n\nDecisions not relayed yet:\n" + "\n".join(relays) if relays else "")
+                + ("\n\nWork items not opened yet:\n" + "\n".join(opening) if opening else "")
             )
         queue = self._relay_queue if command.key.startswith("relay:") else self._inbox
+        if is_kickoff_key(command.key) and self._stores.kickoff is not None:
+            queue = self._stores.kickoff
         act = queue.retry_now if command.action == "retry" else queue.drop
         if act(command.key):
             return f"{command.action}: done for `{command.key}`."

@@ -15,15 +15,15 @@ import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, Protocol
 
 from looproom import times, workitem
 from looproom.decide import grammar, judging, kinds, presses, talk
 from looproom.decide.authorization import AccessPolicy
 from looproom.decide.cursors import Cursors
-from looproom.decide.decision import ADMITTED, REFUSED, Decision, Verdict, refuse
 from looproom.decide.judging import Received, Where
-from looproom.relay.relay import Relay
+from looproom.decide.verdict import ADMITTED, REFUSED, Verdict, refuse
+from looproom.relay.decision import Decision
 from looproom.room.memory import Memory
 from looproom.slack import reactions
 from looproom.slack.queued_room import Speaker, quietly
@@ -50,13 +50,40 @@ def room_facts(
     return (items[0] if len(items) == 1 else ""), (repos[0] if len(repos) == 1 else "")
 
 
+class Recorder(Protocol):
+    """What the desk asks of the relay (``looproom.relay.relay.Relay``): store a decision
+    with its target before anything is acknowledged; False when it was stored before."""
+
+    def record(self, decision: Decision, target: Mapping[str, Any]) -> bool: ...
+
+
+#: A change request pressed without its reason: may a form ask for it? (True when one
+#: was opened: ``looproom.decide.menu_desk.WhyForm`` on Slack.)
+AskWhy = Callable[[presses.Press, Mapping[str, Any]], bool]
+
+
+class Reopening:
+    """Told by the relay when it gives a decision up for good (its ``Parked``): the
+    question it answered reopens, so the member can answer again, and ``taken_back``
+    undoes what it granted here (``looproom.decide.effects``)."""
+
+    def __init__(self, memory: Memory, taken_back: Callable[[Decision], None]) -> None:
+        self._memory, self._taken_back = memory, taken_back
+
+    def given_up(self, decision: Decision) -> None:
+        settles = kinds.settles(decision.kind)
+        if settles:
+            self._memory.reopen(decision.work_item, settles)
+        self._taken_back(decision)
+
+
 class Desk:
     """The decision desk: one per plugin activation."""
 
     def __init__(
         self,
         memory: Memory,
-        relay: Relay,
+        relay: Recorder,
         room: Speaker,
         policy: Callable[[], AccessPolicy],
         *,
@@ -64,6 +91,7 @@ class Desk:
         thread_lines: ThreadLines = lambda _c, _t: None,
         clock: Callable[[], float] = time.time,
         recorded: Callable[[Decision], None] = lambda _d: None,
+        ask_why: AskWhy = lambda _p, _q: False,
     ) -> None:
         """``cursors`` remembers what each thread gave as context; ``thread_lines`` reads a
         thread for ``record-context``; ``recorded`` applies what a stored decision changes
@@ -76,9 +104,7 @@ class Desk:
         # The memory's own lock: on the shared database one transaction every replica's
         # desk takes, so two replicas cannot both answer one question.
         self._lock = memory.lock
-        #: A change request pressed without its reason: may a form ask for it? (True when
-        #: one was opened; set by the talk desk on Slack.)
-        self.ask_why: Callable[[presses.Press, Mapping[str, Any]], bool] = lambda _p, _q: False
+        self._ask_why = ask_why
 
     def where(
         self, channel: str, thread_ts: str, room_item: str = "", repository: str = ""
@@ -156,7 +182,7 @@ class Desk:
             line = presses.pressed_line(press, verdict.decision, now)
             blocks = presses.after_press(press, line)
             quietly(self.room.update, press.channel, press.ts, f"{press.text}\n{line}", blocks)
-        if verdict.reason == "changes-without-reason" and self.ask_why(press, payload):
+        if verdict.reason == "changes-without-reason" and self._ask_why(press, payload):
             return verdict  # the form asks the reason; its submission is the decision
         self._answer(verdict, press.channel, press.member, press.ts, press.thread_ts or press.ts)
         return verdict
@@ -168,7 +194,7 @@ class Desk:
             return verdict
         decision = _discussed_at(decision)
         verdict = replace(verdict, decision=decision)
-        if not self.relay.record(decision, policy.destinations.repos):
+        if not self.relay.record(decision, kinds.target(decision, policy.destinations)):
             return Verdict(
                 REFUSED,
                 "duplicate",
@@ -192,12 +218,6 @@ class Desk:
         if verdict.reason == "unauthorized":
             quietly(self.room.react, channel, ts, reactions.ERROR)
         quietly(self.room.tell, channel, member, verdict.text, thread)
-
-    def given_up(self, decision: Decision) -> None:
-        """The relay parked a decision: reopen its question so it can be answered again."""
-        settles = kinds.settles(decision.kind)
-        if settles:
-            self.memory.reopen(decision.work_item, settles)
 
 
 def _wants_thread(verdict: Verdict) -> bool:

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from looproom.decide import kinds, subjects
-from looproom.decide.decision import Decision
 from looproom.events import Event
+from looproom.relay.decision import Decision
 from looproom.room import event_types
 from looproom.room.channel_moves import ChannelMoves
 from looproom.room.roster import Roster

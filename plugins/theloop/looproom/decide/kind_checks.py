@@ -14,7 +14,6 @@ from dataclasses import replace
 from typing import Any
 
 from looproom.decide import grammar, subjects
-from looproom.decide.decision import ADMITTED, Decision, Verdict, refuse, unanswered
 from looproom.decide.presses import Press, ticked
 from looproom.decide.verbs import (
     ANSWER,
@@ -26,7 +25,9 @@ from looproom.decide.verbs import (
     REPLY,
     SKIP,
 )
+from looproom.decide.verdict import ADMITTED, Verdict, refuse, unanswered
 from looproom.relay import forms
+from looproom.relay.decision import Decision
 from looproom.relay.keywords import REMOVE_CHANNEL
 from looproom.room import buttons
 from looproom.room import checklist as checklists

@@ -17,7 +17,6 @@ from typing import Any
 
 from looproom.decide import authorization, grammar, subjects, talk, verbs
 from looproom.decide import kind_checks as checks
-from looproom.decide.decision import ADMITTED, Decision, Verdict
 from looproom.decide.kind_checks import PressCheck, TypedCheck
 from looproom.decide.verbs import (
     ANSWER,
@@ -33,7 +32,9 @@ from looproom.decide.verbs import (
     SELECTION,
     SKIP,
 )
+from looproom.decide.verdict import ADMITTED, Verdict
 from looproom.relay import forms, keywords, records, standing
+from looproom.relay.decision import Decision
 from looproom.relay.keywords import (
     ADD_CHANNEL,
     ADD_COLLABORATOR,
@@ -67,6 +68,8 @@ class DecisionKind:
     button: str = ""  # the action id of its button ("" when it has none)
     pressed: PressCheck | None = None
     after: str = ""  # what happens next once it landed, said with the ✅
+    #: Said instead of "✅ recorded — moving on" once it landed ({who}, {count} filled in).
+    receipt: str = ""
     #: Typed only as an explicit command (``!do …``, a mention, ``the-loop do …``): its
     #: verb opens ordinary sentences too ("do we need this?"), which must stay words.
     addressed_only: bool = False
@@ -270,6 +273,7 @@ _ROWS: tuple[DecisionKind, ...] = (
         form=standing.REPLY_FORM,
         act=authorization.REPLY,
         typed=checks.typed_reply,
+        receipt="✅ The reply of {who} is on the work item, and the agent has it.",
     ),
     DecisionKind(
         CONTEXT,
@@ -279,6 +283,8 @@ _ROWS: tuple[DecisionKind, ...] = (
         verb=talk.RECORD_CONTEXT,
         read=talk.read_record_context,
         typed=checks.typed_context,
+        receipt="📎 {count} message(s) of this thread went to the work item and the agent as "
+        "context, recorded by {who}.",
         usage="`record-context` — this thread since its last record, to the work item and agent.",
     ),
     DecisionKind(
@@ -289,16 +295,26 @@ _ROWS: tuple[DecisionKind, ...] = (
         verb=talk.RECORD_DECISION,
         read=talk.read_record_decision,
         typed=checks.typed_decision,
+        receipt="📌 The decision of {who} is on the work item, and the agent has it.",
         usage="`record-decision [product|design|tech:] <what> — why: <rationale>` — on record.",
     ),
 )
 
 
 def _settled(verdict: Verdict) -> Verdict:
-    """An admitted verdict names the open question its decision's row settles."""
+    """An admitted verdict names the open question its decision's row settles, and its
+    decision carries what the room will be told of it."""
     if verdict.status != ADMITTED or verdict.decision is None:
         return verdict
-    return replace(verdict, settles=settles(verdict.decision.kind))
+    decision = stamped(verdict.decision)
+    return replace(verdict, decision=decision, settles=settles(decision.kind))
+
+
+def stamped(decision: Decision) -> Decision:
+    """``decision`` carrying its row's words for the room — its label, what follows once
+    it landed, its receipt — so the relay tells of it without knowing any kind."""
+    row = BY_NAME[decision.kind]
+    return replace(decision, label=row.label, after=row.after, receipt=row.receipt)
 
 
 def _settling(check: Callable[..., Verdict] | None) -> Callable[..., Verdict] | None:
@@ -374,12 +390,6 @@ def act(kind: str) -> str:
 def label(kind: str) -> str:
     """What the room's replies call a decision of ``kind``."""
     return BY_NAME[kind].label
-
-
-def after(kind: str) -> str:
-    """What happens next once a decision of ``kind`` landed, ``""`` when nothing to say."""
-    known = BY_NAME.get(kind)
-    return known.after if known is not None else ""
 
 
 def unwritable(kind: DecisionKind, work_item: str, destinations: forms.Destinations) -> str:

@@ -20,12 +20,32 @@ from looproom.decide.authorization import DECISION_RECORD, AccessPolicy, may, re
 from looproom.decide.desk import Desk
 from looproom.decide.judging import Received
 from looproom.decide.presses import Press
+from looproom.room.memory import Memory
 from looproom.slack.queued_room import quietly
 
 log = logging.getLogger(__name__)
 
 #: ``(trigger_id, view)`` → whether Slack opened the form (``views.open``).
 OpenView = Callable[[str, Mapping[str, Any]], bool]
+
+
+class WhyForm:
+    """The desk's ``ask_why`` on Slack: a **Request changes** press without its reason
+    opens the form that asks it. Built before the desk, which it is handed to."""
+
+    def __init__(self, memory: Memory, open_view: OpenView) -> None:
+        self._memory, self._open = memory, open_view
+
+    def __call__(self, press: Press, payload: Mapping[str, Any]) -> bool:
+        """A **Request changes** press that only lacks its reason: open the form asking it.
+        False when no form could be opened (then the member is told to type it)."""
+        trigger = str(payload.get("trigger_id") or "")
+        work_item = self._memory.locate(press.channel, press.ts)
+        gate = self._memory.get(work_item).gate if work_item else None
+        if not trigger or gate is None:
+            return False
+        opened = modals.FormOrigin(press.channel, press.thread_ts or press.ts, press.ts)
+        return self._open(trigger, modals.changes_view(opened, gate.node))
 
 
 class MenuDesk:
@@ -45,17 +65,6 @@ class MenuDesk:
             self._submitted(submitted)
             return True
         return False
-
-    def ask_why(self, press: Press, payload: Mapping[str, Any]) -> bool:
-        """A **Request changes** press that only lacks its reason: open the form asking it.
-        False when no form could be opened (then the member is told to type it)."""
-        trigger = str(payload.get("trigger_id") or "")
-        work_item = self._desk.memory.locate(press.channel, press.ts)
-        gate = self._desk.memory.get(work_item).gate if work_item else None
-        if not trigger or gate is None:
-            return False
-        opened = modals.FormOrigin(press.channel, press.thread_ts or press.ts, press.ts)
-        return self._open(trigger, modals.changes_view(opened, gate.node))
 
     def _shortcut(self, shortcut: shortcuts.Shortcut) -> None:
         if shortcut.callback_id == shortcuts.RECORD_CONTEXT:

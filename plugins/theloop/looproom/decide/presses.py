@@ -18,7 +18,7 @@ from typing import Any
 from slack_sdk.models.blocks import ContextBlock, MarkdownTextObject, SectionBlock
 
 from looproom import strict_json, times
-from looproom.decide.decision import Decision
+from looproom.relay.decision import Decision
 from looproom.room import buttons
 from looproom.room import checklist as checklists
 from looproom.slack.signed import Checked, signed_body

@@ -16,11 +16,11 @@ from typing import Any, Protocol
 from looproom import workitem
 from looproom.decide import followed, grammar, kinds, slash
 from looproom.decide.authorization import AccessPolicy
-from looproom.decide.decision import ADMITTED, REFUSED
 from looproom.decide.desk import Desk
 from looproom.decide.judging import Received
 from looproom.decide.loop_control import LoopControl
 from looproom.decide.planes import Plane
+from looproom.decide.verdict import ADMITTED, REFUSED
 from looproom.room.routing import RoomBook
 
 #: ``room_facts(channel)`` → (the one work item bound to it, its one repository).

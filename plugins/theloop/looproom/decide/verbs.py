@@ -9,6 +9,8 @@ keywords are (:mod:`looproom.relay.keywords`, the one table of its default keywo
 
 from __future__ import annotations
 
+import re
+
 from looproom.decide import grammar
 
 EXECUTE, SKIP, APPROVE, CHANGES, ANSWER = "execute", "skip", "approve", "changes", "answer"
@@ -53,11 +55,19 @@ def read_changes(ref: str, tail: str, words: str) -> grammar.Parsed:
     return grammar.Command(CHANGES, ref, words=words)
 
 
+#: the-loop's instance address, ``instance:<name>``: which instance takes a work item
+#: where the-loop's instances run in its ``addressed`` scope mode (its name's grammar).
+_ADDRESS = re.compile(r"^instance:[a-z0-9][a-z0-9-]{0,39}$", re.IGNORECASE)
+
+
 def read_bare(verb: str) -> grammar.Reader:
     """A control verb that takes no words: words after it make the message conversation
-    (a refusal only when it was addressed to the bot)."""
+    (a refusal only when it was addressed to the bot). One word may follow: the-loop's
+    instance address (``start instance:team-b``), relayed on the keyword's line."""
 
     def read(ref: str, tail: str, words: str) -> grammar.Parsed:
+        if _ADDRESS.match(words.strip()):
+            return grammar.Command(verb, ref, words="instance:" + words.strip()[9:].lower())
         if words:
             return grammar.Refusal(
                 f"{verb}-words",

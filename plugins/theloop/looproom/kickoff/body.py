@@ -3,7 +3,9 @@
 The member's words (hidden HTML comments removed: a forged envelope or marker), a rule,
 an attribution line, then the envelope ``<!-- the-loop:event {…"type":"work-item.create"} -->``
 — and no self-authored marker, so the-loop's ingress arms the issue as a person's request
-rather than dropping it as its own.
+rather than dropping it as its own. After the envelope, a hidden marker names the request
+(its Slack channel and message, or the command's trigger), so the issue is found again
+rather than opened twice (:func:`marker`).
 """
 
 from __future__ import annotations
@@ -29,3 +31,15 @@ def issue_body(words: str, member: str, login: str, at: str) -> str:
     said = clean_words(words).rstrip()
     attribution = f"🗣️ _Opened from the **slack** channel by {who(member, login)} through the-loop._"
     return f"{said}\n\n---\n\n{attribution}\n\n{envelope(EVENT, member, login, at)}\n"
+
+
+def marker(key: str) -> str:
+    """The hidden line that names a kickoff request in its issue's body. ``key`` is our own
+    (``message:<channel>:<ts>``, ``slash:<channel>:<trigger>``): ids, never a person's words."""
+    safe = "".join(c for c in key if c.isalnum() or c in ":._-").replace("--", "-")
+    return f"<!-- theloop:kickoff {safe} -->"
+
+
+def marked(body: str, key: str) -> str:
+    """``body`` with its request's marker after the envelope, where the-loop reads nothing."""
+    return f"{body.rstrip()}\n{marker(key)}\n"

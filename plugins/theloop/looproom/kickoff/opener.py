@@ -2,13 +2,15 @@
 
 A top-level message addressed to the bot in a kickoff room, or ``/the-loop new <title>``,
 is asked ``may(member, work-item.create)`` like every act. Then its key — the message's
-channel and ts, or the command's trigger — is **claimed in the plugin's storage before
-the issue is created**, so a message Slack delivers twice, or a second pick, opens
-nothing more. With several allowed repositories a select menu asks which; the choice
-waits :data:`PICK_TTL` seconds and is the asker's alone. The issue is opened in the-loop's
-``issue_body`` form (``looproom.kickoff.body``), then the work item gets its thread — the
-message's own thread, or a new message for a slash command — whose first reply carries a
-**Start** button that relays ``start`` like typing it.
+channel and ts, or the command's trigger — is **stored in the kickoff queue before the
+issue is created** (:mod:`looproom.kickoff.opening`), so a message Slack delivers twice,
+or a second pick, opens nothing more, and a bot that dies before the issue exists opens it
+when it is back. With several allowed repositories the key is claimed in the plugin's
+storage and a select menu asks which; the choice waits :data:`PICK_TTL` seconds and is the
+asker's alone. The issue is opened in the-loop's ``issue_body`` form
+(``looproom.kickoff.body``), then the work item gets its thread — the message's own
+thread, or a new message for a slash command — whose first reply carries a **Start**
+button that relays ``start`` like typing it.
 """
 
 from __future__ import annotations
@@ -16,15 +18,13 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
-import threading
 import time
 from collections.abc import Callable, Mapping, MutableMapping
-from dataclasses import asdict, dataclass
-from typing import Any, Protocol
+from dataclasses import asdict
+from typing import Any
 
 from slack_sdk.models.blocks import (
     ActionsBlock,
-    ButtonElement,
     MarkdownTextObject,
     Option,
     PlainTextObject,
@@ -32,17 +32,18 @@ from slack_sdk.models.blocks import (
     StaticSelectElement,
 )
 
-from looproom import times
 from looproom.decide import grammar, kinds, slash
 from looproom.decide.authorization import CREATE, AccessPolicy, may, refusal_text
 from looproom.durable.bounded import touched
+from looproom.durable.contract import WorkQueue
 from looproom.durable.state import lock_for
+from looproom.durable.worker import Worker
 from looproom.kickoff import prefix
-from looproom.kickoff.body import issue_body, title_of
-from looproom.kickoff.github import IssueMaker, OpenedIssue
+from looproom.kickoff.body import title_of
+from looproom.kickoff.github import IssueMaker
+from looproom.kickoff.opening import KICKOFF, Opening, Poster, Wanted, opened_message
 from looproom.room import buttons
 from looproom.settings import KickoffSettings
-from looproom.slack.text import escape, neutralise
 
 log = logging.getLogger(__name__)
 
@@ -54,32 +55,6 @@ PICK_TTL = 600.0
 #: Slack's limit on a static select's options.
 MAX_OPTIONS = 100
 _MENTION = re.compile(r"^\s*<@([UW][A-Z0-9]+)(?:\|[^>]*)?>[\s:,]*")
-
-
-class Poster(Protocol):
-    """What the opener says in Slack, synchronously (it needs the ts Slack gives a post)."""
-
-    def post(
-        self, channel: str, text: str, blocks: list[dict[str, Any]], thread_ts: str
-    ) -> str: ...
-
-    def update(self, channel: str, ts: str, text: str, blocks: list[dict[str, Any]]) -> None: ...
-
-    def tell(self, channel: str, member: str, text: str, thread_ts: str = "") -> None: ...
-
-
-@dataclass(frozen=True)
-class Wanted:
-    """One request to open a work item, as stored while its repository is picked."""
-
-    key: str
-    member: str
-    channel: str
-    thread: str  # the message's ts when it came as a message ("" for a slash command)
-    words: str
-    repos: tuple[str, ...]
-    labels: tuple[str, ...] = ()
-    expires: float = 0.0
 
 
 def addressed_words(text: str, own_id: str) -> str | None:
@@ -102,15 +77,29 @@ class Opener:
         policy: Callable[[], AccessPolicy],
         bind: Callable[[str, str, tuple[str, ...]], None],
         *,
+        queue: WorkQueue,
         clock: Callable[[], float] = time.time,
-        background: Callable[[Callable[[], None]], None] | None = None,
     ) -> None:
         """``kickoff_for(channel)`` is the room's kickoff (``""``: the default room's);
-        ``bind(work_item, channel, ts…)`` makes those messages the work item's thread."""
-        self._store, self._kickoff_for, self._maker = store, kickoff_for, maker
-        self._poster, self._policy, self._bind, self._clock = poster, policy, bind, clock
-        self._background = background or _in_a_thread
+        ``bind(work_item, channel, ts…)`` makes those messages the work item's thread;
+        ``queue`` keeps each request until its issue is opened."""
+        self._store, self._kickoff_for = store, kickoff_for
+        self._poster, self._policy, self._clock = poster, policy, clock
         self._lock = lock_for(store)
+        self.opening = Opening(queue, maker, poster, policy, bind, clock=clock)
+        self._worker = Worker(
+            queue, self.opening.deliver, settled=self.opening.settled, clock=clock, name=KICKOFF
+        )
+
+    def start(self) -> None:
+        self._worker.start()
+
+    def stop(self, timeout: float = 10.0) -> bool:
+        return self._worker.stop(timeout)
+
+    def step(self) -> bool:
+        """Carry out one due request now (tests, and a synchronous drain)."""
+        return self._worker.step()
 
     # -- the ways in -----------------------------------------------------------------
 
@@ -132,11 +121,11 @@ class Opener:
             self._poster.tell(channel, member, refused, ts)
             return True
         asked = Wanted(f"message:{channel}:{ts}", member, channel, ts, words, repos, labels)
-        if not self._claim(asked.key):
-            log.info("kickoff: %s was opened already (delivered again)", asked.key)
-            return True
         if named or len(asked.repos) == 1:
-            self._open(asked, named or asked.repos[0])
+            if not self.opening.put(asked, named or asked.repos[0]):
+                log.info("kickoff: %s was taken already (delivered again)", asked.key)
+        elif not self._claim(asked.key):
+            log.info("kickoff: %s was asked about already (delivered again)", asked.key)
         else:
             text, blocks = self._ask(asked)
             self._poster.post(channel, text, blocks, ts)
@@ -156,14 +145,15 @@ class Opener:
             return slash.ephemeral(refused)
         key = f"slash:{command.channel}:{command.trigger or time.time_ns()}"
         asked = Wanted(key, command.member, command.channel, "", words, repos, labels)
-        if not self._claim(asked.key):
-            return slash.ephemeral("That request is being opened already.")
         if named or len(asked.repos) == 1:
             repo = named or asked.repos[0]
-            self._background(lambda: self._open(asked, repo))
+            if not self.opening.put(asked, repo):
+                return slash.ephemeral("That request is being opened already.")
             return slash.ephemeral(
                 f"Opening a new work item in `{repo}` — its thread follows here."
             )
+        if not self._claim(asked.key):
+            return slash.ephemeral("That request is being opened already.")
         text, blocks = self._ask(asked)
         return slash.ephemeral(text, blocks)
 
@@ -185,7 +175,6 @@ class Opener:
         if container.get("type") == "message" and container.get("message_ts"):
             line = f"Opening it in `{repo}`, as <@{member}> picked…"
             self._poster.update(asked.channel, str(container["message_ts"]), line, [])
-        self._background(lambda: self._open(asked, repo))
         return True
 
     # -- the steps -------------------------------------------------------------------
@@ -207,12 +196,6 @@ class Opener:
             self._store[CLAIMS] = touched(claims, key, claimed, CLAIM_CAP)
             return True
 
-    def _settle(self, key: str, **fields: Any) -> None:
-        with self._lock:
-            claims = dict(self._store.get(CLAIMS) or {})
-            claims[key] = {**dict(claims.get(key) or {}), **fields}
-            self._store[CLAIMS] = claims
-
     def _ask(self, asked: Wanted) -> tuple[str, list[dict[str, Any]]]:
         """Store the request while its repository is picked; the menu that asks."""
         pending_id = hashlib.sha256(asked.key.encode()).hexdigest()[:16]
@@ -231,50 +214,25 @@ class Opener:
             raw = pending.get(pending_id)
             if raw is None:
                 return None, "That choice is no longer open — it was made, or it expired."
-            asked = Wanted(**{**raw, "repos": tuple(raw["repos"]), "labels": tuple(raw["labels"])})
+            asked = Wanted.read(raw)
             if asked.member != member:
                 return None, f"Only <@{asked.member}>, who asked, picks the repository."
             if repo not in asked.repos:
                 return None, "That repository is not one this room opens work items in."
+            if asked.expires < self._clock():
+                del pending[pending_id]
+                self._store[PENDING] = self._live(pending)
+                return None, "That choice expired; ask again to open the work item."
+            # Stored for opening before the choice is forgotten: a crash in between opens
+            # it anyway, and a second pick finds it stored.
+            self.opening.put(asked, repo)
             del pending[pending_id]
             self._store[PENDING] = self._live(pending)
-            if asked.expires < self._clock():
-                return None, "That choice expired; ask again to open the work item."
             return asked, ""
 
     def _live(self, pending: dict[str, Any]) -> dict[str, Any]:
         now = self._clock()
         return {key: value for key, value in pending.items() if value.get("expires", 0) >= now}
-
-    def _open(self, asked: Wanted, repo: str) -> None:
-        """Create the issue, then give the work item its thread with a Start button."""
-        policy = self._policy()
-        login = policy.people.get(asked.member, "")
-        body = issue_body(asked.words, asked.member, login, times.iso(self._clock()))
-        labels = asked.labels
-        opened = self._maker.open(repo, title_of(asked.words), body, labels)
-        if opened.error:
-            self._settle(asked.key, state="failed", error=opened.error)
-            log.warning("kickoff: %s not opened in %s: %s", asked.key, repo, opened.error)
-            self._poster.tell(
-                asked.channel,
-                asked.member,
-                f"⚠️ The work item could not be opened in `{repo}`: {_inert(opened.error)}. "
-                "It is not tried again on its own (GitHub may have opened it anyway): look "
-                "in the repository, then ask again if it is not there.",
-                asked.thread,
-            )
-            return
-        self._settle(asked.key, state="opened", ref=opened.ref)
-        log.info("kickoff: %s opened as %s", asked.key, opened.ref)
-        text, blocks = opened_message(opened, title_of(asked.words), asked.member)
-        if asked.thread:
-            # The message's thread is the work item's before its Start button is shown: a
-            # press can come before Slack's answer to the post gives us the button's ts.
-            self._bind(opened.ref, asked.channel, (asked.thread,))
-        ts = self._poster.post(asked.channel, text, blocks, asked.thread)
-        anchor = asked.thread or ts
-        self._bind(opened.ref, asked.channel, tuple(dict.fromkeys(t for t in (anchor, ts) if t)))
 
 
 def _of(kickoff: KickoffSettings) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -295,32 +253,7 @@ def picker(pending_id: str, repos: tuple[str, ...], text: str) -> list[dict[str,
     ]
 
 
-def opened_message(
-    opened: OpenedIssue, title: str, member: str
-) -> tuple[str, list[dict[str, Any]]]:
-    """The work item thread's first reply: what was opened, by whom, and Start."""
-    link = f"<{opened.url}|{opened.ref}>" if opened.url else f"`{opened.ref}`"
-    text = (
-        f"🆕 Opened {link} — {_inert(title)}, asked for by <@{member}>. Press *Start* when "
-        "the-loop should begin (or say `start` in this thread)."
-    )
-    start = ButtonElement(
-        action_id=buttons.START,
-        text=PlainTextObject(text=buttons.NAMES[buttons.START]),
-        value=opened.ref,
-        style="primary",
-    )
-    return text, [
-        SectionBlock(text=MarkdownTextObject(text=text)).to_dict(),
-        ActionsBlock(elements=[start]).to_dict(),
-    ]
-
-
 PICK = f"{buttons.PREFIX}kickoff-repo"
-
-
-def _inert(text: str) -> str:
-    return escape(neutralise(text))
 
 
 def _obj(value: Any) -> Mapping[str, Any]:
@@ -332,5 +265,4 @@ def _first_action(payload: Mapping[str, Any]) -> Mapping[str, Any]:
     return _obj(actions[0]) if isinstance(actions, list) and actions else {}
 
 
-def _in_a_thread(work: Callable[[], None]) -> None:
-    threading.Thread(target=work, name="theloop-kickoff", daemon=True).start()
+__all__ = ["Opener", "Wanted", "addressed_words", "opened_message", "picker"]

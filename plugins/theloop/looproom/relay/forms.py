@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from looproom import workitem
-from looproom.decide.decision import Decision
+from looproom.relay.decision import Decision
 from looproom.relay.jira_config import JiraSite
 from looproom.relay.keywords import Keywords
 

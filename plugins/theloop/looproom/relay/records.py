@@ -21,9 +21,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from looproom.decide.decision import Decision
 from looproom.digest import strip_comments
 from looproom.relay import forms, keywords
+from looproom.relay.decision import Decision
 
 REPLY, CONTEXT, DECISION = "work-item.reply", "context.added", "decision.recorded"
 RECORDS = (REPLY, CONTEXT, DECISION)

@@ -15,13 +15,13 @@ import logging
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import replace
+from typing import Any, Protocol
 
-from looproom.decide import kinds
-from looproom.decide.decision import Decision
 from looproom.durable.contract import Item, WorkQueue
 from looproom.durable.outcome import Delivered, Failed, Outcome, RetryLater
 from looproom.durable.worker import Worker
 from looproom.relay import forms, texts
+from looproom.relay.decision import Decision
 from looproom.relay.reply_lookup import LogUnread, Unsure, unsure_reason
 from looproom.relay.sinks import Sinks, Undeliverable
 from looproom.slack import reactions
@@ -40,6 +40,16 @@ GIVE_UP_AFTER = 24 * 3600.0
 _TOLD = " (the thread was told)"
 
 
+class Parked(Protocol):
+    """Who hears that a decision was given up for good — never one that may have landed,
+    since a second answer could then stand beside the first: the desk's side, which
+    reopens the question it answered and takes back what it granted."""
+
+    def given_up(self, decision: Decision) -> None:
+        """``decision`` will not be relayed: parked for an admin."""
+        ...
+
+
 class Relay:
     """Stores decisions (before any acknowledgement) and relays them with a worker."""
 
@@ -49,27 +59,29 @@ class Relay:
         sinks: Sinks,
         acks: Speaker,
         *,
-        on_given_up: Callable[[Decision], None] = lambda _d: None,
+        parked: Parked | None = None,
         observe: Callable[[Item, Outcome], None] = lambda _i, _o: None,
         clock: Callable[[], float] = time.time,
         slots: int = 1,
         notice_after: float = NOTICE_AFTER,
         give_up_after: float = GIVE_UP_AFTER,
     ) -> None:
-        """``observe`` is told every outcome too (the metrics count them). ``slots``:
+        """``parked`` hears of each decision given up for good. ``observe`` is told every
+        outcome too (the metrics count them). ``slots``:
         decisions relayed side by side, each work item's one at a time, in order.
         ``notice_after``/``give_up_after``: seconds since the first attempt before a reply
         waiting on the-loop's unreadable event log is said to wait, then parked."""
         self.queue, self.sinks, self.acks = queue, sinks, acks
-        self._on_given_up, self._observe = on_given_up, observe
+        self._parked, self._observe = parked, observe
         self._clock, self._notice_after, self._give_up_after = clock, notice_after, give_up_after
         self._worker = Worker(
             queue, self._send, settled=self._settled, clock=clock, name="theloop-relay", slots=slots
         )
 
-    def record(self, decision: Decision, repos: Mapping[str, str]) -> bool:
-        """Store ``decision`` durably, then 👀; False when it was stored before (a duplicate)."""
-        target = kinds.target(decision, self.sinks.available(repos))
+    def record(self, decision: Decision, target: Mapping[str, Any]) -> bool:
+        """Store ``decision`` durably with its ``target`` (the sink and the request it is
+        carried in, as the desk chose it), then 👀; False when it was stored before (a
+        duplicate)."""
         stored = self.queue.put(
             decision.key, forms.payload(decision, target), group=_group(decision)
         )
@@ -170,8 +182,9 @@ class Relay:
         else:
             text = texts.failed_text(decision, outcome.reason, item.key)
         quietly(self.acks.reply, decision.channel, decision.thread or decision.ts, text)
-        if not unsure:  # reopening would invite a second answer while the first may stand
-            self._on_given_up(decision)
+        # Reopening would invite a second answer while the first may stand.
+        if not unsure and self._parked is not None:
+            self._parked.given_up(decision)
 
 
 def _group(decision: Decision) -> str:

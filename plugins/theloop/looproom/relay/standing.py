@@ -15,8 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from looproom.decide.decision import Decision
 from looproom.relay import forms, records
+from looproom.relay.decision import Decision
 
 SAY_PATH = "/api/v1/standing-sessions/say"
 PREFIX = "standing:"

@@ -8,10 +8,9 @@ Still trying after a few attempts: said once. A peer's words in any of these (an
 
 from __future__ import annotations
 
-from looproom.decide import kinds
-from looproom.decide.decision import Decision
 from looproom.durable.queue import Item
 from looproom.relay import forms
+from looproom.relay.decision import Decision
 from looproom.slack.text import defang, escape, neutralise
 
 
@@ -22,30 +21,24 @@ def _peer(text: str) -> str:
 
 
 def landed_text(decision: Decision, detail: str) -> str:
-    """The threaded reply once a decision landed; a context record's is the 📎 receipt
-    naming how many messages went."""
+    """The threaded reply once a decision landed: its receipt when it carries one (a
+    context record's 📎 names how many messages went), else "recorded — moving on"."""
     who = f"<@{decision.member}>"
-    if decision.kind == kinds.CONTEXT:
-        return (
-            f"📎 {decision.count} message(s) of this thread went to the work item and the "
-            f"agent as context, recorded by {who}."
-        )
-    if decision.kind == kinds.DECISION:
-        return f"📌 The decision of {who} is on the work item, and the agent has it."
-    if decision.kind == kinds.REPLY:
-        return f"✅ The reply of {who} is on the work item, and the agent has it."
+    if decision.receipt:
+        return decision.receipt.format(who=who, count=decision.count)
     note = f" ({_peer(detail)})" if detail.startswith("rejected") else ""
-    after = kinds.after(decision.kind)
-    then = f" — {after}" if after else ""
-    return (
-        f"✅ recorded — moving on: the {kinds.label(decision.kind)} of "
-        f"<@{decision.member}>{note}{then}."
-    )
+    then = f" — {decision.after}" if decision.after else ""
+    return f"✅ recorded — moving on: the {_called(decision)} of {who}{note}{then}."
+
+
+def _called(decision: Decision) -> str:
+    """What the room's replies call it; its kind, for one stored before it carried that."""
+    return decision.label or decision.kind
 
 
 def failed_text(decision: Decision, reason: str, key: str) -> str:
     return (
-        f"⚠️ The {kinds.label(decision.kind)} of <@{decision.member}> could not be relayed: "
+        f"⚠️ The {_called(decision)} of <@{decision.member}> could not be relayed: "
         f"{_peer(reason)}. It is kept as `{key}` — an admin can `!theloop queue retry {key}`."
     )
 
@@ -54,7 +47,7 @@ def undeliverable_text(decision: Decision, reason: str, record: str) -> str:
     """A record mirrored on the ticket whose session could not take it."""
     where = f" ({_peer(record)})" if record.startswith("http") else ""
     return (
-        f"⚠️ The {kinds.label(decision.kind)} of <@{decision.member}> is recorded on the work "
+        f"⚠️ The {_called(decision)} of <@{decision.member}> is recorded on the work "
         f"item{where}, but the agent's session did not get it: {_peer(reason)}. A session "
         "started later reads it from the work item."
     )
@@ -62,7 +55,7 @@ def undeliverable_text(decision: Decision, reason: str, record: str) -> str:
 
 def unsure_text(decision: Decision, key: str) -> str:
     return (
-        f"⚠️ The {kinds.label(decision.kind)} of <@{decision.member}> may have reached the-loop, "
+        f"⚠️ The {_called(decision)} of <@{decision.member}> may have reached the-loop, "
         f"which did not confirm it and whose event log could not be read to tell; it is not "
         f"sent again on its own, so it cannot arrive twice. "
         f"It is kept as `{key}` — an admin checks, then `!theloop queue retry {key}` or "
@@ -72,7 +65,7 @@ def unsure_text(decision: Decision, key: str) -> str:
 
 def waiting_text(decision: Decision, reason: str) -> str:
     return (
-        f"⏳ The {kinds.label(decision.kind)} of <@{decision.member}> is still waiting: it may "
+        f"⏳ The {_called(decision)} of <@{decision.member}> is still waiting: it may "
         f"have reached the-loop already, and the-loop cannot be asked now ({_peer(reason)}). "
         "It is looked up again until the-loop answers, then sent only if it did not arrive — "
         "never twice; see `!theloop queue`."
@@ -81,7 +74,7 @@ def waiting_text(decision: Decision, reason: str) -> str:
 
 def still_trying_text(decision: Decision, reason: str) -> str:
     return (
-        f"⚠️ The {kinds.label(decision.kind)} of <@{decision.member}> has not reached the-loop "
+        f"⚠️ The {_called(decision)} of <@{decision.member}> has not reached the-loop "
         f"yet ({_peer(reason)}); it is kept and retried — see `!theloop queue`."
     )
 

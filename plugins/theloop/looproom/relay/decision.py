@@ -1,8 +1,8 @@
-"""A decision a member made, the verdict on what they said, and the open-question check.
+"""A decision a member made, as it is recorded and relayed.
 
-Typed messages and presses end the same way: a :class:`Verdict` that ignores, refuses
-(saying why) or admits a :class:`Decision`; and both ask of the question they answer the
-same thing before anything is recorded — is it still open, or has someone answered it?
+Made by the desk (``looproom.decide``), which stamps on it all the room will be told of
+it; stored with its target in the relay's queue; read back by the relay, which needs
+nothing else to carry it and say how it went.
 """
 
 from __future__ import annotations
@@ -11,10 +11,6 @@ import hashlib
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
-
-from looproom.room.memory import Asked
-
-IGNORED, REFUSED, ADMITTED = "ignored", "refused", "admitted"
 
 
 @dataclass(frozen=True)
@@ -52,6 +48,12 @@ class Decision:
     #: The files attached to a reply, as Slack described them (``looproom.attach``): the
     #: relay fetches them for the session. Their private URLs stay in the bot's queue.
     files: tuple[dict[str, Any], ...] = ()
+    #: What the room is told of it, carried with it (the relay knows no decision kinds):
+    #: what the replies call it ("approval"), what happens once it landed, and the
+    #: receipt said instead of "recorded — moving on" (``{who}``, ``{count}`` filled in).
+    label: str = ""
+    after: str = ""
+    receipt: str = ""
 
     @property
     def key(self) -> str:
@@ -76,45 +78,3 @@ class Decision:
         }
         fields["files"] = tuple(dict(attached) for attached in raw.get("files", ()))
         return cls(**fields)
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """What to do with a message or a press: ignore it, refuse it (``text`` says why), or
-    record ``decision``. ``reason`` is the label the log line carries; ``settles`` names the
-    question the decision answers (``gate``/``ask``/``selection``)."""
-
-    status: str
-    reason: str
-    text: str = ""
-    decision: Decision | None = None
-    settles: str = ""
-
-
-def refuse(reason: str, text: str) -> Verdict:
-    return Verdict(REFUSED, reason, text)
-
-
-def already_answered(asked: Asked, what: str) -> Verdict:
-    """The refusal for a question someone has answered already, naming who and when."""
-    return refuse(
-        "already-answered",
-        f"{what} was already answered by <@{asked.answered_by}> at {asked.answered_at}, "
-        "so nothing was relayed.",
-    )
-
-
-def unanswered(
-    asked: Asked | None, what: str, *, missing: Verdict | None = None, shown: str = ""
-) -> Verdict | None:
-    """Why ``asked`` is not an open question a decision may answer — ``None`` when it is.
-
-    ``missing`` is the refusal when there is no such question (``None``: none is needed);
-    ``shown`` is the message a press was made on, which must be the question's own: a
-    press on an older drawing answers nothing.
-    """
-    if asked is None or (shown and asked.ts != shown):
-        return missing
-    if asked.answered_by:
-        return already_answered(asked, what)
-    return None
