@@ -219,7 +219,12 @@ class Decisions:
         )
         #: What a collaborator or channel command changes here, and what an ending ends.
         moves = ChannelMoves(kept, book, room.reply, self.places.ids.known)
-        self.effects = Effects(self.roster, moves, settings.people)
+        self.effects = Effects(
+            self.roster,
+            moves,
+            settings.people,
+            listen=lambda room, mode: self.listen_all.switch(self.places.ids.known(room), mode),
+        )
         # A parked decision reopens its question, so the member can answer again.
         self.relay = Relay(
             relay_queue,
@@ -239,6 +244,7 @@ class Decisions:
             cursors=self.cursors,
             thread_lines=thread_lines(slack, bot_member),
             recorded=self.effects.recorded,
+            vet=self.effects.refusal,
             ask_why=WhyForm(memory, view_opener(slack)),
         )
         self.menus = MenuDesk(self.desk, view_opener(slack), self.policies.now)
