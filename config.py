@@ -109,7 +109,8 @@ else:
 
 BOT_ADMINS = _ENV.admins or _DEFAULT_ADMINS
 # Errbot builds whom to warn with the backend's build_identifier: on Slack a member id only as
-# its mention. An admin written as an id, a mention or a handle is told either way.
+# its mention, so an admin written as an id or a mention is warned that way (the plugin's own
+# telling reaches handles too).
 BOT_ADMINS_NOTIFICATIONS = people.notified(BOT_ADMINS, slack=_ON_SLACK)
 TEXT_COLOR_THEME = "light"
 

@@ -101,6 +101,19 @@ def test_a_channel_is_the_command_and_the_room_the_loop_reads(
     assert not result.refusal
 
 
+@pytest.mark.parametrize(
+    ("typed", "mode"), [("all", "all"), ("mentions", "mentions"), ("addressed", "mentions")]
+)
+def test_a_channel_that_listens_to_everything_is_read_with_its_mode(typed: str, mode: str) -> None:
+    """``add-channel #room --listen all``: the flag as the-loop's own parser reads it (this
+    room's word ``addressed`` is the-loop's ``mentions``)."""
+    said = keywords.Keywords()
+    text = body(relayed(f"add-channel <#C0WAR0001|war-room> --listen {typed}", said), said)
+    result = parse_command(text, ControlConfig())
+    assert result.command == "add-channel" and result.subjects == ["slack@C0WAR0001"]
+    assert result.listen == mode and not result.refusal
+
+
 def test_an_operators_own_word_arms_the_work_item_on_its_loop(tmp_path: Path) -> None:
     control = {
         "commands": {

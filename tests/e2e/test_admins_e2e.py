@@ -3,7 +3,8 @@
 ``THELOOP_ADMINS`` documents member ids; people also paste a mention (``<@U…>``) or write a
 handle. Each form must reach the admin when the bot has something to tell them — here, that
 its port is taken and the-loop's events reach nobody — and an admin written as a mention is
-still let into the admin commands, which Errbot matches by member id.
+still let into the admin commands, which Errbot matches by member id. Errbot's own warning
+(the plugin failed to start) reaches the admins written as ids or mentions.
 """
 
 from __future__ import annotations
@@ -75,5 +76,24 @@ def test_every_form_of_admin_is_told_and_a_mention_is_let_into_admin_commands(
 
         answer = wait_for(answered, TIMEOUT, "bob's status")
         assert "NOT LISTENING" in answer and "privileges" not in answer
+    finally:
+        bot.kill()
+
+
+def test_errbot_tells_an_admin_written_as_an_id_that_the_plugin_failed_to_start(
+    tmp_path: Path, slack: FakeSlack
+) -> None:
+    env = {**slack_env(slack), "THELOOP_ADMINS": WRITTEN}
+    bot = BotProcess(tmp_path, backend="SlackV3", env=env)
+    (tmp_path / "theloop.yaml").write_text("slack:\n  chanel: oops\n", encoding="utf-8")
+    bot.start(wait=False)
+    try:
+
+        def warned(dm: str) -> bool:
+            return any("TheLoop" in str(m.get("text")) for m in slack.messages(dm))
+
+        for member in ("U0ALICE01", "U0BOB0001"):  # an id, and a mention
+            wait_for(lambda m=member: warned(ADMINS[m]), TIMEOUT, f"{member} warned")
+        assert "Unparseable" not in bot.log_text()
     finally:
         bot.kill()

@@ -194,6 +194,10 @@ def test_the_slash_command_answers_help_status_and_verbs_to_the_member_alone(rig
     assert "already recorded" in rig.slash(f"pause {ITEM}")  # Slack redelivered it
     assert "`control.command`" in rig.slash(f"stop {ITEM}", member=CAROL, trigger="t2")
     assert len(rig.github.posted(REPO, NUMBER)) == 1
+    # A work item of a repository the operator never configured, the room never shown.
+    elsewhere = rig.slash("start github:stranger/repo#3", trigger="t3")
+    assert "is not a work item of this room" in elsewhere
+    assert [r for r in rig.github.requests if "stranger" in r.path] == []
 
 
 def test_the_slash_command_over_signed_http(rig: Rig) -> None:

@@ -236,3 +236,29 @@ def test_a_start_names_the_instance_that_takes_the_work_item(rig: Rig) -> None:
     )
     wait_for(lambda: len(rig.comments()) == 2, TIMEOUT, "the addressed pause")
     assert rig.comments()[1].split("\n", 1)[0] == "the-loop pause instance:team-b"
+
+
+def test_a_room_backs_one_work_item_and_may_listen_to_everything(rig: Rig) -> None:
+    """``add-channel #room --listen all`` moves the work item there and any message in its
+    thread there reaches its session; another work item cannot take that room."""
+    thread = rig.show(corpus("01"))["thread_ts"]
+    moved = rig.say(ALICE, f"add-channel <#{API_LOOP}|api-loop> --listen all", thread)
+    rig.landed(moved, "the move's ✅")
+    first = rig.comments()[0].split("\n", 1)[0]
+    assert first == f"the-loop add-channel slack@{API_LOOP} --listen all"
+    other = {"id": "other-1", "eventType": "comment.agent", "workItem": "github:acme/api#8"}
+    other_thread = rig.show(other | {"text": "Another work item."})["thread_ts"]
+    rig.say(ALICE, f"add-channel <#{API_LOOP}|api-loop>", other_thread)
+    wait_for(lambda: rig.told(ALICE, f"already the room of `{ITEM}`"), TIMEOUT, "the refusal")
+    assert len(rig.comments()) == 1  # nothing relayed for the second
+    said = {"id": "moved-1", "eventType": "comment.agent", "workItem": ITEM, "text": "Next."}
+    assert rig.bot.send(said)[0] == 202
+    there = wait_for(
+        lambda: [m for m in rig.slack.messages(API_LOOP) if event_key(m) == said["id"]],
+        TIMEOUT,
+        "the work item's next event in its new room",
+    )[0]
+    rig.bot.process.wait_delivered(TIMEOUT)
+    plain = rig.say(ALICE, "use the replica for the backfill", there["thread_ts"], room=API_LOOP)
+    rig.landed(plain, "a plain message in a room that listens to everything")
+    assert rig.loop.replies[-1]["text"] == "use the replica for the backfill"

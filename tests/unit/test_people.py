@@ -39,9 +39,9 @@ def test_the_environment_keeps_each_admin_as_errbots_admin_check_compares_it() -
     assert env.admins == ("U0AUTH", "U0BOB0001", "@carol")
 
 
-def test_errbot_warns_every_admin_it_can_build_and_no_glob() -> None:
-    admins = ("U0AUTH", "@carol", "U0*")
-    assert people.notified(admins, slack=True) == ("<@U0AUTH>", "@carol")
+def test_errbot_warns_each_admin_by_id_on_slack_and_no_glob() -> None:
+    admins = ("U0AUTH", "@carol", "U0*", "<@U0BOB0001>")
+    assert people.notified(admins, slack=True) == ("<@U0AUTH>", "<@U0BOB0001>")
     assert people.notified(("@localhost",), slack=False) == ("@localhost",)
 
 

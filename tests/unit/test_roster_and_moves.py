@@ -13,6 +13,7 @@ from looproom.decide.authorization import AccessPolicy
 from looproom.decide.desk import Desk
 from looproom.decide.effects import Effects
 from looproom.decide.judging import Received, Where
+from looproom.decide.listening import ListenAll
 from looproom.decide.verdict import ADMITTED, REFUSED
 from looproom.durable.queue import DurableQueue
 from looproom.events import Event
@@ -35,13 +36,22 @@ class Rig:
         self.store, self.room = store, Room()
         self.book = RoomBook(store)
         self.roster = Roster(store)
+        self.listening = ListenAll(store)
         self.effects = Effects(
-            self.roster, ChannelMoves(store, self.book, self.room.reply), {DANA: "dana-gh"}
+            self.roster,
+            ChannelMoves(store, self.book, self.room.reply),
+            {DANA: "dana-gh"},
+            listen=self.listening.switch,
         )
         queue = DurableQueue(tmp_path / "q.sqlite3", relay.RELAY)
         self.relay = relay.Relay(queue, Sinks(LedgerSink(tmp_path / "l.jsonl")), self.room)
         self.desk = Desk(
-            Memory(store), self.relay, self.room, self.policy, recorded=self.effects.recorded
+            Memory(store),
+            self.relay,
+            self.room,
+            self.policy,
+            recorded=self.effects.recorded,
+            vet=self.effects.refusal,
         )
         self._ts = 100
 
@@ -151,3 +161,24 @@ def test_a_room_named_when_moved_is_the_room_its_id_names_when_moved_back(
     book.learn_channel_id("#war-room", "C0WAR0001")  # the first post there learnt it
     assert moves.back(ITEM, "C0WAR0001", ("C0WAR0001", "60.0"))
     assert book.room_bindings() == {} and "no longer" in said[-1]
+
+
+def test_a_room_that_backs_another_work_item_is_refused(rig: Rig) -> None:
+    """One room backs one work item, as in the-loop: a second is refused before anything
+    is recorded, whether the room was moved to or bound by an admin."""
+    assert rig.say(ALICE, "add-channel <#C0WAR0001|war-room>").status == ADMITTED
+    taken = rig.say(ALICE, "add-channel <#C0WAR0001|war-room>", item=OTHER)
+    assert taken.status == REFUSED and f"already the room of `{ITEM}`" in taken.text
+    rig.book.bind_room("github:acme/api#9", "C0ADMIN01")
+    assert rig.say(ALICE, "add-channel <#C0ADMIN01>", item=OTHER).status == REFUSED
+    assert len(rig.relay.queue.list()) == 1  # only the first was relayed
+    assert rig.say(ALICE, "add-channel <#C0WAR0001|war-room>").status == ADMITTED  # its own
+
+
+def test_add_channel_with_listen_all_switches_the_room(rig: Rig) -> None:
+    assert rig.say(ALICE, "add-channel <#C0WAR0001|war-room> --listen all").status == ADMITTED
+    assert rig.listening.hears_all("C0WAR0001")
+    assert rig.say(ALICE, "add-channel <#C0WAR0001> --listen addressed").status == ADMITTED
+    assert not rig.listening.hears_all("C0WAR0001")
+    wrong = rig.say(ALICE, "add-channel <#C0WAR0001> --listen loudly")
+    assert wrong.status == REFUSED and "--listen all|mentions" in wrong.text

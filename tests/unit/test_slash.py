@@ -29,7 +29,10 @@ def room(tmp_path: Path) -> Iterator[LoopRoom]:
         {"THELOOP_WEBHOOK_SECRET": "x" * 32, "THELOOP_SLACK_SIGNING_SECRET": SECRET}
     )
     settings = Settings(
-        authorized_users=frozenset({ALICE}), collaborators=frozenset({CAROL}), channel="C1"
+        authorized_users=frozenset({ALICE}),
+        collaborators=frozenset({CAROL}),
+        channel="C1",
+        rooms=(("acme/*", "C1"),),
     )
     built = LoopRoom(
         env,
@@ -213,3 +216,22 @@ def test_with_the_jira_ledger_a_verb_names_a_jira_work_item_as_a_github_one(
         ]
     finally:
         room.stop()
+
+
+def test_a_work_item_the_operator_never_configured_is_refused(room: LoopRoom) -> None:
+    """What a slash command names is bounded as in the-loop: a repository the settings
+    name, or a work item the room was shown — never any repository the token can reach."""
+    elsewhere = ask(room, "start github:stranger/repo#3")["text"]
+    assert "is not a work item of this room" in elsewhere and "`stranger/repo`" in elsewhere
+    assert (
+        "slack.authorizedUsers" in ask(room, "start github:stranger/repo#3", member=MALLORY)["text"]
+    )  # who may not start anything is told that, and nothing of the settings
+    room.decisions.desk.memory.observe(
+        Event.from_wire(
+            {"id": "e1", "eventType": "comment.agent", "workItem": "github:stranger/repo#4"}
+        )
+    )
+    shown = ask(room, "start github:stranger/repo#4", trigger="t2")["text"]
+    assert shown.startswith("👀 Recorded the start request for `github:stranger/repo#4`")
+    assert ask(room, "start github:ACME/web#9", trigger="t3")["text"].startswith("👀 Recorded")
+    assert len(room.decisions.relay.queue.list()) == 2

@@ -30,6 +30,7 @@ from looproom.decide.places import Places
 from looproom.decide.policies import Policies
 from looproom.decide.reconcile import Reconcile
 from looproom.decide.slash_desk import SlashDesk
+from looproom.decide.targets import Targets
 from looproom.doctor.split_watch import SplitWatch
 from looproom.durable.contract import WorkQueue
 from looproom.instances.fleet import Fleet
@@ -219,7 +220,12 @@ class Decisions:
         )
         #: What a collaborator or channel command changes here, and what an ending ends.
         moves = ChannelMoves(kept, book, room.reply, self.places.ids.known)
-        self.effects = Effects(self.roster, moves, settings.people)
+        self.effects = Effects(
+            self.roster,
+            moves,
+            settings.people,
+            listen=lambda room, mode: self.listen_all.switch(self.places.ids.known(room), mode),
+        )
         # A parked decision reopens its question, so the member can answer again.
         self.relay = Relay(
             relay_queue,
@@ -239,6 +245,7 @@ class Decisions:
             cursors=self.cursors,
             thread_lines=thread_lines(slack, bot_member),
             recorded=self.effects.recorded,
+            vet=self.effects.refusal,
             ask_why=WhyForm(memory, view_opener(slack)),
         )
         self.menus = MenuDesk(self.desk, view_opener(slack), self.policies.now)
@@ -284,6 +291,7 @@ class Decisions:
             loop_api=env.loop_api,
             kickoff=self.opener,
             control=control,
+            targets=Targets(memory.knows, _named_repositories(settings, fleet)),
         )
 
     def start(self) -> None:
@@ -323,3 +331,13 @@ class Decisions:
             self.opener.stop()
         if self._voice is not None:
             self._voice.close()  # after the relay: its last ✅ is said too
+
+
+def _named_repositories(settings: Settings, fleet: Fleet | None) -> list[str]:
+    """Every repository (or glob) the settings name: what ``/the-loop`` may name."""
+    named = [pattern for pattern, _room in settings.rooms]
+    named += [repo for _room, kickoff in settings.kickoffs for repo in kickoff.repos]
+    named += list(settings.relay_repos)
+    if fleet is not None:
+        named += [repo for instance in fleet.instances for repo in instance.claims.repos]
+    return named

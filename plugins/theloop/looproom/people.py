@@ -46,8 +46,12 @@ def addressee(who: str, *, slack: bool) -> str:
 
 def notified(admins: tuple[str, ...], *, slack: bool) -> tuple[str, ...]:
     """Errbot's ``BOT_ADMINS_NOTIFICATIONS``: each admin as the backend builds a person, for
-    Errbot's own warnings (a plugin that failed to start). A glob names no one to tell."""
-    return tuple(addressee(a, slack=slack) for a in admins if not any(c in a for c in "*?["))
+    Errbot's own warnings (a plugin that failed to start). A glob names no one to tell. On
+    Slack only member ids: Errbot's warning does not survive a handle Slack does not know
+    (the plugin's own telling does, and tells handles too)."""
+    if slack:
+        return tuple(addressee(a, slack=True) for a in admins if is_member_id(admin_id(a)))
+    return tuple(addressee(a, slack=False) for a in admins if not any(c in a for c in "*?["))
 
 
 def plain_mentions(text: str, shown: Callable[[str], str]) -> str:

@@ -91,16 +91,18 @@ class Desk:
         thread_lines: ThreadLines = lambda _c, _t: None,
         clock: Callable[[], float] = time.time,
         recorded: Callable[[Decision], None] = lambda _d: None,
+        vet: Callable[[Decision], str] = lambda _d: "",
         ask_why: AskWhy = lambda _p, _q: False,
     ) -> None:
         """``cursors`` remembers what each thread gave as context; ``thread_lines`` reads a
         thread for ``record-context``; ``recorded`` applies what a stored decision changes
-        in the room itself (a roster, a room: ``looproom.decide.effects``)."""
+        in the room itself (a roster, a room: ``looproom.decide.effects``); ``vet`` says
+        why a decision must not be recorded as the room stands (``""``: it may)."""
         self.memory, self.relay, self.room = memory, relay, room
         self._policy, self._clock = policy, clock
         self.cursors = cursors if cursors is not None else Cursors({})
         self._thread_lines = thread_lines
-        self._recorded = recorded
+        self._recorded, self._vet = recorded, vet
         # The memory's own lock: on the shared database one transaction every replica's
         # desk takes, so two replicas cannot both answer one question.
         self._lock = memory.lock
@@ -194,6 +196,9 @@ class Desk:
             return verdict
         decision = _discussed_at(decision)
         verdict = replace(verdict, decision=decision)
+        why = self._vet(decision)
+        if why:
+            return refuse("not-now", why)
         if not self.relay.record(decision, kinds.target(decision, policy.destinations)):
             return Verdict(
                 REFUSED,

@@ -10,13 +10,13 @@ where ``people`` maps a member to it — a name alone authorizes nobody. Closure
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from looproom.decide import kinds, subjects
 from looproom.events import Event
 from looproom.relay.decision import Decision
 from looproom.room import event_types
-from looproom.room.channel_moves import ChannelMoves
+from looproom.room.channel_moves import ChannelMoves, shown
 from looproom.room.roster import Roster
 
 
@@ -24,10 +24,30 @@ class Effects:
     """Applies recorded decisions to the roster and the moves; ends both with the item."""
 
     def __init__(
-        self, roster: Roster, moves: ChannelMoves, people: Mapping[str, str] | None = None
+        self,
+        roster: Roster,
+        moves: ChannelMoves,
+        people: Mapping[str, str] | None = None,
+        *,
+        listen: Callable[[str, str], bool] = lambda _room, _mode: True,
     ) -> None:
-        self.roster, self.moves = roster, moves
+        """``listen(room, mode)`` switches what a room hears (``add-channel --listen``)."""
+        self.roster, self.moves, self._listen = roster, moves, listen
         self._members_of_login = {login.lower(): m for m, login in (people or {}).items()}
+
+    def refusal(self, decision: Decision) -> str:
+        """Why ``decision`` must not be recorded as the room stands, ``""`` when it may:
+        a room backs one work item at most, as in the-loop."""
+        if decision.kind != kinds.ADD_CHANNEL or not decision.subjects:
+            return ""
+        room = subjects.room_of(decision.subjects[0])
+        other = self.moves.backer(room, decision.work_item)
+        if not other:
+            return ""
+        return (
+            f"{shown(room)} is already the room of `{other}`, and a room backs one work item "
+            f"— `remove-channel` there first. Nothing was recorded."
+        )
 
     def recorded(self, decision: Decision) -> None:
         """A decision was just stored: apply what it changes here."""
@@ -37,7 +57,11 @@ class Effects:
         elif decision.kind == kinds.REMOVE_COLLABORATOR:
             self.roster.remove(item, self._members(decision.subjects))
         elif decision.kind == kinds.ADD_CHANNEL and decision.subjects:
-            self.moves.move(item, subjects.room_of(decision.subjects[0]), where)
+            room = subjects.room_of(decision.subjects[0])
+            self.moves.move(item, room, where)
+            mode = subjects.listen_of(decision.subjects)
+            if mode:
+                self._listen(room, mode)
         elif decision.kind == kinds.REMOVE_CHANNEL and decision.subjects:
             self.moves.back(item, subjects.room_of(decision.subjects[0]), where)
         elif decision.kind == kinds.CLEANUP:

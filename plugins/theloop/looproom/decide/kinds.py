@@ -232,9 +232,10 @@ _ROWS: tuple[DecisionKind, ...] = (
     _control(
         ADD_CHANNEL,
         "collaboration channel",
-        subjects.read_channel(ADD_CHANNEL),
+        subjects.read_channel(ADD_CHANNEL, listen=True),
         "this work item's updates go to that room, and decisions typed there count",
-        "`add-channel #room` — this work item's conversation moves to that room.",
+        "`add-channel #room [--listen all]` — this work item's conversation moves to that "
+        "room (`--listen all`: any message there counts, no mention needed).",
         about=True,
     ),
     _control(

@@ -15,11 +15,12 @@ from typing import Any, Protocol
 
 from looproom import workitem
 from looproom.decide import followed, grammar, kinds, slash
-from looproom.decide.authorization import AccessPolicy
+from looproom.decide.authorization import AccessPolicy, may, refusal_text
 from looproom.decide.desk import Desk
 from looproom.decide.judging import Received
 from looproom.decide.loop_control import LoopControl
 from looproom.decide.planes import Plane
+from looproom.decide.targets import Targets
 from looproom.decide.verdict import ADMITTED, REFUSED
 from looproom.room.routing import RoomBook
 
@@ -46,12 +47,15 @@ class SlashDesk:
         loop_api: str = "",
         kickoff: KickoffOpener | None = None,
         control: LoopControl | None = None,
+        targets: Targets | None = None,
     ) -> None:
         """``control`` answers the instance and standing families (``restart``, ``upgrade``,
         ``standing …``, and the instance's part of ``status``)."""
         self._desk, self._book, self._policy = desk, book, policy
         self._room_facts, self._loop_api, self.kickoff = room_facts, loop_api, kickoff
         self._control = control
+        #: What a verb may name (``looproom.decide.targets``); None: anything.
+        self._targets = targets
 
     def answer(self, payload: Mapping[str, Any]) -> dict[str, Any] | None:
         """The ephemeral answer to a slash-command payload; ``None`` when it is not ours."""
@@ -148,8 +152,18 @@ class SlashDesk:
             return self._other(command, other)
         text = f"{command.action} {command.rest}".strip()
         room_item, repository = self._room_facts(command.channel)
-        work_item = _named(text, repository, self._policy()) or room_item
-        return self._judged(command, text, work_item, room_item, repository)
+        policy = self._policy()
+        named = _named(text, repository, policy)
+        refused = self._targets.refusal(named) if named and self._targets else ""
+        if refused and named != room_item:
+            # Who may not use the verb is told that first, and learns nothing of the rest.
+            act = kinds.act_of(kinds.read(text, policy.own_id, policy.destinations.keywords))
+            return (
+                refused
+                if may(command.member, act, policy)
+                else (refusal_text(command.member, act, policy))
+            )
+        return self._judged(command, text, named or room_item, room_item, repository)
 
     def _other(self, command: slash.Slash, ref: str) -> str:
         """Another tracker's work item named first (``jira:OPS-12``): the verb is judged

@@ -44,6 +44,14 @@ def member_token(word: str) -> str:
     return ""
 
 
+#: the-loop's flag on a channel command: how the room listens (its ``--listen``), and its
+#: two modes — ``mentions`` also typed as this room's own word for it, ``addressed``.
+LISTEN_FLAG, LISTEN_MODES = (
+    "--listen",
+    {"all": "all", "mentions": "mentions", "addressed": "mentions"},
+)
+
+
 def room_token(word: str) -> str:
     """``slack@C…`` for a room link or id, ``slack@#name`` for a name, ``""`` else."""
     link = _ROOM_LINK.match(word)
@@ -98,22 +106,40 @@ def read_collaborators(verb: str) -> grammar.Reader:
     return read
 
 
-def read_channel(verb: str, *, optional: bool = False) -> grammar.Reader:
-    """``add-channel #war-room``: one room. ``remove-channel`` alone names the room it is
-    typed in (the judging fills it in)."""
+def read_channel(verb: str, *, optional: bool = False, listen: bool = False) -> grammar.Reader:
+    """``add-channel #war-room``: one room, and (``listen``) what it hears after it as
+    the-loop writes it, ``--listen all|addressed``. ``remove-channel`` alone names the room
+    it is typed in (the judging fills it in)."""
 
     def read(ref: str, tail: str, words: str) -> grammar.Parsed:
         words_ = _tokens(tail)
         if not words_ and optional:
             return grammar.Command(verb, ref)
-        token = room_token(words_[0]) if len(words_) == 1 else ""
+        mode = _listen_flag(words_[1:]) if listen else ""
+        token = room_token(words_[0]) if len(words_) == 1 or mode else ""
         if not token:
+            flag = " [--listen all|mentions]" if listen else ""
             return grammar.Refusal(
                 f"{verb}-room",
-                f"`{verb}` takes one room: `{verb} #war-room` (link it, or name it); "
+                f"`{verb}` takes one room: `{verb} #war-room{flag}` (link it, or name it); "
                 "nothing was recorded.",
                 ref,
             )
-        return grammar.Command(verb, ref, (token,))
+        return grammar.Command(verb, ref, (token, LISTEN_FLAG, mode) if mode else (token,))
 
     return read
+
+
+def _listen_flag(words: list[str]) -> str:
+    """``all`` or ``mentions`` (as the-loop names them) from ``--listen <mode>``; ``""``
+    for anything else."""
+    if len(words) == 2 and words[0].lower() == LISTEN_FLAG:
+        return LISTEN_MODES.get(words[1].lower(), "")
+    return ""
+
+
+def listen_of(tokens: tuple[str, ...]) -> str:
+    """The ``--listen`` mode a channel command carries, ``""`` for none."""
+    if len(tokens) == 3 and tokens[1] == LISTEN_FLAG:
+        return tokens[2]
+    return ""

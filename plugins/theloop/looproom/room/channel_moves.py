@@ -78,6 +78,14 @@ class ChannelMoves:
         """The work item ended: its move is undone quietly."""
         return self.back(work_item, "", ("", ""))
 
+    def backer(self, room: str, other_than: str) -> str:
+        """The work item other than ``other_than`` whose room ``room`` is (moved there, or
+        bound by an admin); ``""`` when none: a room backs one work item at most."""
+        for work_item, bound in self._book.room_bindings().items():
+            if work_item != other_than and self._same(bound, room):
+                return work_item
+        return ""
+
     def moved(self) -> dict[str, str]:
         """Every move in force, work item → room."""
         return self._all()
