@@ -27,6 +27,7 @@ from looproom.events import KNOWN_EVENTS, Event
 from looproom.room.routing import RoomBook
 from looproom.room.slack_outlet import SlackOutlet
 from looproom.settings import Settings as RoomSettings
+from looproom.slack import replies as t
 from looproom.slack.limits import MethodLimits, Tier
 from looproom.slack.transport import SlackTransport
 from tests.fakes.slack_api import BOT_TOKEN, FakeSlack, Limit
@@ -449,3 +450,21 @@ def test_rooms_that_start_at_once_read_the_workspaces_listing_once(slack: FakeSl
         thread.join(TIMEOUT)
     assert [found[f"room-{n:02d}"] for n in range(12)] == rooms
     assert len(slack.calls_to("users.conversations")) == 1  # not one listing per room
+
+
+def test_a_redraw_waiting_its_turn_stops_waiting_when_the_bot_stops(slack: FakeSlack) -> None:
+    client = WebClient(token=BOT_TOKEN, base_url=slack.url)
+    transport = SlackTransport.beside(client, max_inline_wait=0.0)
+    transport.limits.hold(EDIT, 3600.0)  # Slack said: no edits for an hour
+    answers: list = []
+    slot = threading.Thread(
+        target=lambda: answers.append(
+            transport.update_message(ROOM, "1.0", text="card", patience=7200.0)
+        )
+    )
+    slot.start()
+    transport.close()
+    slot.join(TIMEOUT)
+    assert not slot.is_alive()
+    assert [a.kind for a in answers] == [t.RATE_LIMITED]  # the queue's to retry, not lost
+    assert slack.calls_to(EDIT) == []

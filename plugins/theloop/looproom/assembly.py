@@ -84,7 +84,7 @@ class LoopRoom:
         a room or, without one, to each of ``admins``. ``console``: the chat backend is
         Errbot's Text console, where an unset webhook secret gets a local one."""
         self.env, self.settings = env, settings
-        self._admins, self._say = admins, say
+        self._admins, self._say, self._slack = admins, say, slack
         #: The queues and the books' records: SQLite here, or the shared database.
         self.stores = open_stores(env, data_dir, store, (INBOX, RELAY), KICKOFF)
         store = self.stores.state
@@ -171,6 +171,8 @@ class LoopRoom:
             self.follower.stop()
         if self.fleet is not None:
             self.fleet.stop()
+        if self._slack is not None:
+            self._slack.close()  # a slot waiting for Slack's budget stops waiting
         stopped = self.worker.stop()
         self.decisions.close()
         self.stores.close()

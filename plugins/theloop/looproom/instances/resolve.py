@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from looproom.instances.model import Instance, SecretRef, Spec
+from looproom.settings.instances import Instance, SecretRef, Spec
 
 #: An HMAC key should carry at least as many bits as its digest tells apart in practice.
 MIN_SECRET_CHARS = 32

@@ -16,8 +16,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from looproom import people
-from looproom.instances.model import Instance
 from looproom.settings.errors import ConfigError, shown
+from looproom.settings.instances import Instance
 
 BACKENDS = ("Text", "SlackV3", "Null", "Test")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")

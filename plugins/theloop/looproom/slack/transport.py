@@ -20,6 +20,7 @@ The reply kinds are in ``replies``, the inline retries in ``retries``, the pacer
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -65,6 +66,12 @@ class SlackTransport:
         self._max_inline_wait = max_inline_wait
         #: Told of every 429 Slack answers, retried inline or not (the metrics).
         self.on_rate_limited: Callable[[], None] = lambda: None
+        self._closing = threading.Event()
+
+    def close(self) -> None:
+        """The bot is stopping: a call waiting for its turn stops waiting and answers 429
+        (its work is the queue's again), so the delivery slots finish at once."""
+        self._closing.set()
 
     def file_info(self, file_id: str) -> Reply:
         """``files.info``: a file as Slack knows it now (a voice clip's transcript done?)."""
@@ -324,9 +331,8 @@ class SlackTransport:
             if reply.kind != RATE_LIMITED:
                 return reply
             pause = max(0.05, reply.retry_after or 1.0)
-            if pause > deadline - time.monotonic():
-                return reply
-            time.sleep(pause)  # waiting its turn, in this slot only
+            if pause > deadline - time.monotonic() or self._closing.wait(pause):
+                return reply  # (a wait for its turn, in this slot only, unless stopping)
 
     def _call_in_turn(self, method: str, args: dict[str, Any], most: float) -> Reply:
         wait = self.limits.reserve(method, most)
