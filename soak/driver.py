@@ -26,6 +26,9 @@ from tests.support import signed
 PAUSE, AGAIN = (2.0, 8.0), 0.5
 #: The Approve button on a gate, and the question's "use the default" button.
 BUTTONS = {APPROVE: "theloop:approve", ANSWER: "theloop:default"}
+#: How a person decides: types in the thread, or presses the button — Slack hands the
+#: press to the bot over HTTP (signed) or over its Socket Mode connection.
+TYPE, PRESS_HTTP, PRESS_SOCKET = "typed", "pressed over HTTP", "pressed over Socket Mode"
 
 
 class Driver:
@@ -108,13 +111,15 @@ class Driver:
             return False
         decision = item.decisions.get(kind)
         if decision is None:
-            decision = Decision(kind, self.rng.choice(("type", "press")))
-            if decision.via == "press" and not _button(message, BUTTONS[kind]):
-                decision.via = "type"
-            decision.text = _words(item, kind, decision.via, message)
+            decision = Decision(kind, self.rng.choice((TYPE, PRESS_HTTP, PRESS_SOCKET)))
+            if decision.via != TYPE and not _button(message, BUTTONS[kind]):
+                decision.via = TYPE
+            decision.text = _words(item, kind, decision.via)
             item.decisions[kind] = decision
-        if decision.via == "type":
+        if decision.via == TYPE:
             return self._type(item, message, decision)
+        if decision.via == PRESS_SOCKET:
+            return self._press_socket(item, message, decision)
         return self._press(item, message, decision)
 
     def _message(self, item: Item, key: str) -> dict[str, Any] | None:
@@ -149,10 +154,21 @@ class Driver:
         decision.admitted = status == 200
         return decision.admitted
 
+    def _press_socket(self, item: Item, message: dict[str, Any], decision: Decision) -> bool:
+        """The button pressed, as Slack hands it to the bot's Socket Mode connection:
+        admitted once the bot acknowledged the envelope, pressed again otherwise."""
+        if not self.rig.up or not self.rig.slack.socket_connected():
+            return False
+        payload = _press_payload(item, message, BUTTONS[decision.kind])
+        decision.tried = True
+        ack = self.rig.slack.push_envelope(payload, kind="interactive", timeout=5.0)
+        decision.admitted = ack is not None
+        return decision.admitted
 
-def _words(item: Item, kind: str, via: str, message: dict[str, Any]) -> str:
+
+def _words(item: Item, kind: str, via: str) -> str:
     """What the decision says: the typed words, or what the pressed button sends."""
-    if via == "press":
+    if via != TYPE:
         if kind == ANSWER:
             return str(item.event("15")["detail"]["default"])
         return ""

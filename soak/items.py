@@ -34,7 +34,8 @@ ANSWERS = {APPROVE: "06", ANSWER: "15"}
 class Decision:
     """A person's decision: ``via`` typing or pressing; ``tried`` once attempted,
     ``admitted`` once the bot has it (typed: in Slack, which the bot reads back after any
-    outage; pressed: the bot answered the signed press 200)."""
+    outage; pressed: the bot answered the signed press 200, or acknowledged the press's
+    Socket Mode envelope)."""
 
     kind: str
     via: str

@@ -20,9 +20,10 @@ from looproom.decide import judging, kinds
 from looproom.decide.authorization import AccessPolicy
 from looproom.decide.judging import Received, Where
 from looproom.decide.verdict import ADMITTED
-from looproom.relay import forms, keywords, records
+from looproom.relay import forms, records
 from looproom.relay.decision import Decision
 from looproom.room.memory import ItemState
+from looproom.settings import keywords
 
 WORK_ITEM = "github:acme/api#7"
 MEMBER = "U0123ABC"

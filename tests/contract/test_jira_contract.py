@@ -25,11 +25,11 @@ from the_loop.jiraapi import JiraApiConfig, JiraApiError, JiraAuth, JiraClient, 
 
 from looproom.assembly import LoopRoom
 from looproom.decide import kinds
-from looproom.relay import forms, jira_config, records
+from looproom.relay import forms, records
 from looproom.relay.decision import Decision
 from looproom.relay.jira_sink import JiraSink
 from looproom.relay.sinks import LedgerSink, Sinks
-from looproom.settings import Environment, Settings
+from looproom.settings import Environment, Settings, jira_config
 from tests.fakes import jira_api
 from tests.fakes.jira_api import FakeJira
 

@@ -30,9 +30,10 @@ from looproom.decide.authorization import AccessPolicy
 from looproom.decide.judging import Received, Where
 from looproom.decide.verdict import ADMITTED
 from looproom.kickoff import prefix
-from looproom.relay import forms, keywords, standing
+from looproom.relay import forms, standing
 from looproom.relay.decision import Decision
 from looproom.room.memory import ItemState
+from looproom.settings import keywords
 
 WORK_ITEM = "github:acme/api#7"
 MEMBER, EVE, BOT = "U0123ABC", "U0EVE0001", "U0BOT0001"

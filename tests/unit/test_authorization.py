@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 from looproom.decide import authorization as auth
 from looproom.decide.authorization import AccessPolicy
+from looproom.settings import grants
 
 POLICY = AccessPolicy(
     own_id="UBOT", authorized=frozenset({"UDECIDER"}), collaborators=frozenset({"UCOLLAB"})
@@ -14,33 +15,33 @@ POLICY = AccessPolicy(
 
 
 def test_a_decider_may_do_every_act_the_room_is_granted() -> None:
-    granted = {act for act in auth.ACTS if auth.may("UDECIDER", act, POLICY)}
-    assert granted == set(auth.ACTS) - auth.OPT_IN
-    everything = replace(POLICY, granted=frozenset(auth.GRANTABLE))
-    assert all(auth.may("UDECIDER", act, everything) for act in auth.ACTS)
+    granted = {act for act in grants.ACTS if auth.may("UDECIDER", act, POLICY)}
+    assert granted == set(grants.ACTS) - grants.OPT_IN
+    everything = replace(POLICY, granted=frozenset(grants.GRANTABLE))
+    assert all(auth.may("UDECIDER", act, everything) for act in grants.ACTS)
 
 
 def test_a_work_items_own_collaborator_gives_input_on_that_work_item_only() -> None:
     policy = replace(POLICY, roster={"github:acme/api#7": frozenset({"UEVE"})})
     on_it, elsewhere = policy.on("github:acme/api#7"), policy.on("github:acme/api#8")
-    assert {a for a in auth.ACTS if auth.may("UEVE", a, on_it)} == {auth.REPLY, auth.CONTEXT}
-    assert not any(auth.may("UEVE", act, elsewhere) for act in auth.ACTS)
-    assert not any(auth.may("UEVE", act, policy) for act in auth.ACTS)
+    assert {a for a in grants.ACTS if auth.may("UEVE", a, on_it)} == {grants.REPLY, grants.CONTEXT}
+    assert not any(auth.may("UEVE", act, elsewhere) for act in grants.ACTS)
+    assert not any(auth.may("UEVE", act, policy) for act in grants.ACTS)
 
 
 def test_a_stranger_may_do_nothing() -> None:
-    assert not any(auth.may("USTRANGER", act, POLICY) for act in auth.ACTS)
+    assert not any(auth.may("USTRANGER", act, POLICY) for act in grants.ACTS)
 
 
 def test_a_collaborator_may_reply_and_add_context_but_not_decide() -> None:
-    allowed = {act for act in auth.ACTS if auth.may("UCOLLAB", act, POLICY)}
-    assert allowed == {auth.REPLY, auth.CONTEXT}
+    allowed = {act for act in grants.ACTS if auth.may("UCOLLAB", act, POLICY)}
+    assert allowed == {grants.REPLY, grants.CONTEXT}
 
 
 def test_an_empty_list_denies_everyone() -> None:
     nobody = AccessPolicy(own_id="UBOT", authorized=frozenset())
-    assert not auth.may("UDECIDER", auth.REPLY, nobody)
-    assert "nobody may" in auth.refusal_text("UDECIDER", auth.REPLY, nobody)
+    assert not auth.may("UDECIDER", grants.REPLY, nobody)
+    assert "nobody may" in auth.refusal_text("UDECIDER", grants.REPLY, nobody)
 
 
 def test_an_unknown_act_is_refused_even_to_a_decider() -> None:
@@ -48,22 +49,24 @@ def test_an_unknown_act_is_refused_even_to_a_decider() -> None:
 
 
 def test_an_act_the_room_is_not_granted_is_nobodys() -> None:
-    narrow = AccessPolicy("UBOT", frozenset({"UDECIDER"}), granted=frozenset({auth.GATE_FEEDBACK}))
-    assert auth.may("UDECIDER", auth.GATE_FEEDBACK, narrow)
-    assert auth.may("UDECIDER", auth.REPLY, narrow)  # a reply is always granted
-    assert not auth.may("UDECIDER", auth.CONTROL, narrow)
-    text = auth.refusal_text("UDECIDER", auth.CONTROL, narrow)
+    narrow = AccessPolicy(
+        "UBOT", frozenset({"UDECIDER"}), granted=frozenset({grants.GATE_FEEDBACK})
+    )
+    assert auth.may("UDECIDER", grants.GATE_FEEDBACK, narrow)
+    assert auth.may("UDECIDER", grants.REPLY, narrow)  # a reply is always granted
+    assert not auth.may("UDECIDER", grants.CONTROL, narrow)
+    text = auth.refusal_text("UDECIDER", grants.CONTROL, narrow)
     assert "`control.command`" in text and "slack.publish" in text
 
 
 def test_a_collaborators_refusal_names_the_act_that_is_not_theirs() -> None:
-    text = auth.refusal_text("UCOLLAB", auth.GATE_FEEDBACK, POLICY)
+    text = auth.refusal_text("UCOLLAB", grants.GATE_FEEDBACK, POLICY)
     assert "`gate.feedback`" in text and "collaborator" in text
     assert "slack.authorizedUsers" in text
 
 
 def test_a_stranger_hears_nothing_about_the_grants() -> None:
-    text = auth.refusal_text("USTRANGER", auth.GATE_FEEDBACK, POLICY)
+    text = auth.refusal_text("USTRANGER", grants.GATE_FEEDBACK, POLICY)
     assert text == auth.unauthorized_text("USTRANGER", POLICY.authorized)
     assert "collaborator" not in text and "gate.feedback" not in text
 
@@ -73,19 +76,19 @@ def test_status_lists_each_act_and_who_holds_it() -> None:
         "UBOT",
         frozenset({"UDECIDER"}),
         collaborators=frozenset({"UCOLLAB"}),
-        granted=frozenset({auth.CONTEXT}),
+        granted=frozenset({grants.CONTEXT}),
     )
     lines = dict(line.split(": ", 1) for line in auth.holders(narrow))
-    assert lines[auth.REPLY] == "`UDECIDER`, `UCOLLAB`"
-    assert lines[auth.CONTEXT] == "`UDECIDER`, `UCOLLAB`"
-    assert lines[auth.GATE_FEEDBACK].startswith("not granted")
+    assert lines[grants.REPLY] == "`UDECIDER`, `UCOLLAB`"
+    assert lines[grants.CONTEXT] == "`UDECIDER`, `UCOLLAB`"
+    assert lines[grants.GATE_FEEDBACK].startswith("not granted")
 
 
 @settings(deadline=None)  # a loaded machine must not fail a correct reading
 @given(
     member=st.text(max_size=12),
-    act=st.text(max_size=20) | st.sampled_from(auth.ACTS),
-    granted=st.frozensets(st.sampled_from(auth.GRANTABLE)),
+    act=st.text(max_size=20) | st.sampled_from(grants.ACTS),
+    granted=st.frozensets(st.sampled_from(grants.GRANTABLE)),
 )
 def test_nobody_off_both_lists_may_do_anything(member: str, act: str, granted) -> None:
     policy = AccessPolicy("UBOT", frozenset({"UDECIDER"}), collaborators=frozenset({"UCOLLAB"}))
@@ -95,4 +98,4 @@ def test_nobody_off_both_lists_may_do_anything(member: str, act: str, granted) -
     if member not in ("UDECIDER", "UCOLLAB"):
         assert not auth.may(member, act, policy)
     if auth.may(member, act, policy):
-        assert act == auth.REPLY or act in granted
+        assert act == grants.REPLY or act in granted

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from looproom.instances.model import Claims, Instance
 from looproom.instances.owners import KEY, Owners
 from looproom.postgres.database import Database
 from looproom.postgres.state import PostgresState
+from looproom.settings.instances import Claims, Instance
 
 
 def instance(name: str, **claims: Any) -> Instance:

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from looproom import configured
-from looproom.instances.model import Claims
 from looproom.settings import ConfigError, Settings
+from looproom.settings.instances import Claims
 
 SECRET_A, SECRET_B = "a" * 40, "b" * 40
 

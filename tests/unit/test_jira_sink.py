@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from looproom.durable.outcome import Delivered, Failed, RetryLater
-from looproom.relay import jira_body, jira_config
+from looproom.relay import jira_body
 from looproom.relay.jira_sink import JiraSink, relay_key
+from looproom.settings import jira_config
 from tests.fakes import jira_api
 from tests.fakes.jira_api import FakeJira
 

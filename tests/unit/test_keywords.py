@@ -6,8 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from looproom.relay import keywords
-from looproom.settings import ConfigError, Settings
+from looproom.settings import ConfigError, Settings, keywords
 
 
 def test_without_configuration_the_loops_defaults_apply() -> None:

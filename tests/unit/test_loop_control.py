@@ -8,9 +8,10 @@ from typing import Any
 
 import pytest
 
-from looproom.decide.authorization import INSTANCE, STANDING, AccessPolicy
+from looproom.decide.authorization import AccessPolicy
 from looproom.decide.loop_control import LoopControl
 from looproom.decide.planes import Plane, Planes
+from looproom.settings.grants import INSTANCE, STANDING
 from tests.fakes.loop_api import FakeLoop
 
 ALICE, CAROL = "U0ALICE01", "U0CAROL01"

@@ -12,14 +12,8 @@ from hypothesis import strategies as st
 
 from looproom.decide.catchup import TOP, CatchUp
 from looproom.decide.cursors import Cursors
-from looproom.decide.reconcile import (
-    DEFAULT_BEATS,
-    DEFAULT_SECONDS,
-    MIN_SECONDS,
-    ReadSettings,
-    Reconcile,
-    parse,
-)
+from looproom.decide.reconcile import Reconcile
+from looproom.settings.read import DEFAULT_BEATS, DEFAULT_SECONDS, MIN_SECONDS, ReadSettings, parse
 
 NOW = 1_800_000_000.0
 

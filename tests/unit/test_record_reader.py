@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from looproom.decide import kinds
-from looproom.relay import jira_config
 from looproom.relay.decision import Decision
 from looproom.relay.jira_sink import JiraSink
 from looproom.relay.record_reader import RecordReader
 from looproom.relay.sinks import LedgerSink, Sinks
+from looproom.settings import jira_config
 from tests.fakes import jira_api
 from tests.fakes.jira_api import FakeJira
 

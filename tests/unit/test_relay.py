@@ -498,7 +498,7 @@ def test_a_landed_control_verb_says_what_happens_next(kind: str, next_step: str)
 
 
 def test_a_renamed_keyword_reaches_the_comment_the_sink_posts() -> None:
-    from looproom.relay.keywords import parse
+    from looproom.settings.keywords import parse
 
     renamed = parse({"start": "loop go"}, "relay.keywords")
     sinks = Sinks(LedgerSink(Path("unused")), keywords=renamed)

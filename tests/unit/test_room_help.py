@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from looproom.decide import room_help
-from looproom.decide.authorization import CONTEXT, REPLY, AccessPolicy
-from looproom.relay import forms, keywords
+from looproom.decide.authorization import AccessPolicy
+from looproom.relay import forms
+from looproom.settings import keywords
+from looproom.settings.grants import CONTEXT, REPLY
 from looproom.workitem import from_url
 
 BOT = "U0BOT0001"

@@ -8,15 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from looproom.events import Event
-from looproom.room.policy import (
-    Drop,
-    Edit,
-    InThread,
-    Post,
-    Told,
-    decide,
-    remember,
-)
+from looproom.room.policy import Drop, Edit, InThread, Post, Told, decide, remember
 from tests.support import messages, timeline
 
 ITEM = "github:acme/api#7"

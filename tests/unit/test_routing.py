@@ -8,12 +8,7 @@ from typing import Any
 import pytest
 
 from looproom.admin.bind import bind_command, unbind_command
-from looproom.room.routing import (
-    BindingError,
-    RoomBook,
-    ThreadBinding,
-    route,
-)
+from looproom.room.routing import BindingError, RoomBook, ThreadBinding, route
 
 ROOMS = (("acme/*", "#acme-loop"), ("acme/api", "#api-loop"), ("*/docs", "#docs"))
 

@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from looproom.decide import authorization
-from looproom.settings import ConfigError, Environment, Settings
+from looproom.settings import ConfigError, Environment, Settings, grants
 
 EXAMPLE = """
 slack:
@@ -208,9 +207,9 @@ def test_members_may_be_named_by_handle_on_both_lists() -> None:
 
 def test_without_publish_every_act_is_granted_as_before() -> None:
     publish = Settings.from_mapping({}).publish
-    assert publish == set(authorization.GRANTABLE) - authorization.OPT_IN
+    assert publish == set(grants.GRANTABLE) - grants.OPT_IN
     # What acts on the-loop itself is never granted by default (the-loop's own rule).
-    assert authorization.INSTANCE not in publish and authorization.STANDING not in publish
+    assert grants.INSTANCE not in publish and grants.STANDING not in publish
 
 
 def test_publish_may_grant_the_instance_and_standing_commands() -> None:
@@ -221,7 +220,7 @@ def test_publish_may_grant_the_instance_and_standing_commands() -> None:
 def test_publish_narrows_the_grants_and_a_typo_only_narrows_them() -> None:
     raw = {"slack": {"publish": ["work-item.reply", "gate.feedback", "control.comand"]}}
     settings = Settings.from_mapping(raw)
-    assert settings.publish == {authorization.GATE_FEEDBACK}
+    assert settings.publish == {grants.GATE_FEEDBACK}
     assert [w.split(":")[0] for w in settings.warnings] == ["slack.publish[2]"]
 
 

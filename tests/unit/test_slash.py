@@ -13,8 +13,8 @@ import pytest
 from looproom.assembly import LoopRoom
 from looproom.decide import slash
 from looproom.events import Event
-from looproom.relay import forms, jira_config
-from looproom.settings import Environment, Settings
+from looproom.relay import forms
+from looproom.settings import Environment, Settings, jira_config
 from tests.support import signed
 
 ITEM = "github:acme/api#7"

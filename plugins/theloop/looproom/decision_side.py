@@ -37,7 +37,6 @@ from looproom.instances.fleet import Fleet
 from looproom.kickoff.github import IssueMaker
 from looproom.kickoff.opener import Opener
 from looproom.metrics import Metrics
-from looproom.relay import jira_config, keywords
 from looproom.relay.jira_sink import JiraSink
 from looproom.relay.record_reader import RecordReader
 from looproom.relay.relay import Relay
@@ -47,7 +46,7 @@ from looproom.room.channel_moves import ChannelMoves
 from looproom.room.memory import Memory
 from looproom.room.roster import Roster
 from looproom.room.routing import RoomBook, ThreadBinding
-from looproom.settings import ConfigError, Environment, Settings
+from looproom.settings import ConfigError, Environment, Settings, jira_config, keywords
 from looproom.slack.channels import ChannelIds
 from looproom.slack.queued_room import QueuedRoom
 from looproom.slack.reactions import Reacting

@@ -30,7 +30,7 @@ from looproom.instances import report as instance_report
 from looproom.instances.fleet import Fleet
 from looproom.kickoff.opening import is_key as is_kickoff_key
 from looproom.kickoff.opening import queue_lines as opening_lines
-from looproom.relay import keywords, texts
+from looproom.relay import texts
 from looproom.relay.record_reader import RecordReader
 from looproom.relay.relay import Relay
 from looproom.relay.sinks import Sinks
@@ -38,12 +38,12 @@ from looproom.room.render import work_item_label
 from looproom.room.routing import RoomBook
 from looproom.room.told import ToldBook
 from looproom.server.runner import Listening
-from looproom.settings import Environment, Settings
+from looproom.settings import Environment, Settings, keywords
 from looproom.slack.transport import SlackTransport
 from looproom.stores import Stores
 
 
-class DecisionSide(Protocol):
+class DecisionParts(Protocol):
     """The decision side's parts the answers read."""
 
     relay: Relay
@@ -69,7 +69,7 @@ class Answers:
         worker: Worker,
         book: RoomBook,
         told: ToldBook,
-        decisions: DecisionSide,
+        decisions: DecisionParts,
         slack: SlackTransport | None = None,
         follower: StreamFollower | None = None,
         fleet: Fleet | None = None,

@@ -28,25 +28,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from looproom.relay.forms import Destinations
+from looproom.settings.grants import (
+    ACTS,
+    CONTEXT,
+    CONTROL,
+    CREATE,
+    DECISION_RECORD,
+    DEFAULT_GRANTS,
+    GATE_FEEDBACK,
+    GRANTABLE,
+    INSTANCE,
+    REPLY,
+    STANDING,
+)
 
-#: The acts a member may be granted, named as the-loop names the records they leave. Every
-#: path that acts for a member asks ``may`` about one of these, so a grant means the same
-#: thing wherever it is used.
-REPLY = "work-item.reply"
-GATE_FEEDBACK = "gate.feedback"
-CONTROL = "control.command"
-CONTEXT = "context.added"
-DECISION_RECORD = "decision.recorded"
-CREATE = "work-item.create"
-INSTANCE = "instance.command"
-STANDING = "standing.command"
-ACTS = (REPLY, GATE_FEEDBACK, CONTROL, CONTEXT, DECISION_RECORD, CREATE, INSTANCE, STANDING)
-#: The acts ``slack.publish`` may grant: everything beyond a reply, which is always granted.
-GRANTABLE = tuple(act for act in ACTS if act != REPLY)
-#: Granted only when ``slack.publish`` names them: they act on the-loop itself.
-OPT_IN = frozenset({INSTANCE, STANDING})
-#: What the room grants when ``slack.publish`` is not set.
-DEFAULT_GRANTS = frozenset(act for act in GRANTABLE if act not in OPT_IN)
 #: What a collaborator may do: give input. Deciding, steering and creating bind the work
 #: item and are a decider's alone — the-loop draws the same line for its collaborators.
 INPUT_ACTS = frozenset({REPLY, CONTEXT})

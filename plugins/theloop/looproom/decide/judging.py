@@ -15,12 +15,13 @@ from typing import Any
 
 from looproom import workitem
 from looproom.decide import grammar, kinds, talk
-from looproom.decide.authorization import REPLY, STANDING, AccessPolicy, may, refusal_text
+from looproom.decide.authorization import AccessPolicy, may, refusal_text
 from looproom.decide.presses import Press
 from looproom.decide.verdict import IGNORED, REFUSED, Verdict, refuse
 from looproom.relay import standing
 from looproom.relay.decision import Decision
 from looproom.room.memory import Asked, ItemState
+from looproom.settings.grants import REPLY, STANDING
 from looproom.times import later
 
 #: Slack message subtypes that are not a new message: an edit, a deletion.

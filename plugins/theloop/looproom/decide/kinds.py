@@ -6,7 +6,7 @@ how its words are read (:mod:`looproom.decide.verbs`), what is checked against w
 room was shown (:mod:`looproom.decide.kind_checks`), the form the-loop accepts it in, the
 question it settles, what the room calls it, its button, and ``usage``: the Errbot adapter
 registers one ``!verb`` command per row that has one. A control verb relays one of
-the-loop's commands, whose default keyword is the-loop's own (:mod:`looproom.relay.keywords`).
+the-loop's commands, whose default keyword is the-loop's own (:mod:`looproom.settings.keywords`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from looproom.decide import authorization, grammar, subjects, talk, verbs
+from looproom.decide import grammar, subjects, talk, verbs
 from looproom.decide import kind_checks as checks
 from looproom.decide.kind_checks import PressCheck, TypedCheck
 from looproom.decide.verbs import (
@@ -33,9 +33,11 @@ from looproom.decide.verbs import (
     SKIP,
 )
 from looproom.decide.verdict import ADMITTED, Verdict
-from looproom.relay import forms, keywords, records, standing
+from looproom.relay import forms, records, standing
 from looproom.relay.decision import Decision
-from looproom.relay.keywords import (
+from looproom.room import buttons
+from looproom.settings import grants, keywords
+from looproom.settings.keywords import (
     ADD_CHANNEL,
     ADD_COLLABORATOR,
     CLEANUP,
@@ -49,7 +51,6 @@ from looproom.relay.keywords import (
     START,
     STOP,
 )
-from looproom.room import buttons
 
 
 @dataclass(frozen=True)
@@ -90,7 +91,7 @@ def _control(
         verb,
         label=label,
         form=forms.about(verb) if about else forms.control(verb),
-        act=authorization.CONTROL,
+        act=grants.CONTROL,
         verb=verb,
         read=reader,
         typed=checks.typed_about if about else checks.typed_control,
@@ -106,7 +107,7 @@ _ROWS: tuple[DecisionKind, ...] = (
         EXECUTE,
         label="phase selection",
         form=forms.CONTROL_COMMAND,
-        act=authorization.CONTROL,
+        act=grants.CONTROL,
         settles=SELECTION,
         verb=EXECUTE,
         read=verbs.read_execute,
@@ -119,7 +120,7 @@ _ROWS: tuple[DecisionKind, ...] = (
         SKIP,
         label="skip",
         form=forms.SKIP,
-        act=authorization.CONTROL,
+        act=grants.CONTROL,
         verb=SKIP,
         read=verbs.read_skip,
         typed=checks.typed_skip,
@@ -129,7 +130,7 @@ _ROWS: tuple[DecisionKind, ...] = (
         APPROVE,
         label="approval",
         form=forms.APPROVAL,
-        act=authorization.GATE_FEEDBACK,
+        act=grants.GATE_FEEDBACK,
         settles=GATE,
         verb=APPROVE,
         read=verbs.read_approve,
@@ -142,7 +143,7 @@ _ROWS: tuple[DecisionKind, ...] = (
         CHANGES,
         label="change request",
         form=forms.CHANGE_REQUEST,
-        act=authorization.GATE_FEEDBACK,
+        act=grants.GATE_FEEDBACK,
         settles=GATE,
         verb=CHANGES,
         phrases=("request changes",),
@@ -251,7 +252,7 @@ _ROWS: tuple[DecisionKind, ...] = (
         OWN,
         label="command",
         form=forms.OWN_COMMAND,
-        act=authorization.CONTROL,
+        act=grants.CONTROL,
         typed=checks.typed_control,
         after="the-loop arms this work item on the loop that word names",
     ),
@@ -261,7 +262,7 @@ _ROWS: tuple[DecisionKind, ...] = (
         ANSWER,
         label="answer",
         form=forms.REPLY,
-        act=authorization.REPLY,
+        act=grants.REPLY,
         settles=ASK,
         typed=checks.typed_answer,
         button=buttons.DEFAULT,
@@ -272,7 +273,7 @@ _ROWS: tuple[DecisionKind, ...] = (
         REPLY,
         label="reply",
         form=standing.REPLY_FORM,
-        act=authorization.REPLY,
+        act=grants.REPLY,
         typed=checks.typed_reply,
         receipt="✅ The reply of {who} is on the work item, and the agent has it.",
     ),
@@ -280,7 +281,7 @@ _ROWS: tuple[DecisionKind, ...] = (
         CONTEXT,
         label="context",
         form=records.CONTEXT_FORM,
-        act=authorization.CONTEXT,
+        act=grants.CONTEXT,
         verb=talk.RECORD_CONTEXT,
         read=talk.read_record_context,
         typed=checks.typed_context,
@@ -292,7 +293,7 @@ _ROWS: tuple[DecisionKind, ...] = (
         DECISION,
         label="decision",
         form=records.DECISION_FORM,
-        act=authorization.DECISION_RECORD,
+        act=grants.DECISION_RECORD,
         verb=talk.RECORD_DECISION,
         read=talk.read_record_decision,
         typed=checks.typed_decision,

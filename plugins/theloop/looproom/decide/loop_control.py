@@ -20,11 +20,12 @@ from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from looproom.decide.authorization import INSTANCE, STANDING, AccessPolicy, may, refusal_text
+from looproom.decide.authorization import AccessPolicy, may, refusal_text
 from looproom.decide.planes import Plane, Planes
 from looproom.durable.bounded import touched
 from looproom.durable.state import lock_for
 from looproom.http.client import USER_AGENT, HttpResult, http
+from looproom.settings.grants import INSTANCE, STANDING
 
 STATUS, RESTART, UPGRADE, STANDING_WORD = "status", "restart", "upgrade", "standing"
 STANDING_VERBS = ("list", "start", "stop", "restart")

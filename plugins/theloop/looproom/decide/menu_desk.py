@@ -16,11 +16,12 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from looproom.decide import grammar, kinds, modals, shortcuts, talk
-from looproom.decide.authorization import DECISION_RECORD, AccessPolicy, may, refusal_text
+from looproom.decide.authorization import AccessPolicy, may, refusal_text
 from looproom.decide.desk import Desk
 from looproom.decide.judging import Received
 from looproom.decide.presses import Press
 from looproom.room.memory import Memory
+from looproom.settings.grants import DECISION_RECORD
 from looproom.slack.queued_room import quietly
 
 log = logging.getLogger(__name__)

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from looproom.decide.authorization import DEFAULT_GRANTS, AccessPolicy, holders
+from looproom.decide.authorization import AccessPolicy, holders
 from looproom.decide.members import Grants
 from looproom.relay.forms import Destinations
+from looproom.settings.grants import DEFAULT_GRANTS
 
 #: Each work item's own collaborators, by member id, as they are now.
 Rosters = Callable[[], Mapping[str, frozenset[str]]]

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from looproom.decide import kinds, talk
 from looproom.decide.authorization import ACT_WORDS, INPUT_ACTS, AccessPolicy, room_grants
-from looproom.relay import keywords
+from looproom.settings import keywords
 
 HELP, PUBLIC = "help", "public"
 _MENTION = re.compile(r"^\s*<@([UW][A-Z0-9]+)(?:\|[^>]*)?>[\s:,]*")

@@ -4,7 +4,7 @@ The names of the decision kinds (:mod:`looproom.decide.kinds` holds their rows) 
 each typed verb, the reader of what follows it: ``execute without 2, 5``, ``changes <why>``,
 ``do <task>``. A reader only reads; what is checked against the room is the kind's check
 (:mod:`looproom.decide.kind_checks`). the-loop's control commands are named where its
-keywords are (:mod:`looproom.relay.keywords`, the one table of its default keywords).
+keywords are (:mod:`looproom.settings.keywords`, the one table of its default keywords).
 """
 
 from __future__ import annotations

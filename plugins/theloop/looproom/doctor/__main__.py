@@ -22,9 +22,8 @@ from looproom.doctor import jira_check
 from looproom.doctor.examine import SlackSide, examine
 from looproom.doctor.findings import PROBLEM, Finding, report
 from looproom.inbound.local_secret import local_secret_in
-from looproom.relay import jira_config
 from looproom.relay.jira_sink import JiraSink
-from looproom.settings import ConfigError, Environment, Settings
+from looproom.settings import ConfigError, Environment, Settings, jira_config
 from looproom.slack.transport import SlackTransport, api_base
 
 CONNECT_WAIT = 10.0

@@ -14,7 +14,7 @@ from looproom.durable.contract import WorkQueue
 from looproom.http.client import USER_AGENT, http
 from looproom.instances import report
 from looproom.instances.fleet import Fleet
-from looproom.instances.model import Instance
+from looproom.settings.instances import Instance
 
 TIMEOUT = 5.0
 

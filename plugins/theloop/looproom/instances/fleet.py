@@ -23,11 +23,11 @@ from looproom.http.client import USER_AGENT, http
 from looproom.inbound import webhook as ingress
 from looproom.inbound.recent import Recent
 from looproom.instances import streams
-from looproom.instances.model import Instance
 from looproom.instances.owners import Owners
 from looproom.instances.relay import RoutedLoop
 from looproom.instances.webhook import Ingress
 from looproom.relay.reply_lookup import ReplyBook
+from looproom.settings.instances import Instance
 
 log = logging.getLogger(__name__)
 

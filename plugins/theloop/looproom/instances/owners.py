@@ -15,7 +15,7 @@ from typing import Any
 
 from looproom.durable.bounded import touched
 from looproom.durable.state import lock_for
-from looproom.instances.model import Instance
+from looproom.settings.instances import Instance
 
 #: The state key: learned claims, work item → instance name, oldest first.
 KEY = "instances.claims"

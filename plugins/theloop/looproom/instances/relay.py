@@ -13,12 +13,12 @@ from typing import Any
 
 from looproom.attach.slack_files import FileStore
 from looproom.durable.outcome import Outcome, RetryLater
-from looproom.instances.model import Instance
 from looproom.instances.owners import Owners
 from looproom.relay.reply_lookup import ReplyBook
 from looproom.relay.sinks import LoopSink
 from looproom.relay.standing import PREFIX as STANDING_PREFIX
 from looproom.relay.standing import SAY_PATH
+from looproom.settings.instances import Instance
 
 #: ``sink_for(instance, files, book)``: the control plane of one instance.
 SinkFor = Callable[[Instance, "FileStore | None", "ReplyBook | None"], Any]

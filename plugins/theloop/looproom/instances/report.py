@@ -15,7 +15,7 @@ from prometheus_client.registry import Collector
 
 from looproom.durable.contract import WorkQueue
 from looproom.instances.fleet import Fleet
-from looproom.instances.model import Instance
+from looproom.settings.instances import Instance
 
 
 def status_lines(fleet: Fleet, inbox: WorkQueue, relay: WorkQueue, now: float) -> list[str]:

@@ -13,7 +13,7 @@ from typing import Any
 
 from looproom.events import Event
 from looproom.inbound.stream import CURSOR_KEY, StreamFollower
-from looproom.instances.model import Instance
+from looproom.settings.instances import Instance
 
 #: ``admit(instance, event)``: True stored, False a duplicate or not the instance's.
 Admit = Callable[[Instance, Event], bool]

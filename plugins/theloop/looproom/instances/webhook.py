@@ -17,8 +17,8 @@ from collections.abc import Callable, Mapping, Sequence
 from looproom.events import Event
 from looproom.inbound import webhook as ingress
 from looproom.inbound.signing import SignatureError, verify
-from looproom.instances.model import Instance
 from looproom.instances.owners import Owners
+from looproom.settings.instances import Instance
 
 log = logging.getLogger(__name__)
 

@@ -33,7 +33,7 @@ from slack_sdk.models.blocks import (
 )
 
 from looproom.decide import grammar, kinds, slash
-from looproom.decide.authorization import CREATE, AccessPolicy, may, refusal_text
+from looproom.decide.authorization import AccessPolicy, may, refusal_text
 from looproom.durable.bounded import touched
 from looproom.durable.contract import WorkQueue
 from looproom.durable.state import lock_for
@@ -44,6 +44,7 @@ from looproom.kickoff.github import IssueMaker
 from looproom.kickoff.opening import KICKOFF, Opening, Poster, Wanted, opened_message
 from looproom.room import buttons
 from looproom.settings import KickoffSettings
+from looproom.settings.grants import CREATE
 
 log = logging.getLogger(__name__)
 

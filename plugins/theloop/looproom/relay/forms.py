@@ -19,8 +19,8 @@ from typing import Any
 
 from looproom import workitem
 from looproom.relay.decision import Decision
-from looproom.relay.jira_config import JiraSite
-from looproom.relay.keywords import Keywords
+from looproom.settings.jira_config import JiraSite
+from looproom.settings.keywords import Keywords
 
 GITHUB, LOOP, LEDGER, JIRA = "github", "loop", "ledger", "jira"
 

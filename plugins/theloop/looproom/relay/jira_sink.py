@@ -21,7 +21,7 @@ from typing import Any
 from looproom.durable.outcome import Delivered, Failed, Outcome, RetryLater
 from looproom.http.client import USER_AGENT, HttpResult, http, outcome_of
 from looproom.relay import jira_body
-from looproom.relay.jira_config import JiraConfigError, JiraSite
+from looproom.settings.jira_config import JiraConfigError, JiraSite
 
 log = logging.getLogger(__name__)
 

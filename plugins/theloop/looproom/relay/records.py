@@ -22,8 +22,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from looproom.digest import strip_comments
-from looproom.relay import forms, keywords
+from looproom.relay import forms
 from looproom.relay.decision import Decision
+from looproom.settings import keywords
 
 REPLY, CONTEXT, DECISION = "work-item.reply", "context.added", "decision.recorded"
 RECORDS = (REPLY, CONTEXT, DECISION)
@@ -31,7 +32,7 @@ RECORDS = (REPLY, CONTEXT, DECISION)
 #: marker is dropped by its ingress before anything else reads it.
 MARKER = "<!-- the-loop:agent-comment -->"
 ATTRIBUTION = "🤖 _the-loop, autonomous comment_"
-#: the-loop's default control keywords (one table: ``looproom.relay.keywords``): a comment
+#: the-loop's default control keywords (one table: ``looproom.settings.keywords``): a comment
 #: that opens a line with one is a command.
 CONTROL_KEYWORDS = tuple(keywords.DEFAULTS.values())
 #: The decision kinds a ``record-decision`` may name.

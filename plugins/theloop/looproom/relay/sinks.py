@@ -36,8 +36,8 @@ from looproom.http.client import USER_AGENT, HttpResult, http, outcome_of
 from looproom.relay import forms, records
 from looproom.relay import reply_lookup as lookup
 from looproom.relay.jira_sink import JiraSink
-from looproom.relay.keywords import Keywords
 from looproom.relay.reply_lookup import REPLY_SENT, ReplyBook, Sent, Unsure
+from looproom.settings.keywords import Keywords
 
 log = logging.getLogger(__name__)
 

@@ -15,13 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from looproom.decide import reconcile
-from looproom.decide.authorization import DEFAULT_GRANTS
 from looproom.digest import DEFAULT_DIGEST_MODE
-from looproom.instances.model import Spec
-from looproom.relay import jira_config
-from looproom.settings import yaml_file
+from looproom.settings import jira_config, yaml_file
 from looproom.settings.errors import ConfigError, kind
+from looproom.settings.grants import DEFAULT_GRANTS
+from looproom.settings.instances import Spec
 from looproom.settings.parser import (
     DEFAULT_MAX_CHARS,
     DEFAULT_SUBSCRIBE,
@@ -30,6 +28,7 @@ from looproom.settings.parser import (
     Parser,
     frozen,
 )
+from looproom.settings.read import ReadSettings
 from looproom.slack import reactions
 
 
@@ -58,7 +57,7 @@ class Settings:
     #: the-loop's control keywords when this deployment renamed them (``relay.keywords``).
     relay_keywords: Mapping[str, str] = field(default_factory=frozen, hash=False)
     #: The operator's own command words (``relay.commands``), word → keyword or
-    #: ``{keyword}``; checked with the keywords (``looproom.relay.own_words``).
+    #: ``{keyword}``; checked with the keywords (``looproom.settings.own_words``).
     relay_commands: Mapping[str, Any] = field(default_factory=frozen, hash=False)
     #: The emoji of each moment an accepted message is acknowledged at (``slack.reactions``).
     reactions: reactions.Reactions = field(default_factory=reactions.Reactions)
@@ -66,7 +65,7 @@ class Settings:
     bot_token_env: str = ""
     app_token_env: str = ""
     #: How often the threads are read again while connected, and the split check's beats.
-    read: reconcile.ReadSettings = field(default_factory=reconcile.ReadSettings)
+    read: ReadSettings = field(default_factory=ReadSettings)
     #: the-loop's Jira ledger (``jira``, the shape of its ``integrations.jira``); None: none.
     jira: jira_config.JiraSite | None = None
     #: Many the-loop instances (``instances:``), their secrets only named; () is one.

@@ -16,13 +16,11 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from looproom.decide import reconcile
-from looproom.decide.authorization import DEFAULT_GRANTS, GRANTABLE, REPLY
 from looproom.digest import DEFAULT_DIGEST_MODE, DIGEST_MODES
 from looproom.events import ASK, KNOWN_EVENTS
-from looproom.instances import config as instances_config
-from looproom.relay import jira_config, keywords
+from looproom.settings import instances_section, jira_config, keywords, read
 from looproom.settings.errors import kind, shown
+from looproom.settings.grants import DEFAULT_GRANTS, GRANTABLE, REPLY
 from looproom.slack import reactions
 
 DEFAULT_SUBSCRIBE = (ASK,)
@@ -125,8 +123,8 @@ class Parser:
             "bot_token_env": self._env_name(slack.get("botTokenEnv"), "slack.botTokenEnv"),
             "app_token_env": self._env_name(slack.get("appTokenEnv"), "slack.appTokenEnv"),
             "jira": self._jira(raw.get("jira")),
-            "read": reconcile.parse(slack.get("read"), self.errors, self.warnings),
-            "instances": instances_config.parse(raw.get("instances"), self.errors),
+            "read": read.parse(slack.get("read"), self.errors, self.warnings),
+            "instances": instances_section.parse(raw.get("instances"), self.errors),
         }
 
     def _jira(self, value: Any) -> jira_config.JiraSite | None:

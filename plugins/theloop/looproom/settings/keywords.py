@@ -8,7 +8,7 @@ config file when ``THELOOP_LOOP_CONFIG`` names it (a mounted copy is fine), else
 ``relay.keywords`` in theloop.yaml, else the-loop's defaults. An empty keyword switches
 that one command off, as in the-loop; ``routing.control.enabled: false`` switches them all.
 The operator's own command words (``routing.control.commands``, else ``relay.commands``)
-come from the same place (``looproom.relay.own_words``).
+come from the same place (``looproom.settings.own_words``).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from looproom.relay import own_words
+from looproom.settings import own_words
 
 #: the-loop's session and graph commands a member may type here, in its documented order.
 START, STOP, PAUSE, RESUME, EXECUTE = "start", "stop", "pause", "resume", "execute"

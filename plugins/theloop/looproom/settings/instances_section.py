@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-from looproom.instances.model import Claims, SecretRef, Spec
+from looproom.settings.instances import Claims, SecretRef, Spec
 
 _KEYS = ("keyId", "secret", "api", "token", "stream", "workItems")
 _WORK_ITEM_KEYS = ("repos", "prefix", "learn")
