@@ -71,6 +71,7 @@ def ours(style: str) -> tuple[int, list[dict[str, Any]]]:
             outcome = outlet.deliver(Event.from_wire(wire), maybe_delivered=False)
             if type(outcome).__name__ != "Delivered":
                 raise SystemExit(f"{wire['id']} was not delivered: {outcome}")
+            outlet.cards.draw_due()  # the parent's redraw, on the cards' stage
         posts = len(slack.calls_to("chat.postMessage"))
         return posts, slack.messages(ROOM)
 

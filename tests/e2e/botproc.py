@@ -34,6 +34,7 @@ ACTIVATION_DONE = "Plugin activation done."
 #: The bot's own metrics route, and its gauge of the events accepted but not delivered yet.
 METRICS_PATH = "/theloop/metrics"
 _INBOX_DEPTH = 'theloop_queue_depth{queue="inbox"'  # then "}", or more labels (a replica's)
+_CARDS_OWED = "theloop_cards_owed"  # then " ", or "{" and a replica's label
 #: Variables of an operator's shell that would leak into a test bot's configuration.
 _SCRUBBED_PREFIXES = ("THELOOP_", "THE_LOOP_")
 _SCRUBBED = ("GH_TOKEN", "GITHUB_TOKEN")
@@ -190,6 +191,14 @@ class BotProcess:
             if line.startswith(_INBOX_DEPTH) and line[len(_INBOX_DEPTH)] in "},":
                 return int(float(line.split()[-1]))
         raise AssertionError(f"no {_INBOX_DEPTH} in {METRICS_PATH}:\n{body[:2000]}")
+
+    def owed_cards(self) -> int:
+        """How many parent cards the bot still owes a redraw (``theloop_cards_owed``; 0 on
+        a backend without cards)."""
+        for line in self.metrics().splitlines():
+            if line.startswith(_CARDS_OWED) and line[len(_CARDS_OWED)] in " {":
+                return int(float(line.split()[-1]))
+        return 0
 
     def wait_delivered(self, timeout: float = 60.0) -> None:
         """Until every event the bot accepted is delivered. A message is in the room as soon

@@ -58,8 +58,11 @@ class Bot:
         self.outlet = SlackOutlet(self.transport, self.book, settings, **outlet)
 
     def deliver(self, event: Event, *, maybe_delivered: bool = False) -> Any:
+        """Deliver ``event``, then let the cards' stage draw the parent it left owed."""
         self.clock.now += 1.0  # one event a second: pacing only matters where a test says so
-        return self.outlet.deliver(event, maybe_delivered=maybe_delivered)
+        outcome = self.outlet.deliver(event, maybe_delivered=maybe_delivered)
+        self.outlet.cards.draw_due()
+        return outcome
 
 
 @pytest.fixture

@@ -52,6 +52,7 @@ class Room:
             self.clock.now += 5.0
             outcome = self.outlet.deliver(Event.from_wire(wire), maybe_delivered=False)
             assert type(outcome).__name__ == "Delivered", outcome
+            self.outlet.cards.draw_due()  # the parent's redraw, on the cards' stage
 
 
 @pytest.fixture

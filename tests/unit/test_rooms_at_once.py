@@ -392,7 +392,7 @@ def test_slots_that_meet_a_tiers_burst_meet_it_once_then_keep_its_pace(slack: Fa
     assert 429 not in statuses[taken_again:]
 
 
-# -- the parent's card waits its turn ---------------------------------------------------
+# -- the parent's card waits its turn, on the cards' stage ----------------------------
 
 
 def _outlet(slack: FakeSlack, limits: MethodLimits) -> SlackOutlet:
@@ -414,24 +414,18 @@ STARTED = Event("phase.started", ITEM, id="s", detail={"phase": "design", "node"
 GATE = Event("phase-approval-pending", ITEM, id="g", detail={"node": "design-approval"})
 
 
-def test_the_parents_redraw_waits_for_the_edit_budget_rather_than_leave_the_card_stale(
+def test_the_parents_redraw_waits_out_slacks_429_on_its_own_stage_and_then_draws(
     slack: FakeSlack,
 ) -> None:
-    limits = MethodLimits({EDIT: Tier(per_minute=240, burst=1)})
-    outlet = _outlet(slack, limits)
-    assert isinstance(outlet.deliver(STARTED, maybe_delivered=False), Delivered)
-    assert limits.reserve(EDIT, most=0.0) == 0.0  # another room spent the edit budget
-    assert isinstance(outlet.deliver(GATE, maybe_delivered=False), Delivered)
-    assert "Waiting for your review of the design" in _card(slack)
-    assert [c.status for c in slack.calls_to(EDIT)] == [200]
-
-
-def test_the_parents_redraw_waits_out_slacks_429_and_then_draws(slack: FakeSlack) -> None:
     outlet = _outlet(slack, MethodLimits())
     outlet.deliver(STARTED, maybe_delivered=False)
     slack.fail(EDIT, "429", retry_after=1)
     assert isinstance(outlet.deliver(GATE, maybe_delivered=False), Delivered)
-    assert "Waiting for your review of the design" in _card(slack)
+    outlet.cards.start()
+    try:
+        wait_for(lambda: "Waiting for your review of the design" in _card(slack), TIMEOUT, "card")
+    finally:
+        assert outlet.cards.stop() is True
     assert [c.status for c in slack.calls_to(EDIT)] == [429, 200]
 
 

@@ -93,16 +93,45 @@ def test_the_default_cap_is_the_seeds_two_hundred() -> None:
     assert book.thread("github:a/b#5", "C0LOOP0001") is not None
 
 
-def test_a_redrawn_parent_keeps_its_ts_and_remembers_its_state() -> None:
+def test_a_parent_owed_a_state_keeps_its_ts_and_is_settled_once_that_state_is_drawn() -> None:
     book = RoomBook(ShelfLike())
     thread = ThreadBinding("github:a/b#1", "C0LOOP0001", "1.0")
     book.remember(thread)
-    book.redrawn(thread, "📋 Waiting for approval", "f1")
+    assert book.want(thread, "📋 Waiting for approval", "https://x/1")
+    owed = book.binding("github:a/b#1", "C0LOOP0001")
+    assert owed == ThreadBinding(
+        "github:a/b#1", "C0LOOP0001", "1.0", "📋 Waiting for approval", "", "https://x/1", True
+    )
+    assert book.drew(owed, "f1")
     assert book.thread("github:a/b#1", "C0LOOP0001") == ThreadBinding(
-        "github:a/b#1", "C0LOOP0001", "1.0", "📋 Waiting for approval", "f1"
+        "github:a/b#1", "C0LOOP0001", "1.0", "📋 Waiting for approval", "f1", "https://x/1"
     )
     book.forget("github:a/b#1", "C0LOOP0001")
     assert book.thread("github:a/b#1", "C0LOOP0001") is None
+
+
+def test_a_state_wanted_while_an_older_one_was_drawn_stays_owed() -> None:
+    book = RoomBook(ShelfLike())
+    thread = ThreadBinding("github:a/b#1", "C0LOOP0001", "1.0")
+    book.remember(thread)
+    book.want(thread, "🔧 Working", "")
+    drawing = book.binding("github:a/b#1", "C0LOOP0001")
+    assert drawing is not None
+    book.want(drawing, "🎉 Done", "")  # the next event, while the stage drew "Working"
+    book.drew(drawing, "f-working")
+    now = book.binding("github:a/b#1", "C0LOOP0001")
+    assert now is not None and (now.state, now.drawn, now.dirty) == ("🎉 Done", "f-working", True)
+
+
+def test_a_gone_parents_binding_is_forgotten_only_if_no_new_parent_was_opened() -> None:
+    book = RoomBook(ShelfLike())
+    old = ThreadBinding("github:a/b#1", "C0LOOP0001", "1.0")
+    book.remember(old)
+    book.remember(ThreadBinding("github:a/b#1", "C0LOOP0001", "2.0"))  # opened since
+    assert not book.want(old, "🔧 Working", "")
+    book.forget("github:a/b#1", "C0LOOP0001", "1.0")
+    kept = book.thread("github:a/b#1", "C0LOOP0001")
+    assert kept is not None and kept.ts == "2.0" and not kept.dirty
 
 
 def test_channel_ids_are_learnt_by_name_with_or_without_hash() -> None:

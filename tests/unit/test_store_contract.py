@@ -303,6 +303,19 @@ def test_a_thread_binding_written_by_one_book_is_read_by_another(store: Store) -
     assert first.thread("acme/app#1", "C1") is None
 
 
+def test_a_parent_owed_a_redraw_is_still_owed_when_another_book_reads_it(store: Store) -> None:
+    """What survives a crash: the card's state, owed, in the store (drawn after a start)."""
+    first, second = store.books(RoomBook, 2)
+    first.remember(ThreadBinding("acme/app#1", "C1", "100.1", "🔧 Working", "f0"))
+    assert first.want(ThreadBinding("acme/app#1", "C1", "100.1"), "🎉 Done", "https://x/1")
+    (owed,) = [t for t in second.threads() if t.dirty]
+    assert (owed.ts, owed.state, owed.url, owed.drawn) == ("100.1", "🎉 Done", "https://x/1", "f0")
+    assert second.drew(owed, "f1")
+    assert first.binding("acme/app#1", "C1") == ThreadBinding(
+        "acme/app#1", "C1", "100.1", "🎉 Done", "f1", "https://x/1"
+    )
+
+
 def test_a_message_is_claimed_once_however_many_readers_race(store: Store) -> None:
     readers = store.books(Cursors, 4)
     won: list[bool] = []

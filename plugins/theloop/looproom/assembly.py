@@ -34,6 +34,7 @@ from looproom.instances.fleet import Fleet
 from looproom.kickoff.opening import KICKOFF
 from looproom.metrics import Metrics
 from looproom.relay.relay import RELAY
+from looproom.room.cards import Cards
 from looproom.room.memory import Memory
 from looproom.room.outlets import Outlet, PlainOutlet, event_delivery
 from looproom.room.pulls import PullReader
@@ -113,6 +114,8 @@ class LoopRoom:
             store=store,
             fleet=self.fleet,
         )
+        #: The parents' redraws, on a stage of their own: they never hold a delivery slot.
+        self.cards = Cards(slack, self.book) if slack is not None else None
         self.worker = Worker(
             self.inbox,
             event_delivery(self._outlet(slack)),
@@ -158,6 +161,8 @@ class LoopRoom:
     def start(self) -> None:
         self.stores.start()
         self.decisions.start()
+        if self.cards is not None:
+            self.cards.start()
         self.worker.start()
         if self.follower is not None:
             self.follower.start()
@@ -166,7 +171,7 @@ class LoopRoom:
 
     def stop(self) -> bool:
         """Stop everything; False when the delivery worker was still busy (its item is handed
-        out again, flagged, after a restart)."""
+        out again, flagged, after a restart) or a parent's redraw was still in a call."""
         if self.follower is not None:
             self.follower.stop()
         if self.fleet is not None:
@@ -174,6 +179,8 @@ class LoopRoom:
         if self._slack is not None:
             self._slack.close()  # a slot waiting for Slack's budget stops waiting
         stopped = self.worker.stop()
+        if self.cards is not None:  # what is still owed is in the book: drawn after a start
+            stopped = self.cards.stop() and stopped
         self.decisions.close()
         self.stores.close()
         return stopped
@@ -190,6 +197,9 @@ class LoopRoom:
             )
         if slack is not None:
             slack.on_rate_limited = self.metrics.slack_rate_limited.inc
+        if self.cards is not None:
+            cards = self.cards
+            self.metrics.watch_cards(lambda: cards.owed)
 
     def _outlet(self, slack: SlackTransport | None) -> Outlet:
         """Slack: rooms, threads, Block Kit through the transport; elsewhere plain text.
@@ -205,6 +215,7 @@ class LoopRoom:
                 interactive=bool(self.env.slack_app_token or self.env.slack_signing_secret),
                 told=self.told,
                 pulls=PullReader(self.env.github_api, self.env.github_token),
+                cards=self.cards,
             )
         return PlainOutlet(self._post, self.book, self.settings, observer=observer)
 

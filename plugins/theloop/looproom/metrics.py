@@ -2,7 +2,8 @@
 
 Counters for the webhook (accepted, duplicates, refused by reason), the inbox's deliveries
 and the relay's outcomes (delivered, retried, parked), Slack's 429s; gauges read at scrape
-time for each queue's depth and the age of its oldest undelivered item. A registry of its
+time for each queue's depth and the age of its oldest undelivered item, and for the parent
+cards owed a redraw. A registry of its
 own per activation, never the process-wide default: a plugin reactivated in the same
 process starts again from zero and registers no name twice.
 """
@@ -13,7 +14,13 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, generate_latest
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    generate_latest,
+)
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
@@ -111,12 +118,21 @@ class Metrics:
             "Slack answers of 429 (rate limited), those retried inline included",
             registry=reg,
         )
+        self.cards_owed = Gauge(
+            "theloop_cards_owed",
+            "Parent cards owed a redraw (their latest state), waiting for Slack's edit budget",
+            registry=reg,
+        )
         self._queues = _Queues(clock)
         reg.register(self._queues)
 
     def watch(self, queue: Watched) -> None:
         """Report ``queue``'s depth and oldest age at each scrape."""
         self._queues.queues.append(queue)
+
+    def watch_cards(self, owed: Callable[[], int]) -> None:
+        """Report how many parent cards are owed a redraw at each scrape."""
+        self.cards_owed.set_function(owed)
 
     def answered(self, status: int) -> None:
         """One webhook answer, counted by what it meant."""

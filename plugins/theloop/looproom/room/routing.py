@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Mapping, MutableMapping, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from fnmatch import fnmatchcase
 from typing import Any
 
@@ -47,8 +47,10 @@ class ThreadBinding:
     work_item: str
     channel: str  # a conversation id (C…): chat.update and history need ids
     ts: str  # the parent message's ts: every later event is posted with thread_ts=ts
-    state: str = ""  # the latest state line the parent was drawn with ("" = not drawn yet)
+    state: str = ""  # the state line the parent is to show: the latest event's
     drawn: str = ""  # a fingerprint of the parent as last sent, to skip no-op updates
+    url: str = ""  # the latest event's page, the parent's link for a non-GitHub work item
+    dirty: bool = False  # ``state`` is not drawn yet: the card stage owes the parent an edit
 
 
 def has_glob(pattern: str) -> bool:
@@ -145,17 +147,34 @@ class RoomBook:
                 del threads[oldest]
             self._store[_THREADS] = threads
 
-    def redrawn(self, thread: ThreadBinding, state: str, drawn: str) -> ThreadBinding:
-        """Record that the parent now shows ``state`` (fingerprint ``drawn``)."""
-        updated = replace(thread, state=state, drawn=drawn)
-        self.remember(updated)
-        return updated
+    def binding(self, work_item: str, channel: str) -> ThreadBinding | None:
+        """The work item's thread in ``channel`` as stored, not marked as used."""
+        record = self._get(_THREADS).get(_thread_key(work_item, channel))
+        return None if record is None else _thread_of(record)
 
-    def forget(self, work_item: str, channel: str) -> None:
-        """Drop a thread binding (its parent is gone); the next event opens a new one."""
+    def want(self, thread: ThreadBinding, state: str, url: str) -> bool:
+        """Record that ``thread``'s parent is to show ``state`` (and ``url``), not drawn yet;
+        False when that parent is no longer the work item's (forgotten, or replaced)."""
+        return self._change(thread, state=state, url=url, dirty=True)
+
+    def drew(self, thread: ThreadBinding, drawn: str) -> bool:
+        """Record that the parent now shows ``thread``'s state (fingerprint ``drawn``); it
+        stays owed an edit when a later event wanted another state meanwhile."""
+        with self._lock:
+            record = self._record(thread)
+            if record is None:
+                return False
+            still = (record.get("state", ""), record.get("url", "")) == (thread.state, thread.url)
+            return self._change(thread, drawn=drawn, dirty=bool(record.get("dirty")) and not still)
+
+    def forget(self, work_item: str, channel: str, ts: str = "") -> None:
+        """Drop a thread binding (its parent is gone); the next event opens a new one.
+        ``ts``: only if the binding is still to that parent (not one opened since)."""
         with self._lock:
             threads = self._get(_THREADS)
-            if threads.pop(_thread_key(work_item, channel), None) is not None:
+            record = threads.get(_thread_key(work_item, channel))
+            if record is not None and (not ts or record.get("ts") == ts):
+                del threads[_thread_key(work_item, channel)]
                 self._store[_THREADS] = threads
 
     def threads(self) -> list[ThreadBinding]:
@@ -173,6 +192,22 @@ class RoomBook:
     def thread_count(self) -> int:
         """How many thread bindings are kept."""
         return len(self._get(_THREADS))
+
+    def _record(self, thread: ThreadBinding) -> dict[str, Any] | None:
+        record = self._get(_THREADS).get(_thread_key(thread.work_item, thread.channel))
+        return record if record is not None and record.get("ts") == thread.ts else None
+
+    def _change(self, thread: ThreadBinding, **fields: Any) -> bool:
+        """Set ``fields`` of the binding to ``thread``'s parent, if it is still bound."""
+        with self._lock:
+            threads = self._get(_THREADS)
+            key = _thread_key(thread.work_item, thread.channel)
+            record = threads.get(key)
+            if record is None or record.get("ts") != thread.ts:
+                return False
+            threads[key] = {**record, **fields}
+            self._store[_THREADS] = threads
+            return True
 
     # -- channel ids and uncertain posts ---------------------------------------------
 
@@ -228,4 +263,6 @@ def _thread_of(record: Mapping[str, Any]) -> ThreadBinding:
         ts=str(record["ts"]),
         state=str(record.get("state", "")),
         drawn=str(record.get("drawn", "")),
+        url=str(record.get("url", "")),
+        dirty=bool(record.get("dirty", False)),
     )

@@ -1,7 +1,8 @@
 """The Slack rooms' outlet: post one event to its room and thread, and say what happened.
 
 :class:`SlackOutlet` — subscribe filter → room → the work item's parent (reused, or posted
-and bound) → the event in the parent's thread → the parent edited to show the latest state.
+and bound) → the event in the parent's thread → the parent owed the latest state, which
+:class:`looproom.room.cards.Cards` draws on a stage of its own (never in the delivery's slot).
 A failed edit never makes later events new parents (the-loop's own Slack channel does):
 only a parent Slack says is gone is replaced. Every post carries its delivery key in Slack
 message metadata, so a post that may have landed (in flight at a crash, or answered by a
@@ -20,8 +21,6 @@ cannot be read, posts every event.
 from __future__ import annotations
 
 import functools
-import hashlib
-import json
 import logging
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
@@ -29,6 +28,7 @@ from typing import Any
 from looproom.durable.outcome import Delivered, Failed, Outcome, RetryLater
 from looproom.events import Event
 from looproom.room import event_types, policy
+from looproom.room.cards import Cards, fingerprint
 from looproom.room.outlets import (
     METADATA_TYPE,
     NoObserver,
@@ -62,9 +62,6 @@ log = logging.getLogger(__name__)
 AUTH_RETRY_SECONDS = 60.0
 #: How far reconciliation reads (pages of 200): a crash's in-flight post is recent.
 PAGES = 10
-#: How long the parent's redraw waits for Slack's edit budget (tier 3, shared by every
-#: room) before it leaves the card to the next event: waiting keeps the card true.
-REDRAW_PATIENCE = 120.0
 
 
 class SlackOutlet:
@@ -80,15 +77,18 @@ class SlackOutlet:
         interactive: bool = False,
         told: ToldBook | None = None,
         pulls: PullSource | None = None,
+        cards: Cards | None = None,
     ) -> None:
         """``interactive``: the room's presses reach the bot, so messages get buttons.
         ``told``: the delivery policy's memory (without it, every event is posted).
-        ``pulls``: reads a PR gate's title and size from GitHub."""
+        ``pulls``: reads a PR gate's title and size from GitHub. ``cards``: the stage that
+        redraws the parents (by default one of its own, drawn only when asked)."""
         self._slack, self._book, self._settings = transport, rooms, settings
         self._ids = ChannelIds(rooms, transport)
         self._observer = observer if observer is not None else NoObserver()
         self._interactive = interactive
         self._told, self._pulls = told, pulls
+        self.cards = cards if cards is not None else Cards(transport, rooms)
 
     def deliver(self, event: Event, *, maybe_delivered: bool) -> Outcome:
         """Post ``event``; ``maybe_delivered``: look for it in Slack before posting again."""
@@ -237,7 +237,8 @@ class SlackOutlet:
         channel = reply.channel or channel
         if not is_channel_id(room):
             self._book.learn_channel_id(room, channel)
-        thread = ThreadBinding(event.work_item, channel, reply.ts, state, _fingerprint(drawing))
+        drawn = fingerprint(drawing)
+        thread = ThreadBinding(event.work_item, channel, reply.ts, state, drawn, event.url)
         self._book.remember(thread)
         return thread
 
@@ -324,33 +325,8 @@ class SlackOutlet:
     # -- the parent's state ---------------------------------------------------------------
 
     def _redraw(self, event: Event, thread: ThreadBinding) -> None:
-        """Edit the parent to show the state after ``event``; a failure keeps the binding."""
-        state = state_after(event, thread.state)
-        drawing = render_parent(thread.work_item, state, event.url)
-        drawn = _fingerprint(drawing)
-        if drawn == thread.drawn:
-            return
-        meta = metadata("parent", parent_key(thread.work_item), thread.work_item)
-        reply = self._slack.update_message(
-            thread.channel,
-            thread.ts,
-            text=drawing.text,
-            blocks=drawing.blocks,
-            metadata=meta,
-            patience=REDRAW_PATIENCE,
-        )
-        if reply.ok:
-            self._book.redrawn(thread, state, drawn)
-        elif reply.kind == GONE:
-            log.warning(
-                "the parent of %s is gone (%s): the next event opens a new one",
-                thread.work_item,
-                reply.error,
-            )
-            self._book.forget(thread.work_item, thread.channel)
-        else:
-            # The next event tries again (its fingerprint still differs); never a new parent.
-            log.warning("could not update the parent of %s: %s", thread.work_item, reply.error)
+        """Owe the parent the state after ``event``: recorded now, drawn by the cards' stage."""
+        self.cards.want(thread, state_after(event, thread.state), event.url)
 
 
 class _ThreadGone(Exception):
@@ -370,11 +346,6 @@ def _metadata_key(message: Mapping[str, Any]) -> str:
     if meta.get("event_type") != METADATA_TYPE:
         return ""
     return str((meta.get("event_payload") or {}).get("key") or "")
-
-
-def _fingerprint(drawing: Rendering) -> str:
-    raw = json.dumps([drawing.text, drawing.blocks], sort_keys=True, ensure_ascii=False)
-    return hashlib.sha256(raw.encode()).hexdigest()[:16]
 
 
 def _slack_says(reply: Reply) -> str:

@@ -1,0 +1,290 @@
+"""The parents' cards: each work item's card redrawn by a stage of its own, coalesced.
+
+A work item's parent message (its card) shows the state after its latest event. Editing it
+is ``chat.update``, which Slack budgets for the whole workspace (tier 3, about 50 a minute).
+A delivery never waits for that budget: it posts its event, records the state the card is
+to show in the room book (durably, before the delivery is settled, so a crash loses no
+card) and leaves, its slot free for the next room's post. :class:`Cards` then draws each
+card owed, once, with the state it is to show *when it is drawn*, as soon as the edit
+budget has a turn: a work item whose five events came while the budget was spent gets
+one edit, showing the fifth. At start it draws the cards a crash or a stop left owed.
+
+A card Slack says is gone is forgotten (the next event opens a new parent); a failed edit
+is tried again a few times with backoff, then left to the work item's next event or the
+next start. A 429, or the budget spent, only waits: it is the budget's turn, not a failure.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import replace
+
+from looproom.durable.worker import backoff
+from looproom.room.outlets import metadata, parent_key
+from looproom.room.render import Rendering, render_parent
+from looproom.room.routing import RoomBook, ThreadBinding
+from looproom.slack.replies import GONE, RATE_LIMITED
+from looproom.slack.transport import SlackTransport
+
+log = logging.getLogger(__name__)
+
+EDIT = "chat.update"
+#: Threads drawing cards: the edit budget, not round trips, bounds how fast cards go.
+CARD_THREADS = 2
+#: A failed edit (a 5xx, a refusal) is tried again this often before the next event's turn.
+TRIES = 4
+#: How long an idle drawer sleeps before it looks again (a card owed wakes it sooner).
+IDLE_WAIT = 5.0
+
+#: A card's place: (work item, channel).
+Key = tuple[str, str]
+
+
+def card(thread: ThreadBinding) -> Rendering:
+    """The parent message showing ``thread``'s state."""
+    return render_parent(thread.work_item, thread.state, thread.url)
+
+
+def fingerprint(drawing: Rendering) -> str:
+    """A short digest of a drawing: an edit to the same drawing is skipped."""
+    raw = json.dumps([drawing.text, drawing.blocks], sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(raw.encode()).hexdigest()[:16]
+
+
+def _key(thread: ThreadBinding) -> Key:
+    return thread.work_item, thread.channel
+
+
+class Owed:
+    """The cards owed an edit, each once, with when it is due (thread-safe).
+
+    A card owed again before it is drawn keeps its place (that is the coalescing); one
+    being drawn is handed to no other drawer, and if owed again meanwhile it is drawn
+    again after.
+    """
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition()
+        self._due: dict[Key, float] = {}
+        self._busy: set[Key] = set()
+        self._tries: dict[Key, int] = {}
+        self._closed = False
+
+    def add(self, key: Key, at: float, *, fresh: bool = False) -> None:
+        """Owe ``key`` an edit from ``at`` on (the earlier, if already owed); ``fresh``: a
+        new state to show, so its failed tries start again."""
+        with self._changed:
+            self._due[key] = min(self._due.get(key, at), at)
+            if fresh:
+                self._tries.pop(key, None)
+            self._changed.notify()
+
+    def failed(self, key: Key) -> int:
+        """One more failed try for ``key``; how many so far."""
+        with self._changed:
+            self._tries[key] = self._tries.get(key, 0) + 1
+            return self._tries[key]
+
+    def settled(self, key: Key) -> None:
+        """``key`` is drawn, or given up: its tries are forgotten."""
+        with self._changed:
+            self._tries.pop(key, None)
+
+    def take(self, now: float) -> Key | None:
+        """The longest owed card due by ``now`` that no drawer holds, now held; or None."""
+        with self._changed:
+            free = (k for k, at in self._due.items() if at <= now and k not in self._busy)
+            key = next(free, None)
+            if key is not None:
+                del self._due[key]
+                self._busy.add(key)
+            return key
+
+    def done(self, key: Key) -> None:
+        with self._changed:
+            self._busy.discard(key)
+            self._changed.notify()
+
+    def wait_due(self, now: Callable[[], float], most: float) -> bool:
+        """Wait (at most ``most`` seconds) until a card is due; False if none, or closed."""
+        deadline = time.monotonic() + most
+        with self._changed:
+            while not self._closed:
+                free = (at for k, at in self._due.items() if k not in self._busy)
+                soonest = min(free, default=None)
+                at = now()
+                if soonest is not None and soonest <= at:
+                    return True
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._changed.wait(left if soonest is None else min(left, soonest - at))
+            return False
+
+    def close(self) -> None:
+        with self._changed:
+            self._closed = True
+            self._changed.notify_all()
+
+    def __len__(self) -> int:
+        """Cards owed an edit, those being drawn included."""
+        with self._changed:
+            return len(self._due.keys() | self._busy)
+
+
+class Cards:
+    """Owes parents their latest state, and draws them on ``threads`` threads of its own."""
+
+    def __init__(
+        self,
+        transport: SlackTransport,
+        book: RoomBook,
+        *,
+        threads: int = CARD_THREADS,
+        clock: Callable[[], float] = time.monotonic,
+        name: str = "theloop-cards",
+    ) -> None:
+        self._slack, self._book, self._clock = transport, book, clock
+        self._owed = Owed()
+        self._stop = threading.Event()
+        self._turn = threading.Lock()  # one drawer at a time waits for the budget's turn
+        self._threads = [
+            threading.Thread(target=self._run, name=f"{name}-{n + 1}", daemon=True)
+            for n in range(threads)
+        ]
+
+    # -- the deliveries' side ------------------------------------------------------------
+
+    def want(self, thread: ThreadBinding, state: str, url: str) -> None:
+        """``thread``'s parent is to show ``state``: recorded in the book and owed, unless
+        the parent shows that already. Returns at once: the drawing is the stage's."""
+        wanted = replace(thread, state=state, url=url)
+        if not thread.dirty and fingerprint(card(wanted)) == thread.drawn:
+            return
+        if self._book.want(thread, state, url):
+            self._owed.add(_key(thread), self._clock(), fresh=True)
+
+    @property
+    def owed(self) -> int:
+        """How many cards wait for their edit or are being drawn."""
+        return len(self._owed)
+
+    # -- the stage -----------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Owe every card a crash or a stop left undrawn, then start drawing."""
+        self.recover()
+        for thread in self._threads:
+            thread.start()
+
+    def recover(self) -> int:
+        """Owe each card the book says is not drawn yet; how many."""
+        try:
+            owed = [_key(t) for t in self._book.threads() if t.dirty]
+        except Exception:  # storage away: those cards wait for their work items' next events
+            log.exception("could not read which parents are owed a redraw")
+            return 0
+        for key in owed:
+            self._owed.add(key, self._clock())
+        return len(owed)
+
+    def stop(self, timeout: float = 10.0) -> bool:
+        """Stop drawing; False if a drawer is still in a call. What is owed stays in the
+        book and is drawn after the next start."""
+        deadline = time.monotonic() + timeout
+        self._stop.set()
+        self._owed.close()
+        for thread in self._threads:
+            if thread.is_alive():
+                thread.join(max(0.0, deadline - time.monotonic()))
+        return not any(t.is_alive() for t in self._threads)
+
+    def step(self) -> bool:
+        """Draw one card owed and due, on the caller's thread, whatever the budget says
+        (Slack's answer still counts); False when none was due."""
+        key = self._owed.take(self._clock())
+        if key is None:
+            return False
+        self._draw_held(key)
+        return True
+
+    def draw_due(self) -> int:
+        """Draw every card owed and due, on the caller's thread; how many were drawn."""
+        drawn = 0
+        while self.step():
+            drawn += 1
+        return drawn
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            with self._turn:
+                key = self._next()
+            if key is not None:
+                self._draw_held(key)
+
+    def _next(self) -> Key | None:
+        """The next card due once the edit budget has a turn; None while idle or stopping."""
+        if not self._owed.wait_due(self._clock, IDLE_WAIT) or self._stop.is_set():
+            return None
+        turn = self._slack.limits.wait(EDIT)
+        if turn > 0:  # (looked at again now and then: a clock may jump, a hold may end)
+            self._stop.wait(min(turn, IDLE_WAIT))
+            return None
+        return self._owed.take(self._clock())
+
+    def _draw_held(self, key: Key) -> None:
+        try:
+            self._draw(key)
+        except Exception:  # a bug or the storage away: the card stays owed, tried later
+            log.exception("redrawing the parent of %s in %s failed", *key)
+            self._failed(key, "an error")
+        finally:
+            self._owed.done(key)
+
+    def _draw(self, key: Key) -> None:
+        """Edit the parent to show the state the book says it is to show, read now."""
+        thread = self._book.binding(*key)
+        if thread is None or not thread.dirty:
+            self._owed.settled(key)
+            return
+        drawing = card(thread)
+        drawn = fingerprint(drawing)
+        if drawn == thread.drawn:  # a later event brought the card back to what it shows
+            self._book.drew(thread, drawn)
+            self._owed.settled(key)
+            return
+        meta = metadata("parent", parent_key(thread.work_item), thread.work_item)
+        reply = self._slack.update_message(
+            thread.channel, thread.ts, text=drawing.text, blocks=drawing.blocks, metadata=meta
+        )
+        if reply.ok:
+            self._book.drew(thread, drawn)
+            self._owed.settled(key)
+        elif reply.kind == RATE_LIMITED:  # the budget's turn, not a failure
+            self._owed.add(key, self._clock() + max(0.05, reply.retry_after or 1.0))
+        elif reply.kind == GONE:
+            log.warning(
+                "the parent of %s is gone (%s): the next event opens a new one",
+                thread.work_item,
+                reply.error,
+            )
+            self._book.forget(thread.work_item, thread.channel, thread.ts)
+            self._owed.settled(key)
+        else:
+            self._failed(key, reply.error)
+
+    def _failed(self, key: Key, error: str) -> None:
+        """Try ``key`` again after a backoff; after :data:`TRIES`, the next event's turn
+        (never a new parent)."""
+        tries = self._owed.failed(key)
+        if tries < TRIES:
+            log.info("could not update the parent of %s (%s): trying again", key[0], error)
+            self._owed.add(key, self._clock() + backoff(tries))
+            return
+        log.warning("could not update the parent of %s (%s): the next event tries", key[0], error)
+        self._owed.settled(key)

@@ -1,0 +1,209 @@
+"""The parents' cards: redrawn on a stage of their own, never in a delivery slot, coalesced.
+
+Against the loopback fake of Slack through the real transport. The edit budget (Slack's
+tier 3, shared by the workspace) is spent by holding ``chat.update`` in the transport's
+limits on a clock the test moves: while it is held no edit can go, and the test says when
+it comes back — so nothing here depends on how long anything takes.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from slack_sdk import WebClient
+
+from looproom.durable.outcome import Delivered
+from looproom.durable.queue import DurableQueue
+from looproom.durable.worker import Worker
+from looproom.events import KNOWN_EVENTS, Event
+from looproom.room import voice
+from looproom.room.cards import Cards
+from looproom.room.outlets import event_delivery
+from looproom.room.routing import RoomBook
+from looproom.room.slack_outlet import SlackOutlet
+from looproom.settings import Settings
+from looproom.slack.limits import MethodLimits, Tier
+from looproom.slack.pacer import Pacer
+from looproom.slack.transport import SlackTransport
+from tests.fakes.slack_api import BOT_TOKEN, FakeSlack
+from tests.support.wait import wait_for
+
+TIMEOUT = 30.0  # a bound on waiting, never an expectation of speed
+EDIT = "chat.update"
+ROOM_A, ROOM_B = "C0ROOMA001", "C0ROOMB001"
+ITEM_A, ITEM_B = "github:acme/api#7", "github:acme/web#8"
+ROOMS = (("acme/api", ROOM_A), ("acme/web", ROOM_B))
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+#: One work item's lifecycle, each event moving its card on; the last is what it must show.
+def lifecycle(item: str) -> list[Event]:
+    kinds = [
+        ("phase.started", {"phase": "design", "node": "design"}),
+        ("phase-approval-pending", {"node": "design-approval"}),
+        ("phase.started", {"phase": "implementation", "node": "implement"}),
+        ("pr-review-pending", {"node": "pr-review"}),
+        ("work-item-complete", {}),
+    ]
+    return [
+        Event(kind, item, id=f"{item}-{n}", detail=detail) for n, (kind, detail) in enumerate(kinds)
+    ]
+
+
+FINAL = "🎉 Done"
+
+
+class Room:
+    """An outlet and its cards over ``store`` (which outlives them: a restart keeps it)."""
+
+    def __init__(self, slack: FakeSlack, store: dict[str, Any], *, paced: bool = False) -> None:
+        """``paced``: posts keep Slack's pace in real time (a worker's retries wait it out)."""
+        self.clock = Clock()
+        client = WebClient(token=BOT_TOKEN, base_url=slack.url)
+        pacer = Pacer() if paced else Pacer(clock=self.clock)
+        self.transport = SlackTransport.beside(client, pacer=pacer, max_inline_wait=0.0)
+        # One edit a minute, no burst: a test spends it as another room would.
+        self.transport.limits = MethodLimits({EDIT: Tier(per_minute=1, burst=1)}, self.clock)
+        self.book = RoomBook(store)
+        self.cards = Cards(self.transport, self.book)
+        settings = Settings(channel="#the-loop", subscribe=KNOWN_EVENTS, rooms=ROOMS)
+        self.outlet = SlackOutlet(self.transport, self.book, settings, cards=self.cards)
+
+    def deliver(self, event: Event) -> Any:
+        self.clock.now += 5.0  # beyond the posts' pacing: this is about edits
+        return self.outlet.deliver(event, maybe_delivered=False)
+
+    def spend_the_edit_budget(self) -> None:
+        """Another room takes the edit budget's turn: none for a minute (the room's clock)."""
+        assert self.transport.limits.reserve(EDIT, most=0.0) == 0.0
+
+    def a_minute_later(self) -> None:
+        self.clock.now += 61.0
+
+
+@pytest.fixture
+def slack() -> Iterator[FakeSlack]:
+    with FakeSlack(channels=[(ROOM_A, "api"), (ROOM_B, "web"), ("C0LOOP0001", "the-loop")]) as f:
+        yield f
+
+
+def _card(slack: FakeSlack, room: str) -> str:
+    (parent,) = slack.top_level(room)
+    return str(parent["text"])
+
+
+def _edits(slack: FakeSlack) -> list[Any]:
+    return [call for call in slack.calls_to(EDIT) if call.status == 200]
+
+
+def test_a_card_owed_many_states_while_the_budget_is_spent_is_drawn_once_with_the_last(
+    slack: FakeSlack,
+) -> None:
+    room = Room(slack, {})
+    first, *rest = lifecycle(ITEM_A)
+    assert isinstance(room.deliver(first), Delivered)  # opens the parent, drawn as posted
+    room.spend_the_edit_budget()
+    room.cards.start()
+    try:
+        for event in rest:
+            assert isinstance(room.deliver(event), Delivered)  # none waits for the edit
+        assert slack.calls_to(EDIT) == [] and room.cards.owed == 1
+        room.a_minute_later()
+        wait_for(lambda: FINAL in _card(slack, ROOM_A), TIMEOUT, "the card drawn")
+    finally:
+        assert room.cards.stop() is True
+    (edit,) = _edits(slack)  # one edit for four states
+    assert FINAL in str(edit.args["text"])
+    assert len(slack.thread(ROOM_A, slack.top_level(ROOM_A)[0]["ts"])) == 5  # every post
+
+
+def test_a_post_in_another_room_is_not_held_by_redraws_waiting_even_with_one_slot(
+    slack: FakeSlack, tmp_path: Path
+) -> None:
+    room = Room(slack, {}, paced=True)
+    inbox = DurableQueue(tmp_path / "inbox.sqlite3", "inbox")
+    worker = Worker(inbox, event_delivery(room.outlet), slots=1)
+    a_events = lifecycle(ITEM_A)
+    room.deliver(a_events[0])
+    room.spend_the_edit_budget()
+    for event in [*a_events[1:], lifecycle(ITEM_B)[0]]:
+        inbox.put(event.delivery_key, event.to_json(), group=event.work_item)
+    room.cards.start()
+    worker.start()
+    try:
+        wait_for(lambda: inbox.depth() == 0, TIMEOUT, "every event posted")
+        assert slack.top_level(ROOM_B)  # room B's post went while room A's card waited
+        assert slack.calls_to(EDIT) == [] and room.cards.owed == 1
+        assert FINAL not in _card(slack, ROOM_A)
+        room.a_minute_later()
+        wait_for(lambda: FINAL in _card(slack, ROOM_A), TIMEOUT, "room A's card drawn")
+    finally:
+        assert worker.stop() is True
+        assert room.cards.stop() is True
+        inbox.close()
+
+
+def test_a_card_owed_when_the_bot_died_is_drawn_with_the_last_state_after_the_restart(
+    slack: FakeSlack,
+) -> None:
+    store: dict[str, Any] = {}
+    dead = Room(slack, store)
+    first, *rest = lifecycle(ITEM_A)
+    dead.deliver(first)
+    dead.spend_the_edit_budget()
+    for event in rest:
+        dead.deliver(event)  # settled: the inbox forgets them; the card is owed in the book
+    del dead  # the bot dies with the card owed; its stage never ran
+    assert slack.calls_to(EDIT) == []
+    restarted = Room(slack, store)
+    restarted.cards.start()
+    try:
+        wait_for(lambda: FINAL in _card(slack, ROOM_A), TIMEOUT, "the card drawn")
+    finally:
+        assert restarted.cards.stop() is True
+    assert len(_edits(slack)) == 1
+    owed = restarted.book.binding(ITEM_A, ROOM_A)
+    assert owed is not None and not owed.dirty
+
+
+def test_the_next_event_draws_a_card_a_failed_edit_left_stale(slack: FakeSlack) -> None:
+    room = Room(slack, {})
+    events = lifecycle(ITEM_A)
+    room.deliver(events[0])
+    slack.fail(EDIT, "ok_false", error="internal_error")
+    room.deliver(events[1])
+    room.cards.draw_due()  # fails; its own retry is not due yet
+    assert voice.state(events[1]) not in _card(slack, ROOM_A)
+    room.deliver(events[2])  # owes the card a new state: due now
+    room.a_minute_later()  # the edit budget's next turn
+    room.cards.draw_due()
+    assert voice.state(events[2]) in _card(slack, ROOM_A)
+    assert len(slack.top_level(ROOM_A)) == 1  # never a new parent
+
+
+def test_stopping_while_drawers_wait_for_the_budget_does_not_hang(slack: FakeSlack) -> None:
+    room = Room(slack, {})
+    first, second, *_ = lifecycle(ITEM_A)
+    room.deliver(first)
+    room.spend_the_edit_budget()
+    room.deliver(second)
+    room.cards.start()
+    stopped: list[bool] = []
+    stopper = threading.Thread(target=lambda: stopped.append(room.cards.stop()))
+    stopper.start()
+    stopper.join(TIMEOUT)
+    assert stopped == [True]  # every drawer ended, none left waiting its turn
+    assert slack.calls_to(EDIT) == []
+    owed = room.book.binding(ITEM_A, ROOM_A)
+    assert owed is not None and owed.dirty  # still owed, in the book, for the next start
