@@ -231,6 +231,7 @@ class Decisions:
             self.sinks,
             room,
             parked=Reopening(memory, self.effects.given_up),
+            stamp=kinds.restamped,
             observe=metrics.relay_settled if metrics is not None else lambda _i, _o: None,
             slots=env.delivery_slots,
             notice_after=env.relay_notice_seconds,

@@ -319,6 +319,14 @@ def stamped(decision: Decision) -> Decision:
     return replace(decision, label=row.label, after=row.after, receipt=row.receipt)
 
 
+def restamped(decision: Decision) -> Decision:
+    """``decision`` stamped as :func:`stamped` does when it was stored before decisions
+    carried their words (it has no label) and its kind is still a row; else as it is."""
+    if decision.label or decision.kind not in BY_NAME:
+        return decision
+    return stamped(decision)
+
+
 def _settling(check: Callable[..., Verdict] | None) -> Callable[..., Verdict] | None:
     """``check`` whose admitted verdicts say which question they settle."""
     return (lambda *args: _settled(check(*args))) if check is not None else None
