@@ -1,5 +1,6 @@
-"""The docs stay true to the tree: every link resolves, every test they cite exists, and the
-architecture's module list names each module of the core and no module that is gone."""
+"""The docs stay true to the tree: every link resolves, every test they cite exists, the
+README's layout names each folder of code, and the architecture's module list names each
+module of the core and no module that is gone."""
 
 from __future__ import annotations
 
@@ -104,3 +105,18 @@ def test_the_architecture_names_each_module_of_the_core_and_only_those() -> None
     listed = _listed_modules()
     assert sorted(public - listed) == []
     assert sorted(listed - every - packages) == []
+
+
+def test_the_readme_layout_names_each_folder_of_the_repository_and_only_what_exists() -> None:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    layout = text.split("## Layout", 1)[1].split("\n## ", 1)[0]
+    named = set(re.findall(r"^\| `([^`]+)`", layout, re.MULTILINE))
+    named |= set(re.findall(r"^\| `[^`]+`, `([^`]+)`", layout, re.MULTILINE))
+    assert sorted(path for path in named if not (ROOT / path).exists()) == []
+    tops = {path.split("/")[0] + "/" for path in named}
+    folders = {
+        path.name + "/"
+        for path in ROOT.iterdir()
+        if path.is_dir() and not path.name.startswith(".") and any(path.rglob("*.py"))
+    }
+    assert sorted(folders - tops - {"data/"}) == []  # data/: what a local run writes
