@@ -1,6 +1,6 @@
-"""The docs stay true to the tree: every link resolves, every test they cite exists, the
-README's layout names each folder of code, and the architecture's module list names each
-module of the core and no module that is gone."""
+"""The docs stay true to the tree: every link resolves, every test and module they name
+exists, the README's layout names each folder of code, and the architecture's module list
+names each module of the core and no module that is gone."""
 
 from __future__ import annotations
 
@@ -77,6 +77,42 @@ def test_every_test_the_docs_cite_exists(doc: Path) -> None:
         if name not in defined:
             missing.append(f"{path}::{name}")
     assert missing == []
+
+
+#: Where a path the docs name is read from: the repository, the plugin, the core, the tests.
+PATH_ROOTS = (ROOT, ROOT / "plugins" / "theloop", CORE, ROOT / "tests")
+#: A file path in prose or code (``room/policy.py``), not one inside a URL or a diff header.
+NAMED_PATH = re.compile(r"(?<![\w/.:-])((?:[a-z_]+/)+[a-z_0-9]+\.py)\b")
+NAMED_MODULE = re.compile(r"\blooproom((?:\.[a-z_]+)+)")
+
+
+def _module_exists(dotted: str) -> bool:
+    """Whether ``looproom<dotted>`` is a module, or a name one defines (``.assembly.LoopRoom``)."""
+    parts = dotted.strip(".").split(".")
+    path = CORE.joinpath(*parts)
+    if path.with_suffix(".py").is_file() or (path / "__init__.py").is_file():
+        return True
+    module, name = CORE.joinpath(*parts[:-1]), parts[-1]
+    source = module.with_suffix(".py")
+    if not source.is_file():
+        source = module / "__init__.py"
+    if not source.is_file():
+        return False
+    defined = rf"^(?:def|class)\s+{name}\b|^{name}\b[^=\n]*=|^from .* import .*\b{name}\b"
+    return re.search(defined, source.read_text(encoding="utf-8"), re.MULTILINE) is not None
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=_named)
+def test_every_module_the_docs_name_exists(doc: Path) -> None:
+    gone = []
+    for line in doc.read_text(encoding="utf-8").splitlines():
+        if line.startswith(("--- a/", "+++ b/")):
+            continue
+        for path in NAMED_PATH.findall(line):
+            if not any((root / path).is_file() for root in PATH_ROOTS):
+                gone.append(path)
+        gone += [f"looproom{d}" for d in NAMED_MODULE.findall(line) if not _module_exists(d)]
+    assert gone == []
 
 
 def _listed_modules() -> set[str]:
