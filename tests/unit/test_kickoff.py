@@ -101,8 +101,13 @@ class Poster:
                 return f"9{n}.0"
         return ""
 
-    def update(self, channel: str, ts: str, text: str, blocks: list[dict[str, Any]]) -> None:
+    def update(
+        self, channel: str, ts: str, text: str, blocks: list[dict[str, Any]], *, key: str = ""
+    ) -> None:
         self.updates.append((channel, ts, text))
+        n = int(ts.removeprefix("9").removesuffix(".0"))
+        if 0 < n <= len(self.marks) and self.marks[n - 1] != key:
+            self.marks[n - 1] = ""  # an edit without the mark drops it
 
     def tell(self, channel: str, member: str, text: str, thread_ts: str = "") -> None:
         self.told.append((member, text, thread_ts))

@@ -43,7 +43,7 @@ from looproom.durable.worker import Worker
 from looproom.kickoff import prefix
 from looproom.kickoff.body import title_of
 from looproom.kickoff.github import IssueMaker
-from looproom.kickoff.opening import KICKOFF, Opening, Poster, Wanted, opened_message
+from looproom.kickoff.opening import KICKOFF, Opening, Poster, Wanted, menu_key, opened_message
 from looproom.room import buttons
 from looproom.settings import KickoffSettings
 from looproom.settings.grants import CREATE
@@ -175,7 +175,8 @@ class Opener:
         container = _obj(payload.get("container"))
         if container.get("type") == "message" and container.get("message_ts"):
             line = f"Opening it in `{repo}`, as <@{member}> picked…"
-            self._poster.update(asked.channel, str(container["message_ts"]), line, [])
+            ts, key = str(container["message_ts"]), menu_key(asked.key)
+            self._poster.update(asked.channel, ts, line, [], key=key)
         return True
 
     # -- the steps -------------------------------------------------------------------

@@ -71,7 +71,11 @@ class Poster(Protocol):
         ``since`` for ``thread_ts`` ``""``); ``""``: none; ``None``: Slack cannot be read."""
         ...
 
-    def update(self, channel: str, ts: str, text: str, blocks: list[dict[str, Any]]) -> None: ...
+    def update(
+        self, channel: str, ts: str, text: str, blocks: list[dict[str, Any]], *, key: str = ""
+    ) -> None:
+        """Edit the post at ``ts``, keeping its mark ``key``."""
+        ...
 
     def tell(self, channel: str, member: str, text: str, thread_ts: str = "") -> None: ...
 
@@ -166,8 +170,10 @@ class Opening:
         (and its request, maybe picked already, is not kept again)."""
         asked, key = stored.asked, menu_key(stored.asked.key)
         found = self._earlier(stored, key) if unsure else ""
-        if found is None or found:
-            return Delivered(f"the menu is at {found}") if found else _unreadable("menu")
+        if found is None:
+            return _unreadable("menu")
+        if found:
+            return Delivered(f"the menu is at {found}")
         text, blocks = self._ask(asked)
         ts = self._poster.post(asked.channel, text, blocks, asked.thread, key=key)
         return (

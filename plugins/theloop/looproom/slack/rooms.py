@@ -50,8 +50,12 @@ class SlackPoster:
         ``since``); ``""`` when there is none; ``None`` when Slack could not be read."""
         return marks.find_marked(self._slack, channel, thread_ts, key, f"{since:.6f}")
 
-    def update(self, channel: str, ts: str, text: str, blocks: list[dict[str, Any]]) -> None:
-        self._slack.update_message(channel, ts, text=text, blocks=blocks or None)
+    def update(
+        self, channel: str, ts: str, text: str, blocks: list[dict[str, Any]], *, key: str = ""
+    ) -> None:
+        """Edit the post at ``ts``, keeping its mark ``key`` (the room's edits carry theirs)."""
+        meta = marks.metadata("kickoff", key, "") if key else None
+        self._slack.update_message(channel, ts, text=text, blocks=blocks or None, metadata=meta)
 
     def tell(self, channel: str, member: str, text: str, thread_ts: str = "") -> None:
         self._slack.post_ephemeral(channel, member, text=text, thread_ts=thread_ts or None)
