@@ -43,7 +43,7 @@ from looproom.slack.transport import SlackTransport
 from looproom.stores import Stores
 
 
-class DecisionSide(Protocol):
+class DecisionParts(Protocol):
     """The decision side's parts the answers read."""
 
     relay: Relay
@@ -69,7 +69,7 @@ class Answers:
         worker: Worker,
         book: RoomBook,
         told: ToldBook,
-        decisions: DecisionSide,
+        decisions: DecisionParts,
         slack: SlackTransport | None = None,
         follower: StreamFollower | None = None,
         fleet: Fleet | None = None,

@@ -11,10 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from looproom.settings.environment import short_secret
 from looproom.settings.instances import Instance, SecretRef, Spec
 
-#: An HMAC key should carry at least as many bits as its digest tells apart in practice.
-MIN_SECRET_CHARS = 32
 #: The single-instance form's variables: with ``instances:`` each instance has its own.
 SINGLE_FORM = ("THELOOP_WEBHOOK_SECRET", "THELOOP_LOOP_API", "THELOOP_LOOP_STREAM")
 
@@ -39,11 +38,8 @@ def resolve(
         for index, ref in enumerate(spec.secrets):
             where = f"{key}.secret" + (f"[{index}]" if len(spec.secrets) > 1 else "")
             secret = read(ref, where, env, errors)
-            if secret and len(secret) < MIN_SECRET_CHARS:
-                errors.append(
-                    f"{where}: {len(secret)} characters, fewer than {MIN_SECRET_CHARS} "
-                    "(make one with `openssl rand -hex 32`)"
-                )
+            if problem := short_secret(where, secret):
+                errors.append(problem)
             secrets.append(secret)
         token = read(spec.token, f"{key}.token", env, errors) if spec.token else ""
         found.append(

@@ -72,7 +72,7 @@ class OutletSettings(RenderSettings, Protocol):
     room_style: str
 
 
-class Pulls(Protocol):
+class PullSource(Protocol):
     """What GitHub says of a PR gate's pull request (``looproom.room.pulls.PullReader``)."""
 
     def read(self, event: Event) -> PullRequest | None: ...

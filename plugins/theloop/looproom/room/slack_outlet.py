@@ -34,7 +34,7 @@ from looproom.room.outlets import (
     NoObserver,
     Observer,
     OutletSettings,
-    Pulls,
+    PullSource,
     metadata,
     parent_key,
 )
@@ -79,7 +79,7 @@ class SlackOutlet:
         observer: Observer | None = None,
         interactive: bool = False,
         told: ToldBook | None = None,
-        pulls: Pulls | None = None,
+        pulls: PullSource | None = None,
     ) -> None:
         """``interactive``: the room's presses reach the bot, so messages get buttons.
         ``told``: the delivery policy's memory (without it, every event is posted).

@@ -216,15 +216,23 @@ def redact_url(url: str) -> str:
     return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}{parts.path}"
 
 
+def short_secret(key: str, secret: str) -> str:
+    """What is wrong with a secret set shorter than :data:`MIN_SECRET_CHARS`, naming ``key``
+    and its length only; ``""`` for one long enough or unset."""
+    if not secret or len(secret) >= MIN_SECRET_CHARS:
+        return ""
+    return (
+        f"{key}: {len(secret)} characters, fewer than {MIN_SECRET_CHARS} "
+        "(make one with `openssl rand -hex 32`)"
+    )
+
+
 def _secret_strength(secret: str, backend: str, errors: list[str]) -> tuple[str, ...]:
     """A short webhook secret: an error where the webhook faces Slack's world, else a warning.
     Only its length is ever said, never a character of it."""
-    if not secret or len(secret) >= MIN_SECRET_CHARS:
+    problem = short_secret("THELOOP_WEBHOOK_SECRET", secret)
+    if not problem:
         return ()
-    problem = (
-        f"THELOOP_WEBHOOK_SECRET: {len(secret)} characters, fewer than {MIN_SECRET_CHARS} "
-        "(make one with `openssl rand -hex 32`)"
-    )
     if backend == "SlackV3":
         errors.append(problem)
         return ()

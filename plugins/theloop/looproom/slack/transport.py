@@ -28,7 +28,7 @@ from typing import Any
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from looproom.slack.directory import Directory
+from looproom.slack.directory import RoomDirectory
 from looproom.slack.limits import MethodLimits
 from looproom.slack.pacer import Pacer
 from looproom.slack.replies import RATE_LIMITED, ChannelLookup, Reply, is_channel_id, next_cursor
@@ -62,7 +62,7 @@ class SlackTransport:
         self.pacer = pacer or Pacer()
         self.limits = limits or MethodLimits(clock=self.pacer.clock)
         #: The room names recent listings gave, so rooms starting at once read one listing.
-        self.directory = Directory()
+        self.directory = RoomDirectory()
         self._max_inline_wait = max_inline_wait
         #: Told of every 429 Slack answers, retried inline or not (the metrics).
         self.on_rate_limited: Callable[[], None] = lambda: None
