@@ -1,4 +1,5 @@
-"""Fixtures every test directory may use: a real PostgreSQL server for the shared mode.
+"""Fixtures every test directory may use: a real PostgreSQL server for the shared mode, and
+a port another program already listens on.
 
 ``postgres`` is one server for the whole session, started the first time a test asks for
 it (tests that never do never start it); ``database_url`` is a fresh, empty database on it.
@@ -7,6 +8,7 @@ No PostgreSQL binaries fails the asking test with what to install (tests/support
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Iterator
 
 import pytest
@@ -30,3 +32,12 @@ def postgres() -> Iterator[PostgresServer]:
 @pytest.fixture
 def database_url(postgres: PostgresServer) -> str:
     return postgres.new_database()
+
+
+@pytest.fixture
+def taken_port() -> Iterator[int]:
+    """A port another program listens on, for as long as the test runs."""
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        yield holder.getsockname()[1]

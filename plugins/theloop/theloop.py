@@ -28,6 +28,7 @@ from looproom import configured, manifest, people
 from looproom.admin import text as admin_text
 from looproom.assembly import LoopRoom
 from looproom.decide import kinds
+from looproom.decide.kind_row import DecisionKind
 from looproom.inbound import slack_events
 from looproom.inbound import webhook as ingress
 from looproom.server.app import App, Mount
@@ -266,7 +267,7 @@ class TheLoop(BotPlugin):
             for kind in kinds.COMMANDS
         )
 
-    def _verb_command(self, kind: kinds.DecisionKind) -> Callable[[Any, Any, str], None]:
+    def _verb_command(self, kind: DecisionKind) -> Callable[[Any, Any, str], None]:
         def command(_plugin: Any, msg: Any, args: str) -> None:
             words = chat.raw_after(msg, kind.verb, args) if kind.mentions else args
             self._typed(msg, f"{kind.verb} {words}", addressed=True)

@@ -23,15 +23,15 @@ from the_loop.channels.envelope import parse as parse_envelope
 from the_loop.control import ControlConfig, parse_command
 from the_loop.jiraapi import JiraApiConfig, JiraApiError, JiraAuth, JiraClient, issue_key_for
 
-from looproom.assembly import LoopRoom
 from looproom.decide import kinds
 from looproom.relay import forms, records
 from looproom.relay.decision import Decision
 from looproom.relay.jira_sink import JiraSink
 from looproom.relay.sinks import LedgerSink, Sinks
-from looproom.settings import Environment, Settings, jira_config
+from looproom.settings import Settings, jira_config
 from tests.fakes import jira_api
 from tests.fakes.jira_api import FakeJira
+from tests.support.rooms import plain_room
 
 WORK_ITEM = "jira:acme.atlassian.net/OPS-12"
 MEMBER, LOGIN, AT = "U0123ABC", "octocat", "2026-12-03T09:00:00Z"
@@ -182,24 +182,12 @@ def test_a_slash_verb_on_a_jira_ticket_is_the_command_the_loop_reads_there(
 ) -> None:
     """``/the-loop <verb> jira:…`` is recorded as the verb typed in the ticket's thread."""
     settings = Settings(authorized_users=frozenset({MEMBER}), channel="C1", jira=_site(fake))
-    room = LoopRoom(
-        Environment.from_env({"THELOOP_WEBHOOK_SECRET": "x" * 32}),
-        settings,
-        store={},
-        data_dir=tmp_path,
-        slack=None,
-        say=lambda _to, _text: None,
-        admins=(),
-        bot_member=lambda: "U0THELOOP",
-    )
-    try:
+    with plain_room(tmp_path, settings) as room:
         payload = {"command": "/the-loop", "text": typed, "user_id": MEMBER, "channel_id": "C1"}
         answer = room.decisions.slash.answer({**payload, "trigger_id": "t1"})
         assert answer is not None and answer["text"].startswith("👀 Recorded"), answer
         (item,) = room.decisions.relay.queue.list()
         decision = forms.decision_of(item.payload)
-    finally:
-        room.stop()
     assert decision.work_item == WORK_ITEM
     read = _relayed(fake, decision)
     assert read["origin"] == ORIGIN_RELAY

@@ -9,7 +9,6 @@ still let into the admin commands, which Errbot matches by member id. Errbot's o
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -35,15 +34,6 @@ def slack() -> Iterator[FakeSlack]:
             fake.add_channel(f"dm-{member}", dm)
         yield fake
         fake.release()
-
-
-@pytest.fixture
-def taken_port() -> Iterator[int]:
-    """A port something else already listens on."""
-    with socket.socket() as holder:
-        holder.bind(("127.0.0.1", 0))
-        holder.listen()
-        yield holder.getsockname()[1]
 
 
 def test_every_form_of_admin_is_told_and_a_mention_is_let_into_admin_commands(

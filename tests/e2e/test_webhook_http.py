@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import http.client
 import json
-import socket
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -167,18 +166,14 @@ def test_one_command_serves_only_our_routes_with_health_and_metrics(
     assert accepted and float(accepted[0].split()[-1]) >= 1
 
 
-def test_a_taken_port_is_said_loudly_and_the_bot_runs_on(tmp_path: Path) -> None:
-    with socket.socket() as holder:
-        holder.bind(("127.0.0.1", 0))
-        holder.listen()
-        port = holder.getsockname()[1]
-        bot = BotProcess(tmp_path, port=port, env={"THELOOP_WEBHOOK_SECRET": SECRET})
-        try:
-            bot.start(wait=False)
-            wait_for(lambda: ACTIVATION_DONE in bot.log_text(), 60, "the plugins to activate")
-            log = bot.log_text()
-            assert f"NOT LISTENING: cannot listen on 127.0.0.1:{port}" in log
-            assert "TheLoop failed" not in log
-            assert bot.process is not None and bot.process.poll() is None
-        finally:
-            bot.stop()
+def test_a_taken_port_is_said_loudly_and_the_bot_runs_on(tmp_path: Path, taken_port: int) -> None:
+    bot = BotProcess(tmp_path, port=taken_port, env={"THELOOP_WEBHOOK_SECRET": SECRET})
+    try:
+        bot.start(wait=False)
+        wait_for(lambda: ACTIVATION_DONE in bot.log_text(), 60, "the plugins to activate")
+        log = bot.log_text()
+        assert f"NOT LISTENING: cannot listen on 127.0.0.1:{taken_port}" in log
+        assert "TheLoop failed" not in log
+        assert bot.process is not None and bot.process.poll() is None
+    finally:
+        bot.stop()

@@ -8,8 +8,6 @@ delivers it; a port already taken is said loudly and shown as it is.
 from __future__ import annotations
 
 import json
-import socket
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -135,15 +133,6 @@ def test_status_shows_where_the_server_listens(testbot, plugin) -> None:
     assert f"http server: listening on 127.0.0.1:{http_port(plugin)}" in testbot.exec_command(
         "!theloop status"
     )
-
-
-@pytest.fixture
-def taken_port() -> Iterator[int]:
-    """A port another program listens on."""
-    with socket.socket() as holder:
-        holder.bind(("127.0.0.1", 0))
-        holder.listen()
-        yield holder.getsockname()[1]
 
 
 def test_a_taken_port_is_said_to_the_admins_and_shown_in_status(

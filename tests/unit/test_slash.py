@@ -14,8 +14,9 @@ from looproom.assembly import LoopRoom
 from looproom.decide import slash
 from looproom.events import Event
 from looproom.relay import forms
-from looproom.settings import Environment, Settings, jira_config
+from looproom.settings import Settings, jira_config
 from tests.support import signed
+from tests.support.rooms import plain_room
 
 ITEM = "github:acme/api#7"
 OPS_12 = "jira:acme.atlassian.net/OPS-12"
@@ -25,27 +26,14 @@ SECRET = "slash-signing-secret"
 
 @pytest.fixture
 def room(tmp_path: Path) -> Iterator[LoopRoom]:
-    env = Environment.from_env(
-        {"THELOOP_WEBHOOK_SECRET": "x" * 32, "THELOOP_SLACK_SIGNING_SECRET": SECRET}
-    )
     settings = Settings(
         authorized_users=frozenset({ALICE}),
         collaborators=frozenset({CAROL}),
         channel="C1",
         rooms=(("acme/*", "C1"),),
     )
-    built = LoopRoom(
-        env,
-        settings,
-        store={},
-        data_dir=tmp_path,
-        slack=None,
-        say=lambda _to, _text: None,
-        admins=(),
-        bot_member=lambda: "U0THELOOP",
-    )
-    yield built
-    built.stop()
+    with plain_room(tmp_path, settings, {"THELOOP_SLACK_SIGNING_SECRET": SECRET}) as built:
+        yield built
 
 
 def payload(text: str, member: str = ALICE, trigger: str = "t1") -> dict[str, Any]:
@@ -156,20 +144,8 @@ def test_status_adds_the_loops_own_view_and_says_when_it_cannot_be_had(tmp_path:
 
     with FakeLoop({ITEM: False}) as loop:
         loop.work_items[ITEM] = {"ref": ITEM, "control": {"command": "pause"}}
-        env = Environment.from_env(
-            {"THELOOP_WEBHOOK_SECRET": "x" * 32, "THELOOP_LOOP_API": loop.url}
-        )
-        built = LoopRoom(
-            env,
-            Settings(authorized_users=frozenset({ALICE})),
-            store={},
-            data_dir=tmp_path,
-            slack=None,
-            say=lambda _to, _text: None,
-            admins=(),
-            bot_member=lambda: "U0THELOOP",
-        )
-        try:
+        settings = Settings(authorized_users=frozenset({ALICE}))
+        with plain_room(tmp_path, settings, {"THELOOP_LOOP_API": loop.url}) as built:
             built.memory.index("C1", "100.0", ITEM)
             built.memory.put(ITEM, built.memory.get(ITEM))
             text = ask(built, f"status {ITEM}")["text"]
@@ -177,8 +153,6 @@ def test_status_adds_the_loops_own_view_and_says_when_it_cannot_be_had(tmp_path:
             loop.stop()
             alone = ask(built, "status")["text"]
             assert "shown from the room's memory alone" in alone and f"`{ITEM}`" in alone
-        finally:
-            built.stop()
 
 
 def test_with_the_jira_ledger_a_verb_names_a_jira_work_item_as_a_github_one(
@@ -188,19 +162,8 @@ def test_with_the_jira_ledger_a_verb_names_a_jira_work_item_as_a_github_one(
     verb were typed in its thread; one of another site is refused, saying why."""
     raw = {"site": "acme.atlassian.net", "deployment": "cloud", "projects": {"OPS": {}}}
     site = jira_config.parse(raw, "jira")
-    env = Environment.from_env({"THELOOP_WEBHOOK_SECRET": "x" * 32})
     settings = Settings(authorized_users=frozenset({ALICE}), channel="C1", jira=site)
-    room = LoopRoom(
-        env,
-        settings,
-        store={},
-        data_dir=tmp_path,
-        slack=None,
-        say=lambda _to, _text: None,
-        admins=(),
-        bot_member=lambda: "U0THELOOP",
-    )
-    try:
+    with plain_room(tmp_path, settings) as room:
         long = ask(room, "do jira:acme.atlassian.net/OPS-12 fix the flaky test")["text"]
         assert long.startswith(f"👀 Recorded the ad-hoc task for `{OPS_12}`")
         short = ask(room, "pause jira:OPS-12", trigger="t2")["text"]
@@ -214,8 +177,6 @@ def test_with_the_jira_ledger_a_verb_names_a_jira_work_item_as_a_github_one(
             ("do", OPS_12, "fix the flaky test"),
             ("pause", OPS_12, ""),
         ]
-    finally:
-        room.stop()
 
 
 def test_a_work_item_the_operator_never_configured_is_refused(room: LoopRoom) -> None:

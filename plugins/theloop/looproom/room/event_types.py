@@ -99,7 +99,7 @@ def _rows(*rows: EventType) -> Mapping[str, EventType]:
 
 _MIRROR = {"mirror": True}
 
-#: Kind → its row. The seed's palette: kickoff 🚀, question 🤔, artifact ready 📋,
+#: Kind → its row. One emoji a moment: kickoff 🚀, question 🤔, artifact ready 📋,
 #: locked ✅, progress 🔨, PR ready 👀, done 🎉, warning ⚠️.
 EVENT_TYPES: Mapping[str, EventType] = _rows(
     EventType(
