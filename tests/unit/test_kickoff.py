@@ -13,7 +13,7 @@ from looproom.decide.authorization import AccessPolicy
 from looproom.durable.queue import DurableQueue
 from looproom.kickoff.github import OpenedIssue
 from looproom.kickoff.opener import PICK, PICK_TTL, Opener, addressed_words
-from looproom.kickoff.opening import KICKOFF
+from looproom.kickoff.opening import KICKOFF, is_key, queue_lines
 from looproom.room import buttons
 from looproom.settings import KickoffSettings
 
@@ -407,3 +407,15 @@ def test_a_menu_picked_before_the_bot_recorded_it_posted_is_not_asked_again() ->
     assert len(menus(rig)) == 1 and [o[0] for o in rig.maker.opened] == ["acme/web"]
     assert rig.pick("acme/web", where=0) and "no longer open" in rig.poster.told[-1][1]
     assert len(rig.maker.opened) == 1
+
+
+def test_a_request_whose_menu_waits_for_slack_is_kept_and_listed_for_the_admin() -> None:
+    rig = Rig(TWO)
+    rig.poster.down = True
+    rig.opener.message(ALICE, f"<@{BOT}> Flaky teardown", "C1", "10.0", "")
+    rig.opener.step()
+    (item,) = rig.queue.list()
+    assert item.key == "menu:message:C1:10.0" and is_key(item.key)
+    (line,) = queue_lines([item], rig.now)
+    assert "repository to be picked · Flaky teardown" in line and "posting the menu" in line
+    assert menus(rig) == [] and rig.poster.told == []
