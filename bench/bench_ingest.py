@@ -82,7 +82,9 @@ def signed_headers(body: bytes) -> dict[str, str]:
     }
 
 
-def client(bot: BotProcess, work: list[bytes], out: list[tuple[int, float]], reconnects: list):
+def client(
+    bot: BotProcess, work: list[bytes], out: list[tuple[int, float]], reconnects: list[int]
+) -> None:
     """One client thread: keep-alive requested; http.client reconnects if the server closes."""
     connection = http.client.HTTPConnection(bot.host, bot.port, timeout=30)
     opened = 0

@@ -66,8 +66,12 @@ def run(rig: Rig, driver: Driver, faults: deque, seconds: float, drain: float) -
     while (now := time.monotonic() - started) < seconds:
         while faults and faults[0].at <= now:
             rig.play(faults.popleft())
+        rig.poll()
         driver.tick()
         time.sleep(TICK)
+        if rig.broken:
+            print(f"soak: FAILED: {rig.broken}")
+            return 1
     rig.calm()
     drained = _drain(rig, driver, drain)
     return report(rig, driver, time.monotonic() - started, drained)
@@ -97,7 +101,7 @@ def report(rig: Rig, driver: Driver, elapsed: float, drained: float) -> int:
     books.check_decisions(driver.items, rig.github, rig.loop, found)
     parked = rig.parked()
     refused = books.limit_refusals(rig.slack)
-    struck = books.struck(rig.slack)
+    struck = books.struck(rig.slack, rig.github, rig.loop)
     p50, p99 = (books.percentile(found.latencies, share) for share in (0.5, 0.99))
     print(f"\nsoak done in {elapsed:.0f} s (drained in {drained:.0f} s)")
     print(f"  work items        {len(driver.items)}")
@@ -105,7 +109,7 @@ def report(rig: Rig, driver: Driver, elapsed: float, drained: float) -> int:
     print(f"  decisions         {sum(found.decisions.values())}: " + _counts(found.decisions))
     print(f"  kills             {rig.fired['kill']}")
     print("  faults            " + ", ".join(f"{k} {rig.fired[k]}" for k in KINDS[1:]))
-    print("  Slack calls struck " + (_counts(struck) or "none"))
+    print("  calls struck      " + (_counts(struck) or "none"))
     print(f"  lost              {len(found.lost)}")
     print(f"  doubled           {len(found.doubled)}")
     print(f"  parked            {parked}")

@@ -3,8 +3,10 @@
 Each :class:`Fault` is armed at its second of the run. A Slack fault is scripted on the
 fake for its next matching calls (a burst of 429s with ``Retry-After``, 5xx answers,
 dropped connections, a post that lands and then answers 500), so it strikes whatever the
-bot calls next; a the-loop restart stops its API for a few seconds; a GitHub fault answers
-the next comment posts 502; a kill is ``SIGKILL`` of the bot, which is started again at once.
+bot calls next; a the-loop restart stops its API for a few seconds — at once, or right after
+it dropped the connection of the next reply handed to a session (delivered or not: the bot
+cannot tell); a GitHub fault answers the next comment posts 502; a kill is ``SIGKILL`` of
+the bot, which is started again at once.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ KINDS = (
     "slack-lost-answer",
     "socket-drop",
     "loop-restart",
+    "loop-lost-answer",
     "github-502",
 )
 #: A kill about once a minute: the first after this many seconds, then every minute or so.
@@ -91,6 +94,9 @@ def _options(rng: random.Random, kind: str) -> dict[str, Any]:
         return {"method": rng.choice(("chat.postMessage", "chat.update")), "times": 1}
     if kind == "loop-restart":
         return {"down": round(rng.uniform(2.0, 6.0), 1)}
+    if kind == "loop-lost-answer":
+        how = rng.choice(("land_then_drop", "drop"))
+        return {"how": how, "down": round(rng.uniform(2.0, 6.0), 1)}
     if kind == "github-502":
         return {"times": rng.randint(1, 3)}
     return {}

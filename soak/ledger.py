@@ -161,7 +161,16 @@ def limit_refusals(slack: FakeSlack) -> Counter[str]:
     )
 
 
-def struck(slack: FakeSlack) -> Counter[str]:
-    """Slack calls answered by a scripted fault, by its kind."""
+def struck(slack: FakeSlack, github: Any, loop: FakeLoop) -> Counter[str]:
+    """Calls answered by a scripted fault: Slack's by its kind; GitHub's and the-loop's by
+    what they were answered (their fakes script only faults: a 502, a dropped connection)."""
     with slack._changed:
-        return Counter(call.fault for call in slack.calls if call.fault not in ("", "limit"))
+        found = Counter(
+            f"Slack {call.fault}" for call in slack.calls if call.fault not in ("", "limit")
+        )
+    for name, fake in (("GitHub", github), ("the-loop", loop)):
+        with fake._changed:
+            for request in fake.requests:
+                if request.status in (0, 502):
+                    found[f"{name} {'dropped' if request.status == 0 else 502}"] += 1
+    return found

@@ -21,7 +21,8 @@ from soak.faults import Fault
 from tests.e2e.botproc import BotProcess
 from tests.e2e.slackbot import START_TIMEOUT, slack_env
 from tests.fakes.github_api import TOKEN, FakeGitHub
-from tests.fakes.loop_api import FakeLoop
+from tests.fakes.loop_api import REPLY, FakeLoop
+from tests.fakes.loopback import Fault as LoopFault
 from tests.fakes.slack_api import FakeSlack, Limit
 
 ALICE = "U0ALICE01"
@@ -85,8 +86,12 @@ class Rig:
         self.github = FakeGitHub({repo(n): set() for n in range(rooms)})
         self.loop = FakeLoop({})
         self.fired: Counter[str] = Counter()
+        #: Why the run cannot go on (the bot would not start again), once it cannot.
+        self.broken = ""
         self._restarting: threading.Thread | None = None
         self._loop_back: list[threading.Timer] = []
+        #: A reply's dropped answer that, once struck, restarts the-loop: (fault, down).
+        self._restart_after: tuple[LoopFault, float] | None = None
         data_dir.mkdir(parents=True, exist_ok=True)
         (data_dir / "theloop.yaml").write_text(settings(rooms), encoding="utf-8")
         self.slack.start()
@@ -144,6 +149,10 @@ class Rig:
             self.slack.drop_sockets()
         elif fault.kind == "loop-restart":
             self.restart_loop(options["down"])
+        elif fault.kind == "loop-lost-answer":
+            self.loop.fail(REPLY, kind=options["how"])
+            with self.loop._changed:
+                self._restart_after = (self.loop.faults[-1], options["down"])
         elif fault.kind == "github-502":
             self.github.fail("/comments", 502, times=options["times"])
 
@@ -161,9 +170,10 @@ class Rig:
             try:
                 self.bot.start(timeout=START_TIMEOUT)
                 return
-            except (RuntimeError, AssertionError):
+            except (RuntimeError, AssertionError) as exc:
                 self.bot.kill()
-        raise SystemExit("the bot did not start again after a kill, three times")
+                said = str(exc)[-2000:]
+        self.broken = f"the bot did not start again after a kill, three times:\n{said}"
 
     def restart_loop(self, down: float) -> None:
         """the-loop's API goes away (connections refused) and comes back ``down`` s later."""
@@ -172,6 +182,13 @@ class Rig:
         timer.daemon = True
         self._loop_back.append(timer)
         timer.start()
+
+    def poll(self) -> None:
+        """the-loop goes down right after it dropped a reply's answer (a restart mid-reply)."""
+        if self._restart_after is not None and self._restart_after[0].times == 0:
+            down = self._restart_after[1]
+            self._restart_after = None
+            self.restart_loop(down)
 
     def _loop_up(self) -> None:
         for _ in range(50):  # the port may linger a moment after the stop
@@ -185,8 +202,10 @@ class Rig:
         """No fault from now on: scripted ones not struck yet are withdrawn, the-loop is up."""
         with self.slack._changed:
             self.slack.faults.clear()
-        with self.github._changed:
-            self.github.faults.clear()
+        for fake in (self.github, self.loop):
+            with fake._changed:
+                fake.faults.clear()
+        self._restart_after = None
         for timer in self._loop_back:
             timer.join()
         if self._restarting is not None:

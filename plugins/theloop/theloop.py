@@ -28,11 +28,14 @@ from looproom import configured, manifest, people
 from looproom.admin import text as admin_text
 from looproom.assembly import LoopRoom
 from looproom.decide import kinds
+from looproom.decide.kind_row import DecisionKind
 from looproom.inbound import slack_events
 from looproom.inbound import webhook as ingress
 from looproom.server.app import App, Mount
 from looproom.server.runner import HttpServer, Listening
 from looproom.settings import ConfigError, Environment, Settings
+from looproom.slack.kept_limits import FILE_NAME as KEPT_LIMITS
+from looproom.slack.kept_limits import KeptLimits
 from looproom.slack.transport import SlackTransport
 
 NOT_ACTIVE = "theloop is not active: see `!status plugins` and the bot's log."
@@ -56,15 +59,20 @@ class TheLoop(BotPlugin):
         env, settings = self._configuration()
         super().activate()  # opens the plugin's storage, which the room keeps its state in
         slack_web = getattr(self._bot, "slack_web", None)
+        data_dir = Path(self.bot_config.BOT_DATA_DIR) / "theloop"
         core = LoopRoom(
             env,
             settings,
             store=self,
-            data_dir=Path(self.bot_config.BOT_DATA_DIR) / "theloop",
+            data_dir=data_dir,
             # One transport for every Slack call, so deliveries and decision replies share
-            # one per-channel pace and one 429 hold.
+            # one per-channel pace and one 429 hold; its method budgets outlive a restart.
             slack=(
-                SlackTransport.beside(slack_web, base_url=env.slack_api_url)
+                SlackTransport.beside(
+                    slack_web,
+                    base_url=env.slack_api_url,
+                    limits=KeptLimits(data_dir / KEPT_LIMITS),
+                )
                 if slack_web is not None
                 else None
             ),
@@ -259,7 +267,7 @@ class TheLoop(BotPlugin):
             for kind in kinds.COMMANDS
         )
 
-    def _verb_command(self, kind: kinds.DecisionKind) -> Callable[[Any, Any, str], None]:
+    def _verb_command(self, kind: DecisionKind) -> Callable[[Any, Any, str], None]:
         def command(_plugin: Any, msg: Any, args: str) -> None:
             words = chat.raw_after(msg, kind.verb, args) if kind.mentions else args
             self._typed(msg, f"{kind.verb} {words}", addressed=True)

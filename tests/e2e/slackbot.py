@@ -104,6 +104,26 @@ def corpus(stem: str) -> dict[str, Any]:
     return messages.event(stem, id=f"e2e-{messages.path(stem).stem}")
 
 
+def slash_command(text: str, member: str, trigger: str = "t1") -> dict[str, str]:
+    """``/the-loop <text>`` as Slack sends it, typed by ``member`` in the main room."""
+    return {
+        "command": "/the-loop",
+        "text": text,
+        "user_id": member,
+        "channel_id": LOOP,
+        "trigger_id": trigger,
+    }
+
+
+def slash(slack: FakeSlack, text: str, member: str, trigger: str = "t1") -> dict[str, Any]:
+    """``/the-loop <text>`` over Socket Mode: the answer, which the member alone is shown."""
+    ack = slack.push_envelope(slash_command(text, member, trigger), kind="slash_commands")
+    assert ack is not None, "the slash command was not acknowledged"
+    answer = ack.get("payload") or {}
+    assert answer.get("response_type") == "ephemeral", ack
+    return answer
+
+
 def event_key(fields: Mapping[str, Any]) -> str:
     """The key of the-loop's event a message (or a ``chat.postMessage`` call's arguments)
     was posted for, from its metadata; ``""`` for anything else (a parent, a reply)."""

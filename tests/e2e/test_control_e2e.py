@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.slackbot import LOOP, SlackBot, StartBot, corpus, relaying
+from tests.e2e.slackbot import LOOP, SlackBot, StartBot, corpus, relaying, slash, slash_command
 from tests.fakes.github_api import FakeGitHub
 from tests.fakes.loop_api import FakeLoop
 from tests.fakes.slack_api import BOT_USER, FakeSlack
@@ -62,14 +62,10 @@ class Rig:
 
     def slash(self, text: str, member: str = ALICE, trigger: str = "t1") -> str:
         """``/the-loop <text>`` over Socket Mode: what the member alone is shown."""
-        ack = self.slack.push_envelope(_command(text, member, trigger), kind="slash_commands")
-        assert ack is not None, "the slash command was not acknowledged"
-        answer = ack.get("payload") or {}
-        assert answer.get("response_type") == "ephemeral", ack
-        return str(answer["text"])
+        return str(slash(self.slack, text, member, trigger)["text"])
 
     def slash_over_http(self, text: str, secret: str = SIGNING_SECRET) -> tuple[int, dict]:
-        body = urllib.parse.urlencode(_command(text, ALICE, "h1")).encode()
+        body = urllib.parse.urlencode(slash_command(text, ALICE, "h1")).encode()
         headers = signed.slack_headers(secret, body)
         process = self.bot.process
         status, answer = signed.post(
@@ -87,16 +83,6 @@ class Rig:
 
     def replies(self, thread: str) -> list[str]:
         return [m["text"] for m in self.slack.thread(LOOP, thread) if m.get("user") != ALICE]
-
-
-def _command(text: str, member: str, trigger: str) -> dict[str, str]:
-    return {
-        "command": "/the-loop",
-        "text": text,
-        "user_id": member,
-        "channel_id": LOOP,
-        "trigger_id": trigger,
-    }
 
 
 @pytest.fixture
@@ -289,12 +275,8 @@ def test_a_message_to_the_bot_opens_one_work_item_whose_start_button_starts_it(
 
 def test_slash_new_asks_which_repository_and_opens_once(kickoff_rig: Rig) -> None:
     rig = kickoff_rig
-    ack = rig.slack.push_envelope(
-        _command("new Retry the webhook on 502", ALICE, "k1"), kind="slash_commands"
-    )
-    assert ack is not None
-    answer = ack["payload"]
-    assert answer["response_type"] == "ephemeral" and "which repository" in answer["text"]
+    answer = slash(rig.slack, "new Retry the webhook on 502", ALICE, "k1")
+    assert "which repository" in answer["text"]
     container = {"type": "ephemeral", "message_ts": "1.0", "channel_id": LOOP}
     _pick(rig, answer["blocks"], REPO, container)
     wait_for(lambda: rig.github.opened, TIMEOUT, "the issue")

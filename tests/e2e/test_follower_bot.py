@@ -24,7 +24,7 @@ import pytest
 
 from looproom.inbound.loop_records import record_id
 from looproom.inbound.stream import STREAM_PATH
-from looproom.room.outlets import metadata
+from looproom.slack.marks import metadata
 from tests.e2e.slackbot import LOOP, START_TIMEOUT, SlackBot, StartBot, event_key
 from tests.fakes.loop_stream import WORK_ITEM, LoopAPI, Proxy
 from tests.fakes.slack_api import FakeSlack, decoded

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.slackbot import LOOP, SlackBot, StartBot, event_key
+from tests.e2e.slackbot import LOOP, SlackBot, StartBot, event_key, slash
 from tests.fakes.github_api import TOKEN, FakeGitHub
 from tests.fakes.loop_api import REPLY, FakeLoop
 from tests.fakes.slack_api import BOT_USER, FakeSlack
@@ -101,16 +101,7 @@ class Rig:
         return wait_for(answer, TIMEOUT, f"an answer with {until!r}")
 
     def slash(self, text: str, trigger: str, member: str = ALICE) -> str:
-        payload = {
-            "command": "/the-loop",
-            "text": text,
-            "user_id": member,
-            "channel_id": LOOP,
-            "trigger_id": trigger,
-        }
-        ack = self.slack.push_envelope(payload, kind="slash_commands")
-        assert ack is not None, "the slash command was not acknowledged"
-        return str((ack.get("payload") or {})["text"])
+        return str(slash(self.slack, text, member, trigger)["text"])
 
 
 def replies_asked(loop: FakeLoop) -> list[str]:

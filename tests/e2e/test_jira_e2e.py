@@ -11,10 +11,12 @@ answer is mirrored on the ticket as the-loop's own record and typed into the ses
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 
-from tests.e2e.slackbot import LOOP, StartBot, corpus, relaying
+from tests.e2e.slackbot import SlackBot, StartBot, corpus, relaying, slash
 from tests.fakes import jira_api
 from tests.fakes.github_api import FakeGitHub
 from tests.fakes.jira_api import FakeJira
@@ -55,9 +57,10 @@ def _texts(comment: dict[str, object]) -> str:
     return json.dumps(comment["body"], ensure_ascii=False)
 
 
-def test_decisions_and_answers_on_a_jira_work_item_land_on_its_ticket_once(
-    slack_bot: StartBot, fake_slack: FakeSlack
-) -> None:
+@contextmanager
+def _relaying(slack_bot: StartBot) -> Iterator[tuple[SlackBot, FakeJira, FakeGitHub, FakeLoop]]:
+    """The bot with the settings above, relaying to a fake Jira site (its credential set),
+    GitHub and the-loop; killed on the way out."""
     with FakeJira({"OPS-12"}) as jira, FakeGitHub({}) as github, FakeLoop({ITEM: False}) as loop:
         env = {
             "THELOOP_JIRA_API": jira.url,
@@ -66,33 +69,40 @@ def test_decisions_and_answers_on_a_jira_work_item_land_on_its_ticket_once(
         }
         start = lambda yaml, more=None: slack_bot(yaml, {**env, **(more or {})})  # noqa: E731
         with relaying(start, SETTINGS, github, loop, "e2e-signing") as bot:
-            gate = bot.show(corpus("06") | {"workItem": ITEM}, TIMEOUT)
-            jira.fail("/comment", 429, headers={"Retry-After": "1"})
-            jira.fail("/comment", 502)
-            bot.say(ALICE, "approve looks right", gate["thread_ts"])
-            wait_for(lambda: jira.posted(), TIMEOUT, "the approval on the ticket")
+            yield bot, jira, github, loop
 
-            bot.say(ALICE, "record-decision tech: Option 2 — why: it backfills", gate["thread_ts"])
-            wait_for(lambda: loop.replies, TIMEOUT, "the decision in the session")
 
-            [approval, record] = jira.posted()
-            assert _texts(approval).startswith('{"type": "doc"')
-            assert "approved" in _texts(approval) and "[the-loop:relay]" in _texts(approval)
-            assert "[the-loop:agent-comment]" in _texts(record)
-            assert "Option 2" in _texts(record) and "it backfills" in _texts(record)
-            assert loop.replies[0]["ref"] == ITEM and loop.replies[0]["comment"] is False
-            statuses = [r.status for r in jira.requests]
-            assert statuses[:2] == [429, 502]  # asked to wait, then failed: waited out
-            assert [r.status for r in jira.requests if r.method == "POST"][-2:] == [201, 201]
-            assert github.requests == []
+def test_decisions_and_answers_on_a_jira_work_item_land_on_its_ticket_once(
+    slack_bot: StartBot, fake_slack: FakeSlack
+) -> None:
+    with _relaying(slack_bot) as (bot, jira, github, loop):
+        gate = bot.show(corpus("06") | {"workItem": ITEM}, TIMEOUT)
+        jira.fail("/comment", 429, headers={"Retry-After": "1"})
+        jira.fail("/comment", 502)
+        bot.say(ALICE, "approve looks right", gate["thread_ts"])
+        wait_for(lambda: jira.posted(), TIMEOUT, "the approval on the ticket")
 
-            # Read back from the ticket: the record, who said it, the link to the comment.
-            answer = _ask(fake_slack, f"!theloop records {ITEM}")
-            assert "📌 decision — `alice-gh`" in answer and "“Option 2”" in answer
-            assert "why: it backfills" in answer
-            assert f"focusedCommentId={record['id']}" in answer
-            assert "said in <https://slack.com/archives/C0LOOP0001/p" in answer  # its thread
-            assert "approved" not in answer  # a relayed decision is no record
+        bot.say(ALICE, "record-decision tech: Option 2 — why: it backfills", gate["thread_ts"])
+        wait_for(lambda: loop.replies, TIMEOUT, "the decision in the session")
+
+        [approval, record] = jira.posted()
+        assert _texts(approval).startswith('{"type": "doc"')
+        assert "approved" in _texts(approval) and "[the-loop:relay]" in _texts(approval)
+        assert "[the-loop:agent-comment]" in _texts(record)
+        assert "Option 2" in _texts(record) and "it backfills" in _texts(record)
+        assert loop.replies[0]["ref"] == ITEM and loop.replies[0]["comment"] is False
+        statuses = [r.status for r in jira.requests]
+        assert statuses[:2] == [429, 502]  # asked to wait, then failed: waited out
+        assert [r.status for r in jira.requests if r.method == "POST"][-2:] == [201, 201]
+        assert github.requests == []
+
+        # Read back from the ticket: the record, who said it, the link to the comment.
+        answer = _ask(fake_slack, f"!theloop records {ITEM}")
+        assert "📌 decision — `alice-gh`" in answer and "“Option 2”" in answer
+        assert "why: it backfills" in answer
+        assert f"focusedCommentId={record['id']}" in answer
+        assert "said in <https://slack.com/archives/C0LOOP0001/p" in answer  # its thread
+        assert "approved" not in answer  # a relayed decision is no record
 
 
 def test_a_slash_verb_names_a_jira_ticket_as_people_type_it(
@@ -100,27 +110,12 @@ def test_a_slash_verb_names_a_jira_ticket_as_people_type_it(
 ) -> None:
     """``/the-loop pause jira:OPS-12``: the short form is the configured site's ticket, and
     the pause lands on it as typed in its thread would; another site's ticket is refused."""
-    with FakeJira({"OPS-12"}) as jira, FakeGitHub({}) as github, FakeLoop({ITEM: False}) as loop:
-        env = {
-            "THELOOP_JIRA_API": jira.url,
-            "ACME_JIRA_EMAIL": jira_api.EMAIL,
-            "ACME_JIRA_TOKEN": jira_api.TOKEN,
-        }
-        start = lambda yaml, more=None: slack_bot(yaml, {**env, **(more or {})})  # noqa: E731
-        with relaying(start, SETTINGS, github, loop, "e2e-signing"):
-
-            def slash(text: str, trigger: str) -> str:
-                payload = {"command": "/the-loop", "text": text, "user_id": ALICE}
-                payload |= {"channel_id": LOOP, "trigger_id": trigger}
-                ack = fake_slack.push_envelope(payload, kind="slash_commands")
-                assert ack is not None, "the slash command was not acknowledged"
-                return str((ack.get("payload") or {})["text"])
-
-            answer = slash("pause jira:OPS-12", "t1")
-            assert answer.startswith(f"👀 Recorded the pause request for `{ITEM}`"), answer
-            wait_for(lambda: jira.posted(), TIMEOUT, "the pause on the ticket")
-            [pause] = jira.posted()
-            assert "the-loop pause" in _texts(pause) and "[the-loop:relay]" in _texts(pause)
-            refused = slash("start jira:elsewhere.example/OPS-3", "t2")
-            assert "not a ticket of the configured Jira site" in refused
-            assert github.requests == [] and len(jira.posted()) == 1
+    with _relaying(slack_bot) as (_bot, jira, github, _loop):
+        answer = slash(fake_slack, "pause jira:OPS-12", ALICE, "t1")["text"]
+        assert answer.startswith(f"👀 Recorded the pause request for `{ITEM}`"), answer
+        wait_for(lambda: jira.posted(), TIMEOUT, "the pause on the ticket")
+        [pause] = jira.posted()
+        assert "the-loop pause" in _texts(pause) and "[the-loop:relay]" in _texts(pause)
+        refused = slash(fake_slack, "start jira:elsewhere.example/OPS-3", ALICE, "t2")["text"]
+        assert "not a ticket of the configured Jira site" in refused
+        assert github.requests == [] and len(jira.posted()) == 1

@@ -4,7 +4,9 @@ A real errbot on SlackV3 against the loopback fakes: a member asks the bot, at t
 the kickoff room, for a new work item. The request is stored before the issue is created;
 the bot is killed with SIGKILL while its create is on the way to GitHub — before GitHub
 made the issue, or after it made it but before the bot heard — and started again. Either
-way exactly one issue exists, and the work item's thread says so once.
+way exactly one issue exists, and the work item's thread says so once. Killed as it posts
+that line in Slack, or as it posts the menu that asks which repository, it says each once
+when it is back.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.slackbot import LOOP, START_TIMEOUT, StartBot, relaying
+from tests.e2e.slackbot import LOOP, START_TIMEOUT, SlackBot, StartBot, relaying
 from tests.fakes.github_api import FakeGitHub
 from tests.fakes.loop_api import FakeLoop
 from tests.fakes.slack_api import BOT_USER, FakeSlack
@@ -23,15 +25,35 @@ from tests.support.wait import wait_for
 
 pytestmark = pytest.mark.e2e
 
+POST = "chat.postMessage"
+
 ALICE = "U0ALICE01"
 SETTINGS = """
 slack:
   channel: "#the-loop"
   authorizedUsers: [U0ALICE01]
-  kickoff: {repo: acme/api}
+  kickoff: {repo: %s}
 people: {U0ALICE01: alice-gh}
 """
 TIMEOUT = 60.0
+OPENED, MENU = "🆕 Opened", "which repository"
+
+
+def said_in(slack: FakeSlack, asked: dict[str, Any], words: str) -> list[dict[str, Any]]:
+    """The bot's messages in the thread of ``asked`` that say ``words``."""
+    return [m for m in slack.thread(LOOP, asked["ts"]) if words in str(m.get("text", ""))]
+
+
+def killed_posting(bot: SlackBot, slack: FakeSlack, words: str) -> None:
+    """The bot is killed while its post saying ``words`` waits for Slack's answer."""
+
+    def posting() -> bool:
+        return any(words in str(c.args.get("text", "")) for c in slack.calls_to(POST))
+
+    wait_for(posting, TIMEOUT, f"the post saying {words!r}")
+    bot.process.kill()
+    slack.release()
+    bot.process.start(timeout=START_TIMEOUT)
 
 
 def _held(github: FakeGitHub, *, create_first: bool) -> tuple[threading.Event, threading.Event]:
@@ -59,7 +81,7 @@ def test_a_bot_killed_between_the_claim_and_the_issue_opens_it_once(
     with (
         FakeGitHub({"acme/api": set()}) as github,
         FakeLoop({}) as loop,
-        relaying(slack_bot, SETTINGS, github, loop, "e2e-signing") as bot,
+        relaying(slack_bot, SETTINGS % "acme/api", github, loop, "e2e-signing") as bot,
     ):
         held, release = _held(github, create_first=create_first)
         asked = bot.say(ALICE, f"<@{BOT_USER}> Retry the webhook on 502", "")
@@ -69,11 +91,62 @@ def test_a_bot_killed_between_the_claim_and_the_issue_opens_it_once(
         assert len(github.opened) == (1 if create_first else 0)
         bot.process.start(timeout=START_TIMEOUT)
 
-        def opened_said() -> list[dict[str, Any]]:
-            thread = fake_slack.thread(LOOP, asked["ts"])
-            return [m for m in thread if str(m.get("text", "")).startswith("🆕 Opened")]
-
-        (said,) = wait_for(opened_said, TIMEOUT, "the work item's thread")
+        (said,) = wait_for(lambda: said_in(fake_slack, asked, OPENED), TIMEOUT, "the line")
         assert [o[2] for o in github.opened] == ["Retry the webhook on 502"]
         assert "github:acme/api#1" in said["text"]
         assert "<!-- theloop:kickoff message:" in github.opened[0][3]
+
+
+def test_a_bot_killed_as_it_posts_the_opened_line_posts_it_once(
+    slack_bot: StartBot, fake_slack: FakeSlack
+) -> None:
+    """The line lands in Slack, the bot dies before it hears (and before its queue records
+    the request done): started again, it finds the issue and the line, and posts neither
+    again — as a second request, carried out after it, shows."""
+    with (
+        FakeGitHub({"acme/api": set()}) as github,
+        FakeLoop({}) as loop,
+        relaying(slack_bot, SETTINGS % "acme/api", github, loop, "e2e-signing") as bot,
+    ):
+        fake_slack.fail(POST, "land_then_hang")
+        asked = bot.say(ALICE, f"<@{BOT_USER}> Retry the webhook on 502", "")
+        killed_posting(bot, fake_slack, OPENED)
+        later = bot.say(ALICE, f"<@{BOT_USER}> Cache the schema", "")
+        wait_for(lambda: said_in(fake_slack, later, OPENED), TIMEOUT, "the second line")
+        (said,) = said_in(fake_slack, asked, OPENED)
+        assert "github:acme/api#1" in said["text"]
+        assert [o[2] for o in github.opened] == ["Retry the webhook on 502", "Cache the schema"]
+
+
+@pytest.mark.parametrize("kind", ["hang", "land_then_hang"], ids=["unposted", "posted"])
+def test_a_bot_killed_as_it_posts_the_repository_menu_asks_once_when_it_is_back(
+    slack_bot: StartBot, fake_slack: FakeSlack, kind: str
+) -> None:
+    """Several repositories: the request is taken, the menu is on its way — not in Slack
+    yet, or in Slack with no answer — and the bot is killed. Started again, it asks once,
+    and the pick opens one issue."""
+    with (
+        FakeGitHub({"acme/api": set(), "acme/web": set()}) as github,
+        FakeLoop({}) as loop,
+        relaying(slack_bot, SETTINGS % "[acme/api, acme/web]", github, loop, "e2e-signing") as bot,
+    ):
+        fake_slack.fail(POST, kind)
+        asked = bot.say(ALICE, f"<@{BOT_USER}> Retry the webhook on 502", "")
+        killed_posting(bot, fake_slack, MENU)
+        (menu,) = wait_for(lambda: said_in(fake_slack, asked, MENU), TIMEOUT, "the menu")
+        select = menu["blocks"][1]["elements"][0]
+        (web,) = (o for o in select["options"] if o["value"].endswith("|acme/web"))
+        pick = {
+            "type": "block_actions",
+            "user": {"id": ALICE},
+            "channel": {"id": LOOP},
+            "container": {"type": "message", "message_ts": menu["ts"], "channel_id": LOOP},
+            "actions": [{"action_id": select["action_id"], "selected_option": web}],
+        }
+        assert fake_slack.push_envelope(pick, kind="interactive") is not None
+        wait_for(lambda: said_in(fake_slack, asked, OPENED), TIMEOUT, "the opened line")
+        assert [(o[0], o[2]) for o in github.opened] == [("acme/web", "Retry the webhook on 502")]
+        # The one menu, edited by the pick, and the line: nothing else in the thread.
+        thread = [m["text"] for m in fake_slack.thread(LOOP, asked["ts"])]
+        assert len(thread) == 2 and thread[0].startswith("Opening it in `acme/web`")
+        assert thread[1].startswith(OPENED)

@@ -19,7 +19,16 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.slackbot import API_LOOP, LOOP, SlackBot, StartBot, corpus, event_key, relaying
+from tests.e2e.slackbot import (
+    API_LOOP,
+    LOOP,
+    SlackBot,
+    StartBot,
+    corpus,
+    event_key,
+    relaying,
+    slash,
+)
 from tests.fakes.github_api import FakeGitHub
 from tests.fakes.loop_api import FakeLoop
 from tests.fakes.slack_api import BOT_USER, FakeSlack
@@ -66,16 +75,7 @@ class Rig:
         return message
 
     def slash(self, text: str, member: str = ALICE, trigger: str = "t1") -> str:
-        payload = {
-            "command": "/the-loop",
-            "text": text,
-            "user_id": member,
-            "channel_id": LOOP,
-            "trigger_id": trigger,
-        }
-        ack = self.slack.push_envelope(payload, kind="slash_commands")
-        assert ack is not None, "the slash command was not acknowledged"
-        return str((ack.get("payload") or {})["text"])
+        return str(slash(self.slack, text, member, trigger)["text"])
 
     def comments(self) -> list[str]:
         return self.github.posted(REPO, NUMBER)

@@ -106,6 +106,7 @@ class Fault:
     method: str
     #: "429" | "5xx" | "ok_false" | "disconnect" | "land_then_5xx" | "land_then_hang" (the
     #: call lands, the answer waits for :meth:`FakeSlack.release`: the caller dies waiting)
+    #: | "hang" (the same, but the call never lands: the connection drops on release)
     kind: str
     times: int = 1
     retry_after: int = 1
@@ -459,7 +460,7 @@ class FakeSlack(LoopbackHTTP):
         return None
 
     def release(self) -> None:
-        """Let every call held by a ``land_then_hang`` fault answer."""
+        """Let every call held by a ``land_then_hang`` or ``hang`` fault answer."""
         self._released.set()
 
     def handle(self, method: str, args: dict[str, Any], token: str) -> tuple[int, dict, dict]:
@@ -470,7 +471,7 @@ class FakeSlack(LoopbackHTTP):
             why = "" if fault is None else "limit" if fault.limit else fault.kind
             self.calls.append(Call(method, args, token, status, body, fault=why, effect=effect))
             self._changed.notify_all()
-        if fault is not None and fault.kind == "land_then_hang":
+        if fault is not None and fault.kind in ("land_then_hang", "hang"):
             self._released.wait(60.0)
         if method == "chat.postMessage" and body.get("ok") and self.echo_posts:
             self._echo(body)
@@ -495,7 +496,7 @@ class FakeSlack(LoopbackHTTP):
 
     def _answer(self, method: str, args: dict, token: str, fault: Fault | None) -> tuple:
         """``(status, headers, body, effect)``: the answer, and what the call did."""
-        if fault is not None and fault.kind == "disconnect":
+        if fault is not None and fault.kind in ("disconnect", "hang"):
             return 0, {}, {}, {}
         if fault is not None and fault.kind == "429":
             return (

@@ -18,6 +18,7 @@ from looproom.assembly import LoopRoom
 from looproom.inbound import webhook as ingress
 from looproom.inbound.signing import sign
 from looproom.kickoff.opening import Stored, Wanted
+from looproom.relay.decision import Decision
 from looproom.settings import Environment, Settings
 from tests.support.corpus import MESSAGES
 
@@ -115,6 +116,23 @@ def test_a_typed_decision_is_checked_against_what_the_room_was_shown(
     assert room.decisions.relay.step()
     (line,) = room.decisions.relay.sinks.ledger.lines()
     assert line["kind"] == "execute" and "- [ ] brainstorm-approval" in line["body"]
+
+
+def test_a_decision_stored_before_decisions_carried_their_words_is_told_by_its_label(
+    tmp_path: Path, make_room: Callable[..., LoopRoom]
+) -> None:
+    """A decision queued by an older bot has no label or receipt: the room is still told
+    of it as the table of kinds names it, not by its bare kind."""
+    chat = Chat()
+    settings = Settings(channel="#the-loop", authorized_users=frozenset({"@alice"}))
+    room = make_room(tmp_path, chat, settings)
+    old = Decision("execute", ITEM, "@alice", "#the-loop:10.0", "2026-01-01T00:00:00Z")
+    old_form = {k: v for k, v in old.to_dict().items() if k not in ("label", "after", "receipt")}
+    payload = {"key": old.key, "decision": old_form, "target": {"sink": "ledger", "body": "go"}}
+    assert room.decisions.relay.queue.put(old.key, json.dumps(payload))
+    assert room.decisions.relay.step()
+    said = [text for _, text in chat.sent if "recorded" in text]
+    assert said == ["✅ recorded — moving on: the phase selection of <@@alice>."]
 
 
 def test_queue_commands_reach_the_relay_queue_for_a_decisions_key(

@@ -1,5 +1,6 @@
-"""The docs stay true to the tree: every link resolves, every test they cite exists, and the
-architecture's module list names each module of the core and no module that is gone."""
+"""The docs stay true to the tree: every link resolves, every test and module they name
+exists, the README's layout names each folder of code, and the architecture's module list
+names each module of the core and no module that is gone."""
 
 from __future__ import annotations
 
@@ -78,6 +79,42 @@ def test_every_test_the_docs_cite_exists(doc: Path) -> None:
     assert missing == []
 
 
+#: Where a path the docs name is read from: the repository, the plugin, the core, the tests.
+PATH_ROOTS = (ROOT, ROOT / "plugins" / "theloop", CORE, ROOT / "tests")
+#: A file path in prose or code (``room/policy.py``), not one inside a URL or a diff header.
+NAMED_PATH = re.compile(r"(?<![\w/.:-])((?:[a-z_]+/)+[a-z_0-9]+\.py)\b")
+NAMED_MODULE = re.compile(r"\blooproom((?:\.[a-z_]+)+)")
+
+
+def _module_exists(dotted: str) -> bool:
+    """Whether ``looproom<dotted>`` is a module, or a name one defines (``.assembly.LoopRoom``)."""
+    parts = dotted.strip(".").split(".")
+    path = CORE.joinpath(*parts)
+    if path.with_suffix(".py").is_file() or (path / "__init__.py").is_file():
+        return True
+    module, name = CORE.joinpath(*parts[:-1]), parts[-1]
+    source = module.with_suffix(".py")
+    if not source.is_file():
+        source = module / "__init__.py"
+    if not source.is_file():
+        return False
+    defined = rf"^(?:def|class)\s+{name}\b|^{name}\b[^=\n]*=|^from .* import .*\b{name}\b"
+    return re.search(defined, source.read_text(encoding="utf-8"), re.MULTILINE) is not None
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=_named)
+def test_every_module_the_docs_name_exists(doc: Path) -> None:
+    gone = []
+    for line in doc.read_text(encoding="utf-8").splitlines():
+        if line.startswith(("--- a/", "+++ b/")):
+            continue
+        for path in NAMED_PATH.findall(line):
+            if not any((root / path).is_file() for root in PATH_ROOTS):
+                gone.append(path)
+        gone += [f"looproom{d}" for d in NAMED_MODULE.findall(line) if not _module_exists(d)]
+    assert gone == []
+
+
 def _listed_modules() -> set[str]:
     """The modules docs/architecture.md's "Modules, one job each" names, as paths in the core:
     a top-level entry two spaces in, a package's own four spaces in below it."""
@@ -104,3 +141,18 @@ def test_the_architecture_names_each_module_of_the_core_and_only_those() -> None
     listed = _listed_modules()
     assert sorted(public - listed) == []
     assert sorted(listed - every - packages) == []
+
+
+def test_the_readme_layout_names_each_folder_of_the_repository_and_only_what_exists() -> None:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    layout = text.split("## Layout", 1)[1].split("\n## ", 1)[0]
+    named = set(re.findall(r"^\| `([^`]+)`", layout, re.MULTILINE))
+    named |= set(re.findall(r"^\| `[^`]+`, `([^`]+)`", layout, re.MULTILINE))
+    assert sorted(path for path in named if not (ROOT / path).exists()) == []
+    tops = {path.split("/")[0] + "/" for path in named}
+    folders = {
+        path.name + "/"
+        for path in ROOT.iterdir()
+        if path.is_dir() and not path.name.startswith(".") and any(path.rglob("*.py"))
+    }
+    assert sorted(folders - tops - {"data/"}) == []  # data/: what a local run writes

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,7 @@ from looproom.decide.authorization import AccessPolicy
 from looproom.durable.queue import DurableQueue
 from looproom.kickoff.github import OpenedIssue
 from looproom.kickoff.opener import PICK, PICK_TTL, Opener, addressed_words
-from looproom.kickoff.opening import KICKOFF
+from looproom.kickoff.opening import KICKOFF, is_key, queue_lines
 from looproom.room import buttons
 from looproom.settings import KickoffSettings
 
@@ -54,18 +55,59 @@ class Maker:
         return OpenedIssue(repo, number, f"https://github.com/{repo}/issues/{number}")
 
 
+class Killed(BaseException):
+    """The bot's process ends here: nothing after it runs, nothing is recorded."""
+
+
 class Poster:
+    """Slack as the opener sees it: each post kept with its mark, found again by it
+    (``unreadable``: Slack cannot be read now; ``down``: it takes no post)."""
+
     def __init__(self) -> None:
         self.posts: list[tuple[str, str, list[dict[str, Any]], str]] = []
+        self.marks: list[str] = []
         self.told: list[tuple[str, str, str]] = []
         self.updates: list[tuple[str, str, str]] = []
+        self.unreadable = self.down = False
+        #: The bot dies in its next post: "before" Slack took it, or "after" (no answer).
+        self.killed_at = ""
 
-    def post(self, channel: str, text: str, blocks: list[dict[str, Any]], thread_ts: str) -> str:
+    def post(
+        self,
+        channel: str,
+        text: str,
+        blocks: list[dict[str, Any]],
+        thread_ts: str,
+        *,
+        key: str = "",
+        work_item: str = "",
+    ) -> str:
+        if self.down:
+            return ""
+        if self.killed_at == "before":
+            raise Killed
         self.posts.append((channel, text, blocks, thread_ts))
+        self.marks.append(key)
+        if self.killed_at == "after":
+            raise Killed
         return f"9{len(self.posts)}.0"
 
-    def update(self, channel: str, ts: str, text: str, blocks: list[dict[str, Any]]) -> None:
+    def posted(self, channel: str, thread_ts: str, key: str, since: float) -> str | None:
+        if self.unreadable:
+            return None
+        posts = zip(self.posts, self.marks, strict=True)
+        for n, ((where, _, _, thread), mark) in enumerate(posts, start=1):
+            if (where, thread, mark) == (channel, thread_ts, key):
+                return f"9{n}.0"
+        return ""
+
+    def update(
+        self, channel: str, ts: str, text: str, blocks: list[dict[str, Any]], *, key: str = ""
+    ) -> None:
         self.updates.append((channel, ts, text))
+        n = int(ts.removeprefix("9").removesuffix(".0"))
+        if 0 < n <= len(self.marks) and self.marks[n - 1] != key:
+            self.marks[n - 1] = ""  # an edit without the mark drops it
 
     def tell(self, channel: str, member: str, text: str, thread_ts: str = "") -> None:
         self.told.append((member, text, thread_ts))
@@ -84,10 +126,15 @@ class Rig:
         self.maker, self.poster = maker or Maker(), Poster()
         self.bound: list[tuple[str, str, tuple[str, ...]]] = []
         self.now = 1000.0
+        self.kickoff = kickoff
+        self.restart()
+
+    def restart(self) -> None:
+        """The bot started again on the same files (the store, the queue) and peers."""
         self.queue = DurableQueue(self.folder / "queues.sqlite3", KICKOFF, clock=lambda: self.now)
         self.opener = Opener(
             self.store,
-            lambda channel: kickoff if channel in ("C1", "") else None,
+            lambda channel: self.kickoff if channel in ("C1", "") else None,
             self.maker,  # type: ignore[arg-type]
             self.poster,
             lambda: POLICY,
@@ -95,6 +142,14 @@ class Rig:
             queue=self.queue,
             clock=lambda: self.now,
         )
+
+    def killed(self, at: str, step: Callable[[], object]) -> None:
+        """``step`` run until the bot dies in its next post (``at``), then a restart."""
+        self.poster.killed_at = at
+        with pytest.raises(Killed):
+            step()
+        self.poster.killed_at = ""
+        self.restart()
 
     def drain(self) -> None:
         """Carry out every stored request, waiting out each backoff."""
@@ -164,9 +219,9 @@ def test_the_messages_thread_is_the_work_items_before_its_start_button_is_posted
     bound_when_posted: list[list[tuple[str, str, tuple[str, ...]]]] = []
     post = rig.poster.post
 
-    def posting(*args: Any) -> str:
+    def posting(*args: Any, **kw: Any) -> str:
         bound_when_posted.append(list(rig.bound))
-        return post(*args)
+        return post(*args, **kw)
 
     rig.poster.post = posting  # type: ignore[method-assign]
     assert rig.message(f"<@{BOT}> Flaky teardown")
@@ -274,3 +329,93 @@ def test_slash_new_with_several_repositories_answers_with_the_picker() -> None:
     menu = answer["blocks"][1]["elements"][0]
     assert menu["action_id"] == PICK and len(menu["options"]) == 2
     assert rig.maker.opened == []
+
+
+def opened_lines(rig: Rig) -> list[str]:
+    return [text for _, text, _, _ in rig.poster.posts if text.startswith("🆕 Opened")]
+
+
+def menus(rig: Rig) -> list[str]:
+    return [text for _, text, _, _ in rig.poster.posts if "which repository" in text]
+
+
+@pytest.mark.parametrize("at", ["before", "after"])
+def test_a_bot_killed_posting_the_opened_line_posts_it_once(at: str) -> None:
+    """Killed as it posts "🆕 Opened" — before Slack took it, or after, with no answer —
+    the bot that starts again finds the issue and the line, and neither is doubled."""
+    rig = Rig()
+    text = f"<@{BOT}> Flaky teardown"
+    rig.killed(at, lambda: rig.message(text))
+    rig.drain()
+    rig.message(text)  # Slack delivers the message again: nothing more
+    (line,) = opened_lines(rig)
+    assert "github:acme/api#41" in line and len(rig.maker.opened) == 1
+    assert rig.queue.depth() == 0
+    ref = "github:acme/api#41"
+    assert rig.bound[-1] == (ref, "C1", ("10.0", f"9{len(rig.poster.posts)}.0"))
+
+
+def test_a_line_slack_did_not_take_is_posted_when_it_does_and_the_issue_stays_one() -> None:
+    rig = Rig()
+    rig.poster.down = True
+    rig.opener.message(ALICE, f"<@{BOT}> Flaky teardown", "C1", "10.0", "")
+    for _ in range(4):  # Slack down for four attempts: the issue is opened, the line waits
+        rig.opener.step()
+        rig.now = (rig.queue.next_due() or rig.now) + 0.001
+    assert len(rig.maker.opened) == 1 and opened_lines(rig) == []
+    assert rig.poster.told == []  # nothing says it is not opened: it is
+    rig.poster.down = False
+    rig.drain()
+    assert len(opened_lines(rig)) == 1 and len(rig.maker.opened) == 1
+
+
+def test_an_unreadable_thread_is_waited_out_never_guessed() -> None:
+    """Unsure whether the line landed and unable to read the thread, the bot waits: posting
+    could double it, and giving up could lose it."""
+    rig = Rig()
+    rig.killed("after", lambda: rig.message(f"<@{BOT}> Flaky teardown"))
+    rig.poster.unreadable = True
+    rig.opener.step()
+    assert [item.state for item in rig.queue.list()] == ["pending"]
+    rig.poster.unreadable = False
+    rig.drain()
+    assert len(opened_lines(rig)) == 1 and rig.queue.depth() == 0
+
+
+@pytest.mark.parametrize("at", ["before", "after"])
+def test_a_bot_killed_posting_the_repository_menu_asks_once_when_it_is_back(at: str) -> None:
+    """Several repositories: killed once the request is taken, as its menu is posted — the
+    person still gets the menu after the restart, once, and the pick opens one issue."""
+    rig = Rig(TWO)
+    text = f"<@{BOT}> Flaky teardown"
+    rig.killed(at, lambda: rig.message(text))
+    rig.drain()
+    rig.message(text)  # Slack delivers the message again: nothing more
+    assert len(menus(rig)) == 1 and rig.maker.opened == []
+    assert rig.pick("acme/web", where=0)
+    assert [o[0] for o in rig.maker.opened] == ["acme/web"] and len(opened_lines(rig)) == 1
+
+
+def test_a_menu_picked_before_the_bot_recorded_it_posted_is_not_asked_again() -> None:
+    rig = Rig(TWO)
+    rig.opener.message(ALICE, f"<@{BOT}> Flaky teardown", "C1", "10.0", "")
+    item = rig.queue.claim(rig.now)
+    assert item is not None and rig.opener.opening.deliver(item)  # posted; never recorded
+    assert rig.pick("acme/web")  # picked at once; then the bot dies
+    rig.restart()
+    rig.drain()
+    assert len(menus(rig)) == 1 and [o[0] for o in rig.maker.opened] == ["acme/web"]
+    assert rig.pick("acme/web", where=0) and "no longer open" in rig.poster.told[-1][1]
+    assert len(rig.maker.opened) == 1
+
+
+def test_a_request_whose_menu_waits_for_slack_is_kept_and_listed_for_the_admin() -> None:
+    rig = Rig(TWO)
+    rig.poster.down = True
+    rig.opener.message(ALICE, f"<@{BOT}> Flaky teardown", "C1", "10.0", "")
+    rig.opener.step()
+    (item,) = rig.queue.list()
+    assert item.key == "menu:message:C1:10.0" and is_key(item.key)
+    (line,) = queue_lines([item], rig.now)
+    assert "repository to be picked · Flaky teardown" in line and "posting the menu" in line
+    assert menus(rig) == [] and rig.poster.told == []

@@ -11,6 +11,7 @@ from slack_sdk import WebClient
 from looproom.metrics import Metrics
 from looproom.slack import replies as t
 from looproom.slack.pacer import Pacer
+from looproom.slack.rooms import SlackPoster
 from looproom.slack.transport import SlackTransport
 from tests.fakes.slack_api import BOT_TOKEN, FakeSlack
 
@@ -286,3 +287,30 @@ def test_the_sibling_calls_the_slack_api_address_it_is_given(slack: FakeSlack) -
     assert transport.post_message(ROOM, text="hello").ok
     assert [call.token for call in slack.calls_to("chat.postMessage")] == [BOT_TOKEN]
     assert backend_client.base_url == WebClient.BASE_URL
+
+
+def test_a_kickoff_post_is_found_again_by_its_mark_in_its_thread_and_at_the_rooms_top(
+    slack: FakeSlack, transport: SlackTransport
+) -> None:
+    poster = SlackPoster(transport)
+    asked = slack.say(ROOM, "U0ALICE01", "<@U0THELOOP> Flaky teardown")
+    since = float(asked["ts"]) - 600
+    assert poster.posted(ROOM, asked["ts"], "kickoff:message:1", since) == ""
+    line = poster.post(ROOM, "🆕 Opened", [], asked["ts"], key="kickoff:message:1")
+    top = poster.post(ROOM, "🆕 Opened", [], "", key="kickoff:slash:1")
+    assert line and top
+    assert poster.posted(ROOM, asked["ts"], "kickoff:message:1", since) == line
+    assert poster.posted(ROOM, "", "kickoff:slash:1", since) == top
+    assert poster.posted(ROOM, "", "kickoff:slash:2", since) == ""  # marked for another
+    assert poster.posted(ROOM, "", "kickoff:slash:1", float(top) + 1) == ""  # older than asked
+
+
+def test_a_thread_slack_will_not_show_is_not_taken_for_an_empty_one(
+    slack: FakeSlack, transport: SlackTransport
+) -> None:
+    poster = SlackPoster(transport)
+    asked = slack.say(ROOM, "U0ALICE01", "<@U0THELOOP> Flaky teardown")
+    slack.fail("conversations.replies", "429", retry_after=300)
+    assert poster.posted(ROOM, asked["ts"], "kickoff:message:1", 0.0) is None
+    slack.fail("chat.postMessage", "5xx")
+    assert poster.post(ROOM, "🆕 Opened", [], asked["ts"], key="kickoff:message:1") == ""

@@ -160,6 +160,52 @@ def _opener(
     return Opener(store, kickoff_for, maker, SlackPoster(slack), policy, bind, queue=queue)
 
 
+def _catch_up(
+    slack: SlackTransport | None,
+    book: RoomBook,
+    listener: Listener,
+    cursors: Cursors,
+    places: Places,
+) -> CatchUp | None:
+    """On Slack, what was typed while the bot was away: each recent thread and each room
+    it reads, since its cursor, handed to the listener as missed."""
+    if slack is None:
+        return None
+    return CatchUp(
+        lambda: [(thread.channel, thread.ts) for thread in book.recent_threads()],
+        slack.thread,
+        listener.missed,
+        cursors,
+        rooms=places.read,
+        read_room=slack.top_level,
+        turn=slack.limits.wait,
+    )
+
+
+def _slash_desk(
+    env: Environment,
+    settings: Settings,
+    decisions: Decisions,
+    book: RoomBook,
+    memory: Memory,
+    store: MutableMapping[str, Any],
+    fleet: Fleet | None,
+) -> SlashDesk:
+    """``/the-loop``'s answers, the-loop itself asked at each instance's control plane."""
+    planes = fleet.planes() if fleet is not None else env.loop_api
+    now = decisions.policies.now
+    return SlashDesk(
+        decisions.desk,
+        book,
+        now,
+        decisions.places.facts,
+        loop_api=env.loop_api,
+        kickoff=decisions.opener,
+        control=LoopControl(planes, now, store, decisions.places.thread_link),
+        targets=Targets(memory.knows, _named_repositories(settings, fleet)),
+    )
+
+
 class Decisions:
     """The decision side: the desk, the relay behind it, and where both speak."""
 
@@ -231,6 +277,7 @@ class Decisions:
             self.sinks,
             room,
             parked=Reopening(memory, self.effects.given_up),
+            stamp=kinds.restamped,
             observe=metrics.relay_settled if metrics is not None else lambda _i, _o: None,
             slots=env.delivery_slots,
             notice_after=env.relay_notice_seconds,
@@ -260,19 +307,7 @@ class Decisions:
         )
         #: What was typed while the bot was away, read after each (re)connection on Slack
         #: and every ``slack.read.catchUpSeconds`` while connected.
-        self.catch_up = (
-            CatchUp(
-                lambda: [(thread.channel, thread.ts) for thread in book.recent_threads()],
-                slack.thread,
-                self.listener.missed,
-                self.cursors,
-                rooms=self.places.read,
-                read_room=slack.top_level,
-                turn=slack.limits.wait,
-            )
-            if slack is not None
-            else None
-        )
+        self.catch_up = _catch_up(slack, book, self.listener, self.cursors, self.places)
         #: The listener's own second-consumer check, once Socket Mode is handed over.
         self.split: SplitWatch | None = None
         self.reconcile = Reconcile(
@@ -280,18 +315,7 @@ class Decisions:
             settings.read.catch_up_seconds,
             check=lambda: self.split.check() if self.split is not None else None,
         )
-        planes = fleet.planes() if fleet is not None else env.loop_api
-        control = LoopControl(planes, self.policies.now, kept, self.places.thread_link)
-        self.slash = SlashDesk(
-            self.desk,
-            book,
-            self.policies.now,
-            self.places.facts,
-            loop_api=env.loop_api,
-            kickoff=self.opener,
-            control=control,
-            targets=Targets(memory.knows, _named_repositories(settings, fleet)),
-        )
+        self.slash = _slash_desk(env, settings, self, book, memory, kept, fleet)
 
     def start(self) -> None:
         self.relay.start()

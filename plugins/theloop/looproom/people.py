@@ -23,6 +23,7 @@ _MENTION = re.compile(r"<@([^<>|\s]+)(?:\|[^<>]*)?>")
 
 
 def is_member_id(text: str) -> bool:
+    """Whether ``text`` is a Slack member id, written whole."""
     return bool(_MEMBER_ID.fullmatch(text))
 
 

@@ -152,6 +152,22 @@ def judge_typed(
         ts=said.ts,
         thread=said.thread_ts,  # a reply's ts is no thread: answers go to its thread
     )
+    return _checked(parsed, said, state, base, policy, replies=replies, answers=answers)
+
+
+def _checked(
+    parsed: grammar.Parsed,
+    said: Received,
+    state: ItemState,
+    base: Decision,
+    policy: AccessPolicy,
+    *,
+    replies: bool,
+    answers: bool,
+) -> Verdict:
+    """An authorized member's words as their kind, checked against what the room was shown:
+    words to the bot a reply, plain words in an open ask's thread its answer, a verb its
+    own kind — unless that kind cannot reach the work item."""
     if replies:
         words = talk.without_mentions_of(said.text, policy.own_id)
         words = "\n\n".join(part for part in (words, said.files) if part)
@@ -171,7 +187,7 @@ def judge_typed(
         kind = kinds.BY_NAME[kinds.ANSWER]
     else:
         kind = kinds.kind_of(parsed.verb)
-    refusal = kinds.unwritable(kind, work_item, policy.destinations)
+    refusal = kinds.unwritable(kind, base.work_item, policy.destinations)
     if refusal:
         return refuse("unwritable", refusal)
     assert kind.typed is not None  # every kind with a verb, and the answer, is typed

@@ -1,5 +1,5 @@
 """The table of decision kinds: each verb is one row — reader, checks, form, label, button,
-and its `!verb` command.
+and its `!verb` command (each row a :class:`~looproom.decide.kind_row.DecisionKind`).
 
 Everything the bot does with a decision, typed or pressed, is looked up in :data:`KINDS`:
 how its words are read (:mod:`looproom.decide.verbs`), what is checked against what the
@@ -12,12 +12,13 @@ the-loop's commands, whose default keyword is the-loop's own (:mod:`looproom.set
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from looproom.decide import grammar, subjects, talk, verbs
 from looproom.decide import kind_checks as checks
-from looproom.decide.kind_checks import PressCheck, TypedCheck
+from looproom.decide.kind_checks import TypedCheck
+from looproom.decide.kind_row import DecisionKind, control
 from looproom.decide.verbs import (
     ANSWER,
     APPROVE,
@@ -51,56 +52,6 @@ from looproom.settings.keywords import (
     START,
     STOP,
 )
-
-
-@dataclass(frozen=True)
-class DecisionKind:
-    """One kind of decision, everything about it in one row."""
-
-    name: str  # stored with the decision; its idempotency key includes it
-    label: str  # what the room's replies call it: "the approval of @alice"
-    form: forms.Form | records.Talk | standing.StandingReply  # the form the-loop accepts it in
-    act: str  # the act a member must be granted to make it (looproom.decide.authorization)
-    settles: str = ""  # the open question it answers ("" when it answers none)
-    verb: str = ""  # the typed verb ("" when it is not typed as a command)
-    phrases: tuple[str, ...] = ()  # other typed forms of the verb ("request changes")
-    read: grammar.Reader | None = None  # the typed verb's arguments
-    typed: TypedCheck | None = None
-    button: str = ""  # the action id of its button ("" when it has none)
-    pressed: PressCheck | None = None
-    after: str = ""  # what happens next once it landed, said with the ✅
-    #: Said instead of "✅ recorded — moving on" once it landed ({who}, {count} filled in).
-    receipt: str = ""
-    #: Typed only as an explicit command (``!do …``, a mention, ``the-loop do …``): its
-    #: verb opens ordinary sentences too ("do we need this?"), which must stay words.
-    addressed_only: bool = False
-    #: Its ``!verb`` command's help line ("" = no such command).
-    usage: str = ""
-    #: The ``!verb`` command's words are read from Slack's own text, where a mention is the
-    #: member's id and a room its id — never a name a GitHub login could share.
-    mentions: bool = False
-
-
-def _control(
-    verb: str, label: str, reader: grammar.Reader, after: str, usage: str, **more: Any
-) -> DecisionKind:
-    """A row for one of the-loop's control commands, relayed as its keyword; ``about``:
-    one naming people or a room."""
-    about = more.pop("about", False)
-    return DecisionKind(
-        verb,
-        label=label,
-        form=forms.about(verb) if about else forms.control(verb),
-        act=grants.CONTROL,
-        verb=verb,
-        read=reader,
-        typed=checks.typed_about if about else checks.typed_control,
-        after=after,
-        usage=usage,
-        mentions=about,
-        **more,
-    )
-
 
 _ROWS: tuple[DecisionKind, ...] = (
     DecisionKind(
@@ -153,7 +104,7 @@ _ROWS: tuple[DecisionKind, ...] = (
         pressed=checks.pressed_gate(CHANGES),
         usage="`changes <why>` — request changes at the open gate (a reason is required).",
     ),
-    _control(
+    control(
         START,
         "start request",
         verbs.read_bare(START),
@@ -163,35 +114,35 @@ _ROWS: tuple[DecisionKind, ...] = (
         button=buttons.START,
         pressed=checks.pressed_control,
     ),
-    _control(
+    control(
         STOP,
         "stop request",
         verbs.read_bare(STOP),
         "the-loop stops the session; nothing starts it again until someone says `start`",
         "`stop [<work item>]` — the-loop stops the work item's session.",
     ),
-    _control(
+    control(
         PAUSE,
         "pause request",
         verbs.read_bare(PAUSE),
         "the-loop pauses the session; `resume` wakes it",
         "`pause [<work item>]` — the-loop pauses the session; `resume` wakes it.",
     ),
-    _control(
+    control(
         RESUME,
         "resume request",
         verbs.read_bare(RESUME),
         "the-loop wakes the paused session",
         "`resume [<work item>]` — the-loop wakes a paused session.",
     ),
-    _control(
+    control(
         CONTRIBUTE,
         "contribute request",
         verbs.read_bare(CONTRIBUTE),
         "the-loop joins this work item as a contributor, in its contribution loop",
         "`contribute [<work item>]` — the-loop joins the work item as a contributor.",
     ),
-    _control(
+    control(
         DO,
         "ad-hoc task",
         verbs.read_said(DO, "task"),
@@ -199,7 +150,7 @@ _ROWS: tuple[DecisionKind, ...] = (
         "`do [<work item>] <task>` — the-loop works an ad-hoc task.",
         addressed_only=True,
     ),
-    _control(
+    control(
         REVIEW,
         "review request",
         verbs.read_said(REVIEW, "brief"),
@@ -207,14 +158,14 @@ _ROWS: tuple[DecisionKind, ...] = (
         "`review [<work item>] <brief>` — the-loop reviews the pull request against a brief.",
         addressed_only=True,
     ),
-    _control(
+    control(
         CLEANUP,
         "cleanup request",
         verbs.read_bare(CLEANUP),
         "the-loop reclaims this work item's local sessions and checkout",
         "`cleanup [<work item>]` — the-loop reclaims the work item's local resources.",
     ),
-    _control(
+    control(
         ADD_COLLABORATOR,
         "collaborator grant",
         subjects.read_collaborators(ADD_COLLABORATOR),
@@ -222,7 +173,7 @@ _ROWS: tuple[DecisionKind, ...] = (
         "`add-collaborator @someone` — they may reply and add context on this work item.",
         about=True,
     ),
-    _control(
+    control(
         REMOVE_COLLABORATOR,
         "collaborator removal",
         subjects.read_collaborators(REMOVE_COLLABORATOR),
@@ -230,7 +181,7 @@ _ROWS: tuple[DecisionKind, ...] = (
         "`remove-collaborator @someone` — they no longer give input on this work item.",
         about=True,
     ),
-    _control(
+    control(
         ADD_CHANNEL,
         "collaboration channel",
         subjects.read_channel(ADD_CHANNEL, listen=True),
@@ -239,7 +190,7 @@ _ROWS: tuple[DecisionKind, ...] = (
         "room (`--listen all`: any message there counts, no mention needed).",
         about=True,
     ),
-    _control(
+    control(
         REMOVE_CHANNEL,
         "channel removal",
         subjects.read_channel(REMOVE_CHANNEL, optional=True),
@@ -317,6 +268,14 @@ def stamped(decision: Decision) -> Decision:
     it landed, its receipt — so the relay tells of it without knowing any kind."""
     row = BY_NAME[decision.kind]
     return replace(decision, label=row.label, after=row.after, receipt=row.receipt)
+
+
+def restamped(decision: Decision) -> Decision:
+    """``decision`` stamped as :func:`stamped` does when it was stored before decisions
+    carried their words (it has no label) and its kind is still a row; else as it is."""
+    if decision.label or decision.kind not in BY_NAME:
+        return decision
+    return stamped(decision)
 
 
 def _settling(check: Callable[..., Verdict] | None) -> Callable[..., Verdict] | None:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from looproom.decide import kinds, talk
 from looproom.decide.authorization import ACT_WORDS, INPUT_ACTS, AccessPolicy, room_grants
+from looproom.decide.kind_row import DecisionKind
 from looproom.settings import keywords
 
 HELP, PUBLIC = "help", "public"
@@ -86,7 +87,7 @@ def _ref_hint(room: Room) -> str:
     return "" if room.work_item else " <work item>"
 
 
-def _verb_line(kind: kinds.DecisionKind, room: Room, policy: AccessPolicy) -> str:
+def _verb_line(kind: DecisionKind, room: Room, policy: AccessPolicy) -> str:
     said = policy.destinations.keywords
     keyword = said.of(kind.verb)
     relayed = f" — relayed as `{keyword}`" if keyword and keyword != f"the-loop {kind.verb}" else ""

@@ -10,6 +10,7 @@ takes, so the read-modify-write is one transaction wherever it runs.
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from contextlib import AbstractContextManager
 from typing import Any
 
@@ -18,3 +19,13 @@ def lock_for(store: Any) -> AbstractContextManager[Any]:
     """The store's own ``atomic`` when it has one, else a new re-entrant lock."""
     shared = getattr(store, "atomic", None)
     return shared if isinstance(shared, AbstractContextManager) else threading.RLock()
+
+
+def stored_mapping(store: Any, key: str) -> Mapping[str, Any]:
+    """The mapping ``store`` keeps under ``key``; empty when there is none (Errbot's storage
+    raises instead of answering a default) or what is there is not a mapping."""
+    try:
+        found = store[key]
+    except KeyError:
+        return {}
+    return found if isinstance(found, Mapping) else {}

@@ -17,7 +17,7 @@ from typing import Any
 from looproom.attach.slack_files import FileStore
 from looproom.decide.planes import Plane, Planes
 from looproom.durable.contract import Item
-from looproom.durable.state import lock_for
+from looproom.durable.state import lock_for, stored_mapping
 from looproom.events import Event
 from looproom.http.client import USER_AGENT, http
 from looproom.inbound import webhook as ingress
@@ -179,8 +179,4 @@ class Fleet:
                     self._store[LAST_EVENT_KEY] = kept
 
     def _kept(self) -> Mapping[str, Any]:
-        try:
-            found = self._store.get(LAST_EVENT_KEY)
-        except KeyError:  # Errbot's storage raises instead of answering the default
-            return {}
-        return found if isinstance(found, Mapping) else {}
+        return stored_mapping(self._store, LAST_EVENT_KEY)

@@ -14,7 +14,7 @@ from collections.abc import Mapping, MutableMapping, Sequence
 from typing import Any
 
 from looproom.durable.bounded import touched
-from looproom.durable.state import lock_for
+from looproom.durable.state import lock_for, stored_mapping
 from looproom.settings.instances import Instance
 
 #: The state key: learned claims, work item → instance name, oldest first.
@@ -63,8 +63,4 @@ class Owners:
         return next((i for i in self._instances.values() if i.claims.matches(work_item)), None)
 
     def _learned(self) -> Mapping[str, Any]:
-        try:
-            found = self._store.get(KEY)
-        except KeyError:  # Errbot's storage raises instead of answering the default
-            return {}
-        return found if isinstance(found, Mapping) else {}
+        return stored_mapping(self._store, KEY)

@@ -2,12 +2,14 @@
 
 A top-level message addressed to the bot in a kickoff room, or ``/the-loop new <title>``,
 is asked ``may(member, work-item.create)`` like every act. Then its key — the message's
-channel and ts, or the command's trigger — is **stored in the kickoff queue before the
-issue is created** (:mod:`looproom.kickoff.opening`), so a message Slack delivers twice,
-or a second pick, opens nothing more, and a bot that dies before the issue exists opens it
-when it is back. With several allowed repositories the key is claimed in the plugin's
-storage and a select menu asks which; the choice waits :data:`PICK_TTL` seconds and is the
-asker's alone. The issue is opened in the-loop's ``issue_body`` form
+channel and ts, or the command's trigger — is **stored in the kickoff queue before
+anything is posted or created** (:mod:`looproom.kickoff.opening`), so a message Slack
+delivers twice, or a second pick, opens nothing more, and a bot that dies on the way
+carries it out when it is back. With several allowed repositories a select menu asks
+which: for a message, the menu is the stored request's first step (posted once, even
+across a crash); for a slash command it is the command's answer, the key claimed in the
+plugin's storage. The choice waits :data:`PICK_TTL` seconds and is the asker's alone. The
+issue is opened in the-loop's ``issue_body`` form
 (``looproom.kickoff.body``), then the work item gets its thread — the message's own
 thread, or a new message for a slash command — whose first reply carries a **Start**
 button that relays ``start`` like typing it.
@@ -41,7 +43,7 @@ from looproom.durable.worker import Worker
 from looproom.kickoff import prefix
 from looproom.kickoff.body import title_of
 from looproom.kickoff.github import IssueMaker
-from looproom.kickoff.opening import KICKOFF, Opening, Poster, Wanted, opened_message
+from looproom.kickoff.opening import KICKOFF, Opening, Poster, Wanted, menu_key, opened_message
 from looproom.room import buttons
 from looproom.settings import KickoffSettings
 from looproom.settings.grants import CREATE
@@ -87,7 +89,7 @@ class Opener:
         self._store, self._kickoff_for = store, kickoff_for
         self._poster, self._policy, self._clock = poster, policy, clock
         self._lock = lock_for(store)
-        self.opening = Opening(queue, maker, poster, policy, bind, clock=clock)
+        self.opening = Opening(queue, maker, poster, policy, bind, ask=self._ask, clock=clock)
         self._worker = Worker(
             queue, self.opening.deliver, settled=self.opening.settled, clock=clock, name=KICKOFF
         )
@@ -123,13 +125,11 @@ class Opener:
             return True
         asked = Wanted(f"message:{channel}:{ts}", member, channel, ts, words, repos, labels)
         if named or len(asked.repos) == 1:
-            if not self.opening.put(asked, named or asked.repos[0]):
-                log.info("kickoff: %s was taken already (delivered again)", asked.key)
-        elif not self._claim(asked.key):
-            log.info("kickoff: %s was asked about already (delivered again)", asked.key)
+            taken = self.opening.put(asked, named or asked.repos[0])
         else:
-            text, blocks = self._ask(asked)
-            self._poster.post(channel, text, blocks, ts)
+            taken = self.opening.put_menu(asked)
+        if not taken:
+            log.info("kickoff: %s was taken already (delivered again)", asked.key)
         return True
 
     def from_slash(self, command: slash.Slash) -> dict[str, Any]:
@@ -175,7 +175,8 @@ class Opener:
         container = _obj(payload.get("container"))
         if container.get("type") == "message" and container.get("message_ts"):
             line = f"Opening it in `{repo}`, as <@{member}> picked…"
-            self._poster.update(asked.channel, str(container["message_ts"]), line, [])
+            ts, key = str(container["message_ts"]), menu_key(asked.key)
+            self._poster.update(asked.channel, ts, line, [], key=key)
         return True
 
     # -- the steps -------------------------------------------------------------------

@@ -60,19 +60,22 @@ class Relay:
         acks: Speaker,
         *,
         parked: Parked | None = None,
+        stamp: Callable[[Decision], Decision] = lambda decision: decision,
         observe: Callable[[Item, Outcome], None] = lambda _i, _o: None,
         clock: Callable[[], float] = time.time,
         slots: int = 1,
         notice_after: float = NOTICE_AFTER,
         give_up_after: float = GIVE_UP_AFTER,
     ) -> None:
-        """``parked`` hears of each decision given up for good. ``observe`` is told every
+        """``parked`` hears of each decision given up for good. ``stamp`` gives a decision
+        read back without the words the room is told of it (stored before decisions carried
+        them) those words, from the desk's table of kinds. ``observe`` is told every
         outcome too (the metrics count them). ``slots``:
         decisions relayed side by side, each work item's one at a time, in order.
         ``notice_after``/``give_up_after``: seconds since the first attempt before a reply
         waiting on the-loop's unreadable event log is said to wait, then parked."""
         self.queue, self.sinks, self.acks = queue, sinks, acks
-        self._parked, self._observe = parked, observe
+        self._parked, self._observe, self._stamp = parked, observe, stamp
         self._clock, self._notice_after, self._give_up_after = clock, notice_after, give_up_after
         self._worker = Worker(
             queue, self._send, settled=self._settled, clock=clock, name="theloop-relay", slots=slots
@@ -148,7 +151,7 @@ class Relay:
             self.given_up(item, outcome)
 
     def delivered(self, item: Item, outcome: Delivered) -> None:
-        decision = forms.decision_of(item.payload)
+        decision = self._decision(item)
         log.info("relay: %s landed (%s)", item.key, outcome.detail or "ok")
         if decision is None:
             return
@@ -158,7 +161,7 @@ class Relay:
         quietly(self.acks.reply, decision.channel, thread, text)
 
     def retrying(self, item: Item, outcome: RetryLater) -> None:
-        decision = forms.decision_of(item.payload)
+        decision = self._decision(item)
         if decision is None:
             return
         if isinstance(outcome, LogUnread):  # told once, by the clock, not by attempts
@@ -170,7 +173,7 @@ class Relay:
             quietly(self.acks.reply, decision.channel, decision.thread or decision.ts, text)
 
     def given_up(self, item: Item, outcome: Failed) -> None:
-        decision = forms.decision_of(item.payload)
+        decision = self._decision(item)
         if decision is None:
             return
         quietly(self.acks.react, decision.channel, decision.ts, reactions.ERROR)
@@ -185,6 +188,13 @@ class Relay:
         # Reopening would invite a second answer while the first may stand.
         if not unsure and self._parked is not None:
             self._parked.given_up(decision)
+
+    def _decision(self, item: Item) -> Decision | None:
+        """The decision ``item`` holds, with what the room is told of it."""
+        decision = forms.decision_of(item.payload)
+        if decision is None or decision.label:
+            return decision
+        return self._stamp(decision)
 
 
 def _group(decision: Decision) -> str:

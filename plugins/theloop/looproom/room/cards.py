@@ -25,9 +25,10 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from looproom.durable.worker import backoff
-from looproom.room.outlets import metadata, parent_key
+from looproom.room.outlets import parent_key
 from looproom.room.render import Rendering, render_parent
 from looproom.room.routing import RoomBook, ThreadBinding
+from looproom.slack.marks import metadata
 from looproom.slack.replies import GONE, RATE_LIMITED
 from looproom.slack.transport import SlackTransport
 

@@ -10,11 +10,11 @@ is the admin's. The moves survive restarts in the plugin's storage, beside the b
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, MutableMapping
+from collections.abc import Callable, MutableMapping
 from typing import Any
 
 from looproom.durable.bounded import touched
-from looproom.durable.state import lock_for
+from looproom.durable.state import lock_for, stored_mapping
 from looproom.room.routing import ROOM_BINDING_CAP, BindingError, RoomBook
 
 _KEY = "rooms.moves"
@@ -99,8 +99,4 @@ class ChannelMoves:
             self._say(channel, thread, text)
 
     def _all(self) -> dict[str, str]:
-        try:
-            value = self._store[_KEY]
-        except KeyError:
-            return {}
-        return {str(k): str(v) for k, v in value.items()} if isinstance(value, Mapping) else {}
+        return {str(k): str(v) for k, v in stored_mapping(self._store, _KEY).items()}

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Protocol
 
 from looproom.durable.outcome import Delivered, Failed, Outcome, RetryLater
 from looproom.durable.queue import Item
@@ -23,8 +23,6 @@ from looproom.events import Event, SchemaError
 from looproom.room.pulls import PullRequest
 from looproom.room.render import RenderSettings, render_plain
 from looproom.room.routing import RoomBook
-
-METADATA_TYPE = "theloop_event"
 
 
 class Outlet(Protocol):
@@ -76,12 +74,6 @@ class PullSource(Protocol):
     """What GitHub says of a PR gate's pull request (``looproom.room.pulls.PullReader``)."""
 
     def read(self, event: Event) -> PullRequest | None: ...
-
-
-def metadata(kind: str, key: str, work_item: str) -> dict[str, Any]:
-    """The Slack message metadata that lets a restart find a post it is unsure about."""
-    payload = {"key": key, "workItem": work_item, "kind": kind}
-    return {"event_type": METADATA_TYPE, "event_payload": payload}
 
 
 def parent_key(work_item: str) -> str:

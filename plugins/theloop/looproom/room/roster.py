@@ -10,11 +10,11 @@ takes rights away.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, MutableMapping
+from collections.abc import Iterable, MutableMapping
 from typing import Any
 
 from looproom.durable.bounded import touched
-from looproom.durable.state import lock_for
+from looproom.durable.state import lock_for, stored_mapping
 
 ROSTER_CAP = 500
 _KEY = "roster"
@@ -60,10 +60,5 @@ class Roster:
         return {item: frozenset(members) for item, members in self._all().items()}
 
     def _all(self) -> dict[str, list[str]]:
-        try:
-            value = self._store[_KEY]
-        except KeyError:
-            return {}
-        if not isinstance(value, Mapping):
-            return {}  # unreadable: nobody is a collaborator (fail closed)
+        value = stored_mapping(self._store, _KEY)  # unreadable: nobody is a collaborator
         return {str(k): [str(m) for m in v] for k, v in value.items() if isinstance(v, list)}

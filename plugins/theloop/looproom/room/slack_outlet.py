@@ -30,12 +30,10 @@ from looproom.events import Event
 from looproom.room import event_types, policy
 from looproom.room.cards import Cards, fingerprint
 from looproom.room.outlets import (
-    METADATA_TYPE,
     NoObserver,
     Observer,
     OutletSettings,
     PullSource,
-    metadata,
     parent_key,
 )
 from looproom.room.render import Rendering, render, render_parent, state_after
@@ -43,6 +41,7 @@ from looproom.room.routing import RoomBook, ThreadBinding
 from looproom.room.told import ToldBook, Why
 from looproom.room.told import now as told_now
 from looproom.slack.channels import ChannelIds
+from looproom.slack.marks import metadata, metadata_key
 from looproom.slack.replies import (
     AUTH,
     GONE,
@@ -191,7 +190,7 @@ class SlackOutlet:
         wanted = parent_key(work_item)
         pages = self._messages(lambda cursor: self._slack.history(channel, cursor=cursor))
         for message in pages:
-            if _metadata_key(message) == wanted:
+            if metadata_key(message) == wanted:
                 thread = ThreadBinding(work_item, channel, str(message["ts"]))
                 self._book.remember(thread)
                 log.info(
@@ -207,7 +206,7 @@ class SlackOutlet:
             return self._slack.replies(thread.channel, thread.ts, cursor=cursor)
 
         try:
-            return next((m for m in self._messages(page) if _metadata_key(m) == key), None)
+            return next((m for m in self._messages(page) if metadata_key(m) == key), None)
         except _ThreadGone:
             self._book.forget(thread.work_item, thread.channel)
             return None
@@ -339,13 +338,6 @@ class _StopDelivery(Exception):
     def __init__(self, outcome: Outcome) -> None:
         super().__init__(getattr(outcome, "reason", ""))
         self.outcome = outcome
-
-
-def _metadata_key(message: Mapping[str, Any]) -> str:
-    meta = message.get("metadata") or {}
-    if meta.get("event_type") != METADATA_TYPE:
-        return ""
-    return str((meta.get("event_payload") or {}).get("key") or "")
 
 
 def _slack_says(reply: Reply) -> str:

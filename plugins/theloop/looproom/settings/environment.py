@@ -133,35 +133,16 @@ class Environment:
 
         errors: list[str] = []
         bot_token = get(*_names(bot_token_env, "SLACK_BOT_TOKEN"))
-        backend = get("THELOOP_BACKEND", default="SlackV3" if bot_token else "Text")
-        if backend not in BACKENDS:
-            errors.append(f"THELOOP_BACKEND: must be one of {', '.join(BACKENDS)}, got {backend!r}")
-        elif backend == "SlackV3" and not bot_token:
-            errors.append("THELOOP_BACKEND: SlackV3 needs THELOOP_SLACK_BOT_TOKEN (an xoxb- token)")
-        # Any case: a typo must not silently log at another level.
-        log_level = get("THELOOP_LOG_LEVEL", default="INFO").upper()
-        if log_level not in LOG_LEVELS:
-            levels = ", ".join(LOG_LEVELS)
-            errors.append(f"THELOOP_LOG_LEVEL: must be one of {levels}, got {shown(log_level)}")
+        backend = _backend(
+            get("THELOOP_BACKEND", default="SlackV3" if bot_token else "Text"), bot_token, errors
+        )
+        log_level = _log_level(get("THELOOP_LOG_LEVEL", default="INFO"), errors)
         port = _port(get("THELOOP_HTTP_PORT", default="3141"), errors)
         slots = _slots(get("THELOOP_DELIVERY_SLOTS", default=str(DEFAULT_DELIVERY_SLOTS)), errors)
         horizons = _relay_horizons(get, errors)
-        urls = {
-            name: _url(get(*names, default=default), names[0], errors)
-            for name, names, default in (
-                ("github_api", ("THELOOP_GITHUB_API",), "https://api.github.com"),
-                ("loop_api", ("THELOOP_LOOP_API",), ""),
-                ("loop_stream", ("THELOOP_LOOP_STREAM",), ""),
-                ("slack_api_url", ("THELOOP_SLACK_API_URL",), ""),
-            )
-        }
-        admins_raw = get("THELOOP_ADMINS")
-        admins = tuple(people.admin_id(a) for a in admins_raw.split(",") if a.strip())
-        if admins_raw and not admins:
-            errors.append(f"THELOOP_ADMINS: no admin in {shown(admins_raw)} (comma-separated ids)")
-        data_dir = get("THELOOP_DATA_DIR", default="./data")
-        if os.path.exists(data_dir) and not os.path.isdir(data_dir):
-            errors.append(f"THELOOP_DATA_DIR: {data_dir!r} is a file, not a directory")
+        urls = _peer_urls(get, errors)
+        admins = _admins(get("THELOOP_ADMINS"), errors)
+        data_dir = _data_dir(get("THELOOP_DATA_DIR", default="./data"), errors)
         secret = get("THELOOP_WEBHOOK_SECRET")
         shared = _shared_mode(get, errors)
         warnings = _secret_strength(secret, backend, errors)
@@ -239,6 +220,36 @@ def _secret_strength(secret: str, backend: str, errors: list[str]) -> tuple[str,
     return (problem,)
 
 
+def _backend(backend: str, bot_token: str, errors: list[str]) -> str:
+    if backend not in BACKENDS:
+        errors.append(f"THELOOP_BACKEND: must be one of {', '.join(BACKENDS)}, got {backend!r}")
+    elif backend == "SlackV3" and not bot_token:
+        errors.append("THELOOP_BACKEND: SlackV3 needs THELOOP_SLACK_BOT_TOKEN (an xoxb- token)")
+    return backend
+
+
+def _log_level(raw: str, errors: list[str]) -> str:
+    """Any case: a typo must not silently log at another level."""
+    level = raw.upper()
+    if level not in LOG_LEVELS:
+        levels = ", ".join(LOG_LEVELS)
+        errors.append(f"THELOOP_LOG_LEVEL: must be one of {levels}, got {shown(level)}")
+    return level
+
+
+def _admins(raw: str, errors: list[str]) -> tuple[str, ...]:
+    admins = tuple(people.admin_id(a) for a in raw.split(",") if a.strip())
+    if raw and not admins:
+        errors.append(f"THELOOP_ADMINS: no admin in {shown(raw)} (comma-separated ids)")
+    return admins
+
+
+def _data_dir(path: str, errors: list[str]) -> str:
+    if os.path.exists(path) and not os.path.isdir(path):
+        errors.append(f"THELOOP_DATA_DIR: {path!r} is a file, not a directory")
+    return path
+
+
 def _port(raw: str, errors: list[str]) -> int:
     """0 lets the OS pick a free port (tests); ``!theloop status`` shows the one it took."""
     if raw.isascii() and raw.isdigit() and 0 <= int(raw) <= 65535:
@@ -301,6 +312,19 @@ def _slots(raw: str, errors: list[str]) -> int:
         f"got {shown(raw)}"
     )
     return DEFAULT_DELIVERY_SLOTS
+
+
+def _peer_urls(get: Callable[..., str], errors: list[str]) -> dict[str, str]:
+    """GitHub's API, the-loop's API and stream, Slack's Web API: each checked as a URL."""
+    return {
+        name: _url(get(variable, default=default), variable, errors)
+        for name, variable, default in (
+            ("github_api", "THELOOP_GITHUB_API", "https://api.github.com"),
+            ("loop_api", "THELOOP_LOOP_API", ""),
+            ("loop_stream", "THELOOP_LOOP_STREAM", ""),
+            ("slack_api_url", "THELOOP_SLACK_API_URL", ""),
+        )
+    }
 
 
 def _url(raw: str, name: str, errors: list[str]) -> str:

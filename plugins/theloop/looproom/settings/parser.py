@@ -18,6 +18,7 @@ from typing import Any
 
 from looproom.digest import DEFAULT_DIGEST_MODE, DIGEST_MODES
 from looproom.events import ASK, KNOWN_EVENTS
+from looproom.people import is_member_id
 from looproom.settings import instances_section, jira_config, keywords, read
 from looproom.settings.errors import kind, shown
 from looproom.settings.grants import DEFAULT_GRANTS, GRANTABLE, REPLY
@@ -55,7 +56,6 @@ _THE_LOOP_ONLY_KEYS = (
 #: An environment variable's name, as ``slack.botTokenEnv`` may name one.
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 _CHANNEL = re.compile(r"#?[A-Za-z0-9._-]{1,80}")
-_MEMBER_ID = re.compile(r"[UW][A-Z0-9]{2,}")
 #: A Slack handle as people type it; resolved to a member id at activation.
 _HANDLE = re.compile(r"@[a-z0-9][a-z0-9._-]{0,79}")
 _GITHUB_LOGIN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?")
@@ -239,7 +239,7 @@ class Parser:
                 )
                 continue
             member = item.strip()
-            if not (_MEMBER_ID.fullmatch(member) or _HANDLE.fullmatch(member)):
+            if not (is_member_id(member) or _HANDLE.fullmatch(member)):
                 self.warnings.append(
                     f"{key}: {member!r} is neither a Slack member id (U…/W…) nor an "
                     "@handle; it can only match on a non-Slack backend"
@@ -327,7 +327,7 @@ class Parser:
         people = {}
         for member, login in self._mapping(value, "people").items():
             key = f"people[{member!r}]"
-            if not isinstance(member, str) or not _MEMBER_ID.fullmatch(member):
+            if not isinstance(member, str) or not is_member_id(member):
                 self.errors.append(f"{key}: expected a Slack member id (U…) as the key")
             elif not isinstance(login, str) or not _GITHUB_LOGIN.fullmatch(login):
                 self.errors.append(f"{key}: expected a GitHub login, got {shown(login)}")

@@ -21,6 +21,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 #: How long one call may take to find out whether Slack takes more before another may: a
 #: call that never answers (a thread gone) must not hold its method for good.
@@ -28,6 +29,9 @@ FINDING_OUT_LEASE = 60.0
 #: After a 429 a method keeps Slack's steady rate without a burst, until it has gone this
 #: long without one: the burst Slack allowed was smaller than the bot's guess.
 STEADY_AFTER_429 = 600.0
+#: The longest Retry-After hold a restarted bot inherits (a clock set far ahead must not
+#: hold a method for hours).
+LONGEST_INHERITED_HOLD = 120.0
 
 
 @dataclass(frozen=True)
@@ -144,6 +148,38 @@ class MethodLimits:
                 self._careful[method] = (0, 0.0)  # the next call finds out
             else:
                 del self._careful[method]
+
+    def spent(self, wall: float) -> dict[str, dict[str, float]]:
+        """What a bot started after this one must know of Slack's budgets, at wall-clock
+        time ``wall``: each method's tokens and since when, its hold and its last 429
+        (wall-clock seconds). Slack's budgets outlive the process that spent them."""
+        with self._lock:
+            to_wall = wall - self._clock()
+            kept: dict[str, dict[str, float]] = {}
+            for method, (tokens, at) in self._buckets.items():
+                kept.setdefault(method, {}).update(tokens=tokens, at=at + to_wall)
+            for name, times in (("held", self._held), ("limited", self._limited)):
+                for method, at in times.items():
+                    kept.setdefault(method, {})[name] = at + to_wall
+            return kept
+
+    def inherit(self, kept: Mapping[str, Any], wall: float) -> None:
+        """Take over what :meth:`spent` said at an earlier wall-clock time; ``wall`` is now.
+        Times are never taken as later than now (a clock set back), holds at most
+        :data:`LONGEST_INHERITED_HOLD` from now."""
+        with self._lock:
+            now = self._clock()
+            to_clock = now - wall
+            for method, entry in kept.items():
+                if "tokens" in entry and "at" in entry:
+                    at = min(now, float(entry["at"]) + to_clock)
+                    self._buckets[str(method)] = (float(entry["tokens"]), at)
+                if "held" in entry:
+                    until = min(now + LONGEST_INHERITED_HOLD, float(entry["held"]) + to_clock)
+                    if until > now:
+                        self._held[str(method)] = until
+                if "limited" in entry:
+                    self._limited[str(method)] = min(now, float(entry["limited"]) + to_clock)
 
     def _other_finding_out(self, method: str, now: float) -> bool:
         finder, until = self._careful.get(method, (0, 0.0))

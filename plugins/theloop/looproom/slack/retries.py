@@ -84,7 +84,14 @@ class _ShortRateLimitRetry(RateLimitErrorRetryHandler):
 class _RepeatableServerErrorRetry(ServerErrorRetryHandler):
     """Retry a 5xx inline only where repeating the call cannot post twice."""
 
-    def _can_retry(self, *, state, request, response=None, error=None) -> bool:  # type: ignore[no-untyped-def]
+    def _can_retry(
+        self,
+        *,
+        state: RetryState,
+        request: HttpRequest,
+        response: HttpResponse | None = None,
+        error: Exception | None = None,
+    ) -> bool:
         repeatable = _method_of(request) not in NON_REPEATABLE
         return repeatable and super()._can_retry(
             state=state, request=request, response=response, error=error
@@ -94,7 +101,14 @@ class _RepeatableServerErrorRetry(ServerErrorRetryHandler):
 class _RepeatableConnectionErrorRetry(ConnectionErrorRetryHandler):
     """Retry a network error inline when the call is repeatable or never reached Slack."""
 
-    def _can_retry(self, *, state, request, response=None, error=None) -> bool:  # type: ignore[no-untyped-def]
+    def _can_retry(
+        self,
+        *,
+        state: RetryState,
+        request: HttpRequest,
+        response: HttpResponse | None = None,
+        error: Exception | None = None,
+    ) -> bool:
         refused = isinstance(error, URLError) and isinstance(error.reason, ConnectionRefusedError)
         repeatable = refused or _method_of(request) not in NON_REPEATABLE
         return repeatable and super()._can_retry(

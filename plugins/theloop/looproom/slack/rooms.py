@@ -8,6 +8,7 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from looproom.slack import marks
 from looproom.slack.transport import SlackTransport
 
 #: ``say(to, text)``: one plain line to a room or a person, through the chat backend.
@@ -19,18 +20,42 @@ _GLYPHS = {"eyes": "👀", "white_check_mark": "✅", "warning": "⚠️"}
 
 
 class SlackPoster:
-    """The kickoff's voice on Slack: posts whose ts it needs, edits, ephemerals."""
+    """The kickoff's voice on Slack: posts whose ts it needs, found again by their mark
+    (:mod:`looproom.slack.marks`) when one may have landed; edits, ephemerals."""
 
     def __init__(self, transport: SlackTransport) -> None:
         self._slack = transport
 
-    def post(self, channel: str, text: str, blocks: list[dict[str, Any]], thread_ts: str) -> str:
-        return self._slack.post_message(
-            channel, text=text, blocks=blocks, thread_ts=thread_ts or None
-        ).ts
+    def post(
+        self,
+        channel: str,
+        text: str,
+        blocks: list[dict[str, Any]],
+        thread_ts: str,
+        *,
+        key: str = "",
+        work_item: str = "",
+    ) -> str:
+        """Post, marked ``key`` when given; the post's ts, ``""`` when it was not taken."""
+        meta = marks.metadata("kickoff", key, work_item) if key else None
+        reply = self._slack.post_message(
+            channel, text=text, blocks=blocks, thread_ts=thread_ts or None, metadata=meta
+        )
+        if not reply.ok:
+            log.warning("kickoff: posting in %s failed: %s", channel, reply.error)
+        return reply.ts if reply.ok else ""
 
-    def update(self, channel: str, ts: str, text: str, blocks: list[dict[str, Any]]) -> None:
-        self._slack.update_message(channel, ts, text=text, blocks=blocks or None)
+    def posted(self, channel: str, thread_ts: str, key: str, since: float) -> str | None:
+        """The ts of the post marked ``key`` (in the thread, or at the room's top since
+        ``since``); ``""`` when there is none; ``None`` when Slack could not be read."""
+        return marks.find_marked(self._slack, channel, thread_ts, key, f"{since:.6f}")
+
+    def update(
+        self, channel: str, ts: str, text: str, blocks: list[dict[str, Any]], *, key: str = ""
+    ) -> None:
+        """Edit the post at ``ts``, keeping its mark ``key`` (the room's edits carry theirs)."""
+        meta = marks.metadata("kickoff", key, "") if key else None
+        self._slack.update_message(channel, ts, text=text, blocks=blocks or None, metadata=meta)
 
     def tell(self, channel: str, member: str, text: str, thread_ts: str = "") -> None:
         self._slack.post_ephemeral(channel, member, text=text, thread_ts=thread_ts or None)

@@ -88,6 +88,7 @@ class SlackTransport:
         *,
         base_url: str = "",
         pacer: Pacer | None = None,
+        limits: MethodLimits | None = None,
         timeout: int = 15,
         max_inline_wait: float = DEFAULT_MAX_INLINE_WAIT,
     ) -> SlackTransport:
@@ -114,7 +115,7 @@ class SlackTransport:
             proxy=client.proxy,
             retry_handlers=handlers,
         )
-        transport = cls(sibling, pacer=pacer, max_inline_wait=max_inline_wait)
+        transport = cls(sibling, pacer=pacer, limits=limits, max_inline_wait=max_inline_wait)
         return transport
 
     def rate_limited(self, method: str, retry_after: float) -> None:
