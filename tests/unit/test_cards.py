@@ -9,6 +9,7 @@ it comes back — so nothing here depends on how long anything takes.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,16 +17,19 @@ from typing import Any
 import pytest
 from slack_sdk import WebClient
 
+from looproom.assembly import LoopRoom
 from looproom.durable.outcome import Delivered
 from looproom.durable.queue import DurableQueue
 from looproom.durable.worker import Worker
 from looproom.events import KNOWN_EVENTS, Event
+from looproom.inbound import webhook as ingress
+from looproom.inbound.signing import sign
 from looproom.room import voice
 from looproom.room.cards import Cards
 from looproom.room.outlets import event_delivery
 from looproom.room.routing import RoomBook
 from looproom.room.slack_outlet import SlackOutlet
-from looproom.settings import Settings
+from looproom.settings import Environment, Settings
 from looproom.slack.limits import MethodLimits, Tier
 from looproom.slack.pacer import Pacer
 from looproom.slack.transport import SlackTransport
@@ -62,6 +66,7 @@ def lifecycle(item: str) -> list[Event]:
 
 
 FINAL = "🎉 Done"
+SECRET = "cards-test-secret"
 
 
 class Room:
@@ -207,3 +212,60 @@ def test_stopping_while_drawers_wait_for_the_budget_does_not_hang(slack: FakeSla
     assert slack.calls_to(EDIT) == []
     owed = room.book.binding(ITEM_A, ROOM_A)
     assert owed is not None and owed.dirty  # still owed, in the book, for the next start
+
+
+# -- with the whole activation: the plugin's stop, then its next start ---------------------
+
+
+def _activation(
+    slack: FakeSlack, store: dict[str, Any], data_dir: Path
+) -> tuple[LoopRoom, SlackTransport]:
+    """The room as the plugin builds it on Slack, and its transport."""
+    transport = SlackTransport.beside(WebClient(token=BOT_TOKEN, base_url=slack.url))
+    room = LoopRoom(
+        Environment.from_env({"THELOOP_WEBHOOK_SECRET": SECRET}),
+        Settings(channel="#the-loop", subscribe=KNOWN_EVENTS, rooms=ROOMS),
+        store=store,
+        data_dir=data_dir,
+        slack=transport,
+        say=lambda _to, _text: None,
+        admins=(),
+        bot_member=lambda: "U0BOT0001",
+    )
+    return room, transport
+
+
+def _post(room: LoopRoom, event: Event) -> int:
+    body = event.to_json().encode()
+    stamp = int(time.time())
+    headers = {"X-TheLoop-Timestamp": str(stamp), "X-TheLoop-Signature": sign(SECRET, stamp, body)}
+    return room.routes.receive(ingress.Request("POST", headers, body, len(body))).status
+
+
+def test_deactivating_with_a_card_waiting_for_the_budget_stops_and_the_next_start_draws_it(
+    slack: FakeSlack, tmp_path: Path
+) -> None:
+    store: dict[str, Any] = {}
+    first, *rest = lifecycle(ITEM_A)
+    room, transport = _activation(slack, store, tmp_path)
+    room.start()
+    assert _post(room, first) == 202
+    wait_for(lambda: slack.top_level(ROOM_A), TIMEOUT, "the parent")
+    transport.limits.hold(EDIT, 3600.0)  # Slack said: no edits for an hour
+    for event in rest:
+        assert _post(room, event) == 202
+    wait_for(lambda: room.inbox.depth() == 0, TIMEOUT, "every event posted")
+    stopped: list[bool] = []
+    stopper = threading.Thread(target=lambda: stopped.append(room.stop()))
+    stopper.start()
+    stopper.join(TIMEOUT)
+    assert stopped == [True]  # nothing left waiting its hour
+    assert FINAL not in _card(slack, ROOM_A)
+
+    again, _ = _activation(slack, store, tmp_path)  # the hour has passed: a new budget
+    again.start()
+    try:
+        wait_for(lambda: FINAL in _card(slack, ROOM_A), TIMEOUT, "the card drawn")
+    finally:
+        assert again.stop() is True
+    assert len(_edits(slack)) == 1
