@@ -20,9 +20,10 @@ trip to Slack is about 150 ms). Each run has a bot of its own:
 
 A run's time is from the first POST until the last Slack call made for its events (their
 posts, edits and the parents' redraws), once the bot's inbox is empty and no parent's card
-is owed a redraw. Printed: each time,
-events/s, when the first message of the last room landed, the ratio of the two times, and
-whether every event was posted at most once. Asserts nothing (numbers are not tests).
+is owed a redraw. Printed: each time, events/s, when the threads were done (every post and
+edit in them, the parents' cards aside), when the first message of the last room landed,
+the ratio of the two times, and whether every event was posted at most once. Asserts
+nothing (numbers are not tests).
 
     .venv/bin/python bench/bench_rooms.py [--latency 0.15] [--rooms 20] [--per-room 5]
         [--slots N] [--memory-rooms 200] [--tiers]
@@ -81,6 +82,7 @@ class Figure:
     big_post: float  # how long the large event's POST took, until its 202
     heap_mb: float  # the bot's Python heap at its peak (tracemalloc; 0.0: not traced)
     others: float  # when the rooms but the first were done (the first has the large event)
+    threads: float  # when the threads were done: the last post or edit, the cards' aside
 
 
 def settings(rooms: int) -> str:
@@ -181,7 +183,7 @@ def run(
         if call.method == "chat.postMessage" and (key := _key(call.args)).startswith("bench-")
     )
     doubled = sum(1 for count in posted.values() if count > 1)
-    calls = Counter(call.method for call in ours)
+    calls = Counter(_what(call.method, call.args) for call in ours)
     landed = post = 0.0
     if big:
         (key,) = (e["id"] for e in batch if len(e["text"]) > MAX_BODY_BYTES // 2)
@@ -189,6 +191,7 @@ def run(
         post = answered[key] - sent[key]
     firsts_last = max(firsts.values())
     others = max((c.at for c in ours if _work_item(c.args) != _item(BIG_ROOM)), default=started)
+    threads = max(c.at for c in ours if not _what(c.method, c.args).endswith("(cards)"))
     return Figure(
         len(batch),
         done,
@@ -201,6 +204,7 @@ def run(
         post,
         heap_peak,
         others - started,
+        threads - started,
     )
 
 
@@ -238,6 +242,12 @@ def _work_item(args: dict[str, Any]) -> str:
     return str(_payload(args).get("workItem") or "")
 
 
+def _what(method: str, args: dict[str, Any]) -> str:
+    """The call's method; a parent's redraw (its card) apart from the thread's edits."""
+    card = method == "chat.update" and _payload(args).get("kind") == "parent"
+    return f"{method} (cards)" if card else method
+
+
 def _key(args: dict[str, Any]) -> str:
     return str(_payload(args).get("key") or "")
 
@@ -245,7 +255,8 @@ def _key(args: dict[str, Any]) -> str:
 def show(name: str, rooms: int, figure: Figure) -> None:
     print(
         f"{name:<10} {figure.events:>4} events in {rooms:>3} room(s): {figure.seconds:6.2f} s, "
-        f"{figure.events / figure.seconds:5.1f} events/s; last room's first message at "
+        f"{figure.events / figure.seconds:5.1f} events/s; threads done at "
+        f"{figure.threads:5.2f} s; last room's first message at "
         f"{figure.last_room_first:5.2f} s; posted twice: {figure.doubled}; 429s: "
         f"{figure.limited}; peak memory {figure.peak_mb:.0f} MB; Slack calls: "
         + ", ".join(f"{method} {n}" for method, n in sorted(figure.calls.items()))

@@ -36,7 +36,7 @@ log = logging.getLogger(__name__)
 
 EDIT = "chat.update"
 #: Threads drawing cards: the edit budget, not round trips, bounds how fast cards go.
-CARD_THREADS = 2
+CARD_THREADS = 4
 #: A failed edit (a 5xx, a refusal) is tried again this often before the next event's turn.
 TRIES = 4
 #: How long an idle drawer sleeps before it looks again (a card owed wakes it sooner).
