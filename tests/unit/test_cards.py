@@ -25,12 +25,12 @@ from looproom.events import KNOWN_EVENTS, Event
 from looproom.inbound import webhook as ingress
 from looproom.inbound.signing import sign
 from looproom.room import voice
-from looproom.room.cards import Cards
+from looproom.room.cards import YIELD_CAP, Cards
 from looproom.room.outlets import event_delivery
 from looproom.room.routing import RoomBook
 from looproom.room.slack_outlet import SlackOutlet
 from looproom.settings import Environment, Settings
-from looproom.slack.limits import MethodLimits, Tier
+from looproom.slack.limits import COMEBACK, MethodLimits, Tier
 from looproom.slack.pacer import Pacer
 from looproom.slack.transport import SlackTransport
 from tests.fakes.slack_api import BOT_TOKEN, FakeSlack
@@ -81,7 +81,7 @@ class Room:
         # One edit a minute, no burst: a test spends it as another room would.
         self.transport.limits = MethodLimits({EDIT: Tier(per_minute=1, burst=1)}, self.clock)
         self.book = RoomBook(store)
-        self.cards = Cards(self.transport, self.book)
+        self.cards = Cards(self.transport, self.book, clock=self.clock)
         settings = Settings(channel="#the-loop", subscribe=KNOWN_EVENTS, rooms=ROOMS)
         self.outlet = SlackOutlet(self.transport, self.book, settings, cards=self.cards)
 
@@ -195,6 +195,50 @@ def test_the_next_event_draws_a_card_a_failed_edit_left_stale(slack: FakeSlack) 
     room.cards.draw_due()
     assert voice.state(events[2]) in _card(slack, ROOM_A)
     assert len(slack.top_level(ROOM_A)) == 1  # never a new parent
+
+
+def _owed_with_a_budget_of_one_edit_a_second(slack: FakeSlack) -> tuple[Room, MethodLimits]:
+    """A room whose work item's card is owed, and its edit budget: one a second."""
+    room = Room(slack, {})
+    limits = MethodLimits({EDIT: Tier(per_minute=60, burst=1)}, room.clock)
+    room.transport.limits = limits
+    first, second, *_ = lifecycle(ITEM_A)
+    room.deliver(first)
+    room.deliver(second)
+    assert room.cards.owed == 1
+    return room, limits
+
+
+def _another_room_edits_and_a_third_is_refused(limits: MethodLimits) -> None:
+    """Deliveries' edits over messages in their threads: one takes the turn, one is sent
+    back to its queue (and comes back for a turn)."""
+    assert limits.reserve(EDIT, most=0.0) == 0.0
+    assert limits.reserve(EDIT, most=0.0) is None
+
+
+def test_a_card_leaves_a_turn_to_the_delivery_refused_it_and_takes_the_next_one_free(
+    slack: FakeSlack,
+) -> None:
+    room, limits = _owed_with_a_budget_of_one_edit_a_second(slack)
+    _another_room_edits_and_a_third_is_refused(limits)
+    room.clock.now += 1.0  # the budget has a turn, but that delivery is on its way back
+    assert limits.wait(EDIT) == 0.0 and room.cards.turn() > 0.0
+    assert limits.reserve(EDIT, most=0.0) == 0.0  # it came back and took it
+    room.clock.now += 1.0 + COMEBACK
+    assert room.cards.turn() == 0.0  # nobody else wants this one: the card's
+    room.cards.draw_due()
+    assert "review of the design" in _card(slack, ROOM_A)
+
+
+def test_a_card_waits_for_the_deliveries_edits_a_minute_at_most(slack: FakeSlack) -> None:
+    room, limits = _owed_with_a_budget_of_one_edit_a_second(slack)
+    _another_room_edits_and_a_third_is_refused(limits)
+    for _ in range(int(YIELD_CAP) - 1):  # deliveries want every turn
+        room.clock.now += 1.0
+        assert room.cards.turn() > 0.0
+        _another_room_edits_and_a_third_is_refused(limits)
+    room.clock.now += 1.0
+    assert limits.wanted(EDIT) > 0.0 and room.cards.turn() == 0.0  # a minute: the card's
 
 
 def test_stopping_while_drawers_wait_for_the_budget_does_not_hang(slack: FakeSlack) -> None:

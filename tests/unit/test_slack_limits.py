@@ -9,7 +9,7 @@ import pytest
 from slack_sdk import WebClient
 
 from looproom.slack import replies as t
-from looproom.slack.limits import MethodLimits, Tier
+from looproom.slack.limits import COMEBACK, MethodLimits, Tier
 from looproom.slack.transport import SlackTransport
 from tests.fakes.slack_api import BOT_TOKEN, FakeSlack, Limit
 
@@ -34,6 +34,18 @@ def test_a_tier_spends_its_burst_then_gives_turns_at_its_rate() -> None:
     clock.now += 60
     assert limits.reserve("chat.update", most=0.0) == 0.0
     assert limits.reserve("chat.postMessage", most=0.0) == 0.0  # paced per channel instead
+
+
+def test_a_caller_refused_a_turn_is_expected_back_for_one_just_after_its_wait() -> None:
+    clock = Clock()
+    limits = MethodLimits({"chat.update": Tier(per_minute=60, burst=1)}, clock=clock)
+    assert limits.wanted("chat.update") == 0.0
+    assert limits.reserve("chat.update", most=0.0) == 0.0
+    assert limits.reserve("chat.update", most=0.0) is None  # a delivery, back to its queue
+    assert limits.wanted("chat.update") == 1.0 + COMEBACK  # its wait, and its way back
+    clock.now += 1.0 + COMEBACK
+    assert limits.wanted("chat.update") == 0.0
+    assert limits.wanted("reactions.add") == 0.0  # one method's callers only
 
 
 def test_a_hold_names_one_method_and_ends_with_its_wait() -> None:

@@ -41,6 +41,9 @@ CARD_THREADS = 4
 TRIES = 4
 #: How long an idle drawer sleeps before it looks again (a card owed wakes it sooner).
 IDLE_WAIT = 5.0
+#: The longest a card leaves the edit budget's turns to the deliveries' own edits (a
+#: message in a thread edited over): past it, the card takes the next turn.
+YIELD_CAP = 60.0
 
 #: A card's place: (work item, channel).
 Key = tuple[str, str]
@@ -74,6 +77,7 @@ class Owed:
         self._due: dict[Key, float] = {}
         self._busy: set[Key] = set()
         self._tries: dict[Key, int] = {}
+        self._since: dict[Key, float] = {}  # when each card was first owed, until drawn
         self._closed = False
 
     def add(self, key: Key, at: float, *, fresh: bool = False) -> None:
@@ -81,6 +85,7 @@ class Owed:
         new state to show, so its failed tries start again."""
         with self._changed:
             self._due[key] = min(self._due.get(key, at), at)
+            self._since.setdefault(key, at)
             if fresh:
                 self._tries.pop(key, None)
             self._changed.notify()
@@ -95,6 +100,12 @@ class Owed:
         """``key`` is drawn, or given up: its tries are forgotten."""
         with self._changed:
             self._tries.pop(key, None)
+            self._since.pop(key, None)
+
+    def waited(self, now: float) -> float:
+        """How long the card owed the longest has been owed (0.0: none)."""
+        with self._changed:
+            return max(0.0, now - min(self._since.values(), default=now))
 
     def take(self, now: float) -> Key | None:
         """The longest owed card due by ``now`` that no drawer holds, now held; or None."""
@@ -232,11 +243,21 @@ class Cards:
         """The next card due once the edit budget has a turn; None while idle or stopping."""
         if not self._owed.wait_due(self._clock, IDLE_WAIT) or self._stop.is_set():
             return None
-        turn = self._slack.limits.wait(EDIT)
+        turn = self.turn()
         if turn > 0:  # (looked at again now and then: a clock may jump, a hold may end)
             self._stop.wait(min(turn, IDLE_WAIT))
             return None
         return self._owed.take(self._clock())
+
+    def turn(self) -> float:
+        """Seconds until the stage may take a turn of the edit budget (0.0: now). Turns a
+        delivery was refused are left to it (its post waits behind that edit; a card does
+        not), unless a card has waited :data:`YIELD_CAP` already."""
+        limits = self._slack.limits
+        turn = limits.wait(EDIT)
+        if self._owed.waited(self._clock()) < YIELD_CAP:
+            turn = max(turn, limits.wanted(EDIT))
+        return turn
 
     def _draw_held(self, key: Key) -> None:
         try:

@@ -13,6 +13,10 @@ method goes one call at a time — the next call alone, every other slot waiting
 Slack takes a call again, and then at the tier's steady rate without a burst (for ten
 minutes after the last 429). So slots that meet the limit together do not all come back
 together and meet it again.
+
+A caller refused a turn (a delivery, which goes back to its queue for the wait) is
+remembered as wanting one until a moment after its wait: work that can wait (the parents'
+cards) asks :meth:`MethodLimits.wanted` and leaves the turns to it meanwhile.
 """
 
 from __future__ import annotations
@@ -32,6 +36,9 @@ STEADY_AFTER_429 = 600.0
 #: The longest Retry-After hold a restarted bot inherits (a clock set far ahead must not
 #: hold a method for hours).
 LONGEST_INHERITED_HOLD = 120.0
+#: How long after its wait a caller refused a turn is expected back for one (a delivery
+#: claimed again from its queue).
+COMEBACK = 2.0
 
 
 @dataclass(frozen=True)
@@ -77,6 +84,7 @@ class MethodLimits:
         # call is finding out (0: none yet) and until when it may. Only that one calls.
         self._careful: dict[str, tuple[int, float]] = {}
         self._limited: dict[str, float] = {}  # method -> when Slack last answered it 429
+        self._wanted: dict[str, float] = {}  # method -> until when a caller refused may return
         self._lock = threading.Lock()
 
     def reserve(self, method: str, most: float) -> float | None:
@@ -86,9 +94,11 @@ class MethodLimits:
         with self._lock:
             now = self._clock()
             if self._other_finding_out(method, now):
+                self._want(method, now + self._spacing(method))
                 return None
             wait, tokens = self._wait(method, now)
             if wait > most:
+                self._want(method, now + wait)
                 return None
             if method in self._tiers:
                 # Taken now, spent when the wait is over: the next caller queues behind it.
@@ -106,6 +116,13 @@ class MethodLimits:
             if self._other_finding_out(method, now):
                 wait = max(wait, self._spacing(method))
             return wait
+
+    def wanted(self, method: str) -> float:
+        """Seconds during which a caller refused a turn of ``method`` may come back for one
+        (0.0: none): work that can wait leaves the turns to it until then."""
+        with self._lock:
+            now = self._clock()
+            return max(0.0, self._wanted.get(method, now) - now)
 
     def held(self, method: str) -> float:
         """Seconds a 429's ``Retry-After`` still holds ``method`` (0.0: none)."""
@@ -180,6 +197,9 @@ class MethodLimits:
                         self._held[str(method)] = until
                 if "limited" in entry:
                     self._limited[str(method)] = min(now, float(entry["limited"]) + to_clock)
+
+    def _want(self, method: str, turn: float) -> None:
+        self._wanted[method] = max(self._wanted.get(method, turn), turn + COMEBACK)
 
     def _other_finding_out(self, method: str, now: float) -> bool:
         finder, until = self._careful.get(method, (0, 0.0))
