@@ -35,8 +35,9 @@ from looproom.slack.transport import SlackTransport
 log = logging.getLogger(__name__)
 
 EDIT = "chat.update"
-#: Threads drawing cards: the edit budget, not round trips, bounds how fast cards go.
-CARD_THREADS = 4
+#: Threads drawing cards, half the default slots: enough that twenty rooms' cards keep up
+#: with their posts at Slack's round trip; under pressure the edit budget is the bound.
+CARD_THREADS = 8
 #: A failed edit (a 5xx, a refusal) is tried again this often before the next event's turn.
 TRIES = 4
 #: How long an idle drawer sleeps before it looks again (a card owed wakes it sooner).
