@@ -417,7 +417,8 @@ GATE = Event("phase-approval-pending", ITEM, id="g", detail={"node": "design-app
 def test_the_parents_redraw_waits_out_slacks_429_on_its_own_stage_and_then_draws(
     slack: FakeSlack,
 ) -> None:
-    outlet = _outlet(slack, MethodLimits())
+    limits = MethodLimits()
+    outlet = _outlet(slack, limits)
     outlet.deliver(STARTED, maybe_delivered=False)
     slack.fail(EDIT, "429", retry_after=1)
     assert isinstance(outlet.deliver(GATE, maybe_delivered=False), Delivered)
@@ -427,6 +428,8 @@ def test_the_parents_redraw_waits_out_slacks_429_on_its_own_stage_and_then_draws
     finally:
         assert outlet.cards.stop() is True
     assert [c.status for c in slack.calls_to(EDIT)] == [429, 200]
+    # The drawer answered 429 made the call that found out: no slot waits for one anymore.
+    assert not limits.others_finding_out(EDIT)
 
 
 def test_rooms_that_start_at_once_read_the_workspaces_listing_once(slack: FakeSlack) -> None:

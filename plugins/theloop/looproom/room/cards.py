@@ -262,25 +262,28 @@ class Cards:
 
     def _draw_held(self, key: Key) -> None:
         try:
-            self._draw(key)
+            while (pause := self._draw(key)) is not None:
+                if self._stop.wait(min(pause, IDLE_WAIT)):
+                    break  # stopping: the card stays owed in the book, for the next start
         except Exception:  # a bug or the storage away: the card stays owed, tried later
             log.exception("redrawing the parent of %s in %s failed", *key)
             self._failed(key, "an error")
         finally:
             self._owed.done(key)
 
-    def _draw(self, key: Key) -> None:
-        """Edit the parent to show the state the book says it is to show, read now."""
+    def _draw(self, key: Key) -> float | None:
+        """Edit the parent to show the state the book says it is to show, read now; the
+        seconds to wait before this thread tries it again, or None when done with it."""
         thread = self._book.binding(*key)
         if thread is None or not thread.dirty:
             self._owed.settled(key)
-            return
+            return None
         drawing = card(thread)
         drawn = fingerprint(drawing)
         if drawn == thread.drawn:  # a later event brought the card back to what it shows
             self._book.drew(thread, drawn)
             self._owed.settled(key)
-            return
+            return None
         meta = metadata("parent", parent_key(thread.work_item), thread.work_item)
         reply = self._slack.update_message(
             thread.channel, thread.ts, text=drawing.text, blocks=drawing.blocks, metadata=meta
@@ -289,7 +292,12 @@ class Cards:
             self._book.drew(thread, drawn)
             self._owed.settled(key)
         elif reply.kind == RATE_LIMITED:  # the budget's turn, not a failure
-            self._owed.add(key, self._clock() + max(0.05, reply.retry_after or 1.0))
+            pause = max(0.05, reply.retry_after or 1.0)
+            if not self._slack.limits.others_finding_out(EDIT):
+                # After Slack's 429 this thread's next call finds out whether Slack takes
+                # more, every other caller waiting for it: this thread makes it, after the wait.
+                return pause
+            self._owed.add(key, self._clock() + pause)
         elif reply.kind == GONE:
             log.warning(
                 "the parent of %s is gone (%s): the next event opens a new one",
@@ -300,6 +308,7 @@ class Cards:
             self._owed.settled(key)
         else:
             self._failed(key, reply.error)
+        return None
 
     def _failed(self, key: Key, error: str) -> None:
         """Try ``key`` again after a backoff; after :data:`TRIES`, the next event's turn
