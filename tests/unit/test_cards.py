@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from slack_sdk import WebClient
 
 from looproom.assembly import LoopRoom
@@ -25,7 +27,7 @@ from looproom.events import KNOWN_EVENTS, Event
 from looproom.inbound import webhook as ingress
 from looproom.inbound.signing import sign
 from looproom.room import voice
-from looproom.room.cards import YIELD_CAP, Cards
+from looproom.room.cards import YIELD_CAP, Cards, Owed
 from looproom.room.outlets import event_delivery
 from looproom.room.routing import RoomBook
 from looproom.room.slack_outlet import SlackOutlet
@@ -313,3 +315,38 @@ def test_deactivating_with_a_card_waiting_for_the_budget_stops_and_the_next_star
     finally:
         assert again.stop() is True
     assert len(_edits(slack)) == 1
+
+
+# -- the cards owed, under any interleaving of deliveries and drawers ----------------------
+
+_OWED_STEP = st.one_of(
+    st.tuples(st.just("owe"), st.sampled_from("abc")),
+    st.tuples(st.just("take"), st.just("")),
+    st.tuples(st.just("done"), st.sampled_from("abc")),
+)
+
+
+@given(st.lists(_OWED_STEP, max_size=40))
+def test_a_card_owed_is_drawn_by_one_drawer_at_a_time_and_once_more_if_owed_meanwhile(
+    steps: list[tuple[str, str]],
+) -> None:
+    owed = Owed()
+    waiting: list[str] = []  # the model: owed, longest first
+    drawing: set[str] = set()
+    for step, item in steps:
+        key = (item, ROOM_A)
+        if step == "owe":
+            owed.add(key, 0.0)
+            if item not in waiting:
+                waiting.append(item)  # owed again before its turn: keeps its place
+        elif step == "take":
+            free = [w for w in waiting if w not in drawing]
+            taken = owed.take(1.0)
+            assert taken == ((free[0], ROOM_A) if free else None)  # the longest owed, free
+            if free:
+                waiting.remove(free[0])
+                drawing.add(free[0])
+        elif item in drawing:
+            owed.done(key)
+            drawing.discard(item)
+        assert len(owed) == len(set(waiting) | drawing)
