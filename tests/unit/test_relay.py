@@ -461,11 +461,11 @@ def test_the_duplicate_check_reads_every_page_of_a_busy_issue(
 
 
 def test_the_duplicate_check_sends_the_token_only_to_its_own_api() -> None:
-    sink = GitHubSink("https://api.github.com", TOKEN)
+    api = "https://api.github.com"
     foreign = HttpResult(200, {"Link": '<https://evil.example/r?page=2>; rel="next"'})
     own = HttpResult(200, {"link": '<https://api.github.com/r?page=2>; rel="next"'})
-    assert sink._next_page(foreign) is None
-    assert sink._next_page(own) == "https://api.github.com/r?page=2"
+    assert foreign.next_page(api) is None
+    assert own.next_page(api) == "https://api.github.com/r?page=2"
 
 
 def test_a_secondary_rate_limit_waits_instead_of_parking(

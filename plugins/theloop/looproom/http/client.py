@@ -50,6 +50,15 @@ class HttpResult:
         """One header's value, whatever its case in the answer; ``""`` when absent."""
         return http_rules.header(self.headers, name)
 
+    def next_page(self, api: str) -> str | None:
+        """The ``Link: rel="next"`` page, when it lies under ``api`` (never another host)."""
+        for part in self.header("link").split(","):
+            target, _, params = part.partition(";")
+            target = target.strip().removeprefix("<").removesuffix(">")
+            if 'rel="next"' in params and target.startswith(api + "/"):
+                return target
+        return None
+
 
 def http(
     method: str, url: str, headers: Mapping[str, str], data: Any, timeout: float

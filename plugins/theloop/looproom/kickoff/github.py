@@ -83,7 +83,7 @@ class IssueMaker:
             for issue in listed if isinstance(listed, list) else []:
                 if isinstance(issue, dict) and marker in str(issue.get("body") or ""):
                     return _issue(repo, issue)
-            page = self._next_page(answer)
+            page = answer.next_page(self._api)
         return None
 
     def _own_login(self) -> str | OpenedIssue:
@@ -96,14 +96,6 @@ class IssueMaker:
                 return _not_opened("", answer)
             self._login = login
         return self._login
-
-    def _next_page(self, answer: HttpResult) -> str | None:
-        for part in answer.header("link").split(","):
-            target, _, params = part.partition(";")
-            target = target.strip().removeprefix("<").removesuffix(">")
-            if 'rel="next"' in params and target.startswith(self._api + "/"):
-                return target
-        return None
 
 
 def _issue(repo: str, found: Any) -> OpenedIssue | None:

@@ -93,7 +93,7 @@ class GitHubSink:
             found = _matching(answer.json(), body)
             if found is not None:
                 return found
-            page = self._next_page(answer)
+            page = answer.next_page(self._api)
         log.warning("relay: more than %d pages of comments on %s; posting", FIND_PAGES, url)
         return None
 
@@ -113,16 +113,8 @@ class GitHubSink:
                 return login, failed.reason
             listed = answer.json()
             found += [c for c in listed if isinstance(c, dict)] if isinstance(listed, list) else []
-            page = self._next_page(answer)
+            page = answer.next_page(self._api)
         return login, found
-
-    def _next_page(self, answer: HttpResult) -> str | None:
-        for part in answer.header("link").split(","):
-            target, _, params = part.partition(";")
-            target = target.strip().removeprefix("<").removesuffix(">")
-            if 'rel="next"' in params and target.startswith(self._api + "/"):
-                return target
-        return None
 
 
 def _matching(comments: Any, body: str) -> Delivered | None:
