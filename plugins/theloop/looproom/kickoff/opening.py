@@ -37,6 +37,7 @@ from looproom.durable.contract import Item, WorkQueue
 from looproom.durable.outcome import Delivered, Failed, Outcome, RetryLater
 from looproom.kickoff.body import issue_body, marked, marker, title_of
 from looproom.kickoff.github import IssueMaker, OpenedIssue
+from looproom.relay import texts
 from looproom.room import buttons
 from looproom.slack.text import escape, neutralise
 
@@ -254,11 +255,7 @@ def queue_lines(items: list[Item], now: float) -> list[str]:
             what = f"{where} · {_inert(title_of(stored.asked.words))[:80]}"
         except (ValueError, KeyError, TypeError):
             what = "?"
-        state = "PARKED" if item.state == "parked" else item.state
-        if item.state == "pending" and item.due > now:
-            state += f", next try in {int(item.due - now)} s"
-        error = f" — {_inert(item.last_error)}" if item.last_error else ""
-        lines.append(f"- `{item.key}` {what}: {state}, {item.attempts} attempt(s){error}")
+        lines.append(texts.queue_line(item, what, now, inert=_inert))
     return lines
 
 

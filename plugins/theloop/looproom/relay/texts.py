@@ -8,6 +8,8 @@ Still trying after a few attempts: said once. A peer's words in any of these (an
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from looproom.durable.queue import Item
 from looproom.relay import forms
 from looproom.relay.decision import Decision
@@ -85,9 +87,15 @@ def queue_lines(items: list[Item], now: float) -> list[str]:
     for item in items:
         decision = forms.decision_of(item.payload)
         what = f"{decision.kind} · {decision.work_item} by {decision.member}" if decision else "?"
-        state = "PARKED" if item.state == "parked" else item.state
-        if item.state == "pending" and item.due > now:
-            state += f", next try in {int(item.due - now)} s"
-        error = f" — {defang(item.last_error)}" if item.last_error else ""
-        lines.append(f"- `{item.key}` {what}: {state}, {item.attempts} attempt(s){error}")
+        lines.append(queue_line(item, what, now))
     return lines
+
+
+def queue_line(item: Item, what: str, now: float, inert: Callable[[str], str] = defang) -> str:
+    """One ``!theloop queue`` line of something on its way out: its key, ``what`` it is,
+    its state and attempts, and its last error made ``inert``."""
+    state = "PARKED" if item.state == "parked" else item.state
+    if item.state == "pending" and item.due > now:
+        state += f", next try in {int(item.due - now)} s"
+    error = f" — {inert(item.last_error)}" if item.last_error else ""
+    return f"- `{item.key}` {what}: {state}, {item.attempts} attempt(s){error}"
