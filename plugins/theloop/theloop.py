@@ -35,7 +35,7 @@ from looproom.server.app import App, Mount
 from looproom.server.runner import HttpServer, Listening
 from looproom.settings import ConfigError, Environment, Settings
 from looproom.slack.kept_limits import FILE_NAME as KEPT_LIMITS
-from looproom.slack.kept_limits import KeptLimits
+from looproom.slack.kept_limits import Keeper, KeptLimits, KeptPacer
 from looproom.slack.transport import SlackTransport
 
 NOT_ACTIVE = "theloop is not active: see `!status plugins` and the bot's log."
@@ -60,18 +60,21 @@ class TheLoop(BotPlugin):
         super().activate()  # opens the plugin's storage, which the room keeps its state in
         slack_web = getattr(self._bot, "slack_web", None)
         data_dir = Path(self.bot_config.BOT_DATA_DIR) / "theloop"
+        kept = Keeper(data_dir / KEPT_LIMITS)
         core = LoopRoom(
             env,
             settings,
             store=self,
             data_dir=data_dir,
             # One transport for every Slack call, so deliveries and decision replies share
-            # one per-channel pace and one 429 hold; its method budgets outlive a restart.
+            # one per-channel pace and one 429 hold; its channels' posts and its method
+            # budgets outlive a restart.
             slack=(
                 SlackTransport.beside(
                     slack_web,
                     base_url=env.slack_api_url,
-                    limits=KeptLimits(data_dir / KEPT_LIMITS),
+                    pacer=KeptPacer(kept),
+                    limits=KeptLimits(kept),
                 )
                 if slack_web is not None
                 else None

@@ -1,14 +1,18 @@
 """Posting paced per channel: about one ``chat.postMessage`` a second, bursts allowed.
 
 The pacer only says how long to wait; the caller hands that wait to the queue rather than
-sleeping a delivery slot.
+sleeping a delivery slot. What it spent outlives the process (:meth:`Pacer.spent`,
+:meth:`Pacer.inherit`): Slack counts a channel's posts whatever happens to the bot.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from looproom.slack.limits import LONGEST_INHERITED_HOLD
 
 
 class Pacer:
@@ -61,6 +65,40 @@ class Pacer:
             self._buckets[key] = (self._tokens(key, now) - 1.0, now)
             if len(self._buckets) > self._MAX_KEYS:
                 self._forget_full(now)
+
+    def spent(self, wall: float) -> dict[str, dict[str, float]]:
+        """What a bot started after this one must know of the channels' posts, at wall-clock
+        time ``wall``: each channel's tokens and since when, and its hold (wall-clock
+        seconds). A full bucket is the default and is left out, so this stays as small as
+        the channels posted to in the last few seconds."""
+        with self._lock:
+            now = self._clock()
+            to_wall = wall - now
+            kept: dict[str, dict[str, float]] = {}
+            for key, (tokens, at) in self._buckets.items():
+                if self._tokens(key, now) < self._burst:
+                    kept[key] = {"tokens": tokens, "at": at + to_wall}
+            for key, until in self._held.items():
+                if until > now:
+                    kept.setdefault(key, {})["held"] = until + to_wall
+            return kept
+
+    def inherit(self, kept: Mapping[str, Any], wall: float) -> None:
+        """Take over what :meth:`spent` said at an earlier wall-clock time; ``wall`` is now.
+        Times are never taken as later than now (a clock set back), holds at most
+        :data:`LONGEST_INHERITED_HOLD` from now; a bucket a hold refills from its end."""
+        with self._lock:
+            now = self._clock()
+            to_clock = now - wall
+            for key, entry in kept.items():
+                held = now
+                if "held" in entry:
+                    held = min(now + LONGEST_INHERITED_HOLD, float(entry["held"]) + to_clock)
+                    if held > now:
+                        self._held[str(key)] = held
+                if "tokens" in entry and "at" in entry:
+                    at = min(max(now, held), float(entry["at"]) + to_clock)
+                    self._buckets[str(key)] = (float(entry["tokens"]), at)
 
     def _forget_full(self, now: float) -> None:
         full = [key for key in self._buckets if self._tokens(key, now) >= self._burst]
