@@ -60,6 +60,12 @@ class Reply:
     #: The answer's HTTP headers (``auth.test`` names the token's scopes in one).
     headers: Mapping[str, str] = field(default_factory=dict, repr=False)
 
+    @classmethod
+    def held_back(cls, method: str, after: float) -> Reply:
+        """The 429 Slack would answer a call over its budget, said without asking it: the
+        budget is spent for ``after`` seconds more."""
+        return cls(method, False, error="ratelimited", status=429, retry_after=after)
+
     @property
     def kind(self) -> str:
         """OK, RATE_LIMITED, UNAVAILABLE, AUTH, ROOM, GONE or REJECTED."""

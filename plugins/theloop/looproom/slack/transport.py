@@ -4,17 +4,16 @@ Every Slack Web API call the bot makes for the-loop goes through :class:`SlackTr
 It never raises for a Slack or network failure: each call returns a :class:`Reply` whose
 ``kind`` says what the caller can do about it (retry later, park, re-render). Retries are
 layered, because slack_sdk's retry handlers share one attempt count (so a long outage
-would spend every handler's tries at once):
-a short one inline (429 with a short ``Retry-After``; 5xx and connection errors, only for
-calls that cannot post twice) and everything longer at the queue, by the caller returning
-``RetryLater``. Posting is paced per channel (≈1 message/s, bursts allowed) by telling the
-caller how long to wait — nothing here sleeps for pacing. Every other method keeps its
-Slack tier's budget for the whole workspace (``looproom.slack.limits``), shared by all
-delivery slots: a short wait for its turn is made inline, a longer one is answered as a
-429 without calling Slack (unless the caller said how long it may wait: the parent's
-redraw waits its turn); a 429 holds only the method it answered (for a post, the
-channel), and after it that method goes one call at a time until Slack takes one again.
-The reply kinds are in ``replies``, the inline retries in ``retries``, the pacer in ``pacer``.
+would spend every handler's tries at once): a short one inline (429 with a short
+``Retry-After``; 5xx and connection errors, only for calls that cannot post twice) and
+everything longer at the queue, by the caller returning ``RetryLater``. Posts are paced
+per channel (≈1 message/s, bursts allowed; ``pacer``) and every other method keeps its
+Slack tier's budget for the whole workspace (``limits``), each shared by all delivery
+slots: a short wait for a turn is made inline, a longer one is answered as a 429 without
+calling Slack (unless the caller said how long it may wait: the parent's redraw waits its
+turn); a 429 holds only the method it answered (for a post, the channel), and after it
+that method goes one call at a time until Slack takes one again. The reply kinds are in
+``replies``, the inline retries in ``retries``.
 """
 
 from __future__ import annotations
@@ -140,14 +139,23 @@ class SlackTransport:
         thread_ts: str | None = None,
         metadata: Mapping[str, Any] | None = None,
     ) -> Reply:
-        """``chat.postMessage``; spends one of ``channel``'s posts from the pacer."""
-        self.pacer.take(channel)
+        """``chat.postMessage`` in ``channel``'s turn (:meth:`_post_turn`)."""
+        if not self._post_turn(channel):  # Slack would answer 429: say so without asking it
+            return Reply.held_back("chat.postMessage", self.pacer.wait(channel))
         args: dict[str, Any] = {"channel": channel, "text": text, "unfurl_links": False}
         args.update(_optional(blocks=blocks, thread_ts=thread_ts, metadata=metadata))
         reply = self._call("chat.postMessage", args)
         if reply.kind == RATE_LIMITED:
             self.pacer.hold(channel, reply.retry_after or 1.0)
         return reply
+
+    def _post_turn(self, channel: str) -> bool:
+        """Whether this slot has ``channel``'s next post: its turn taken from the pacer, after
+        a short wait in this slot only (not when stopping, nor once a 429 held the channel)."""
+        wait = self.pacer.reserve(channel, self._max_inline_wait)
+        if wait is None:
+            return False
+        return wait <= 0 or not (self._closing.wait(wait) or self.pacer.held(channel) > 0)
 
     def update_message(
         self,
@@ -360,7 +368,7 @@ class SlackTransport:
         after = self.limits.wait(method)
         self.limits.answered(method, limited=True)  # not called: nothing found out
         log.debug("slack %s held back %.1f s: the workspace's budget is spent", method, after)
-        return Reply(method, False, error="ratelimited", status=429, retry_after=after)
+        return Reply.held_back(method, after)
 
     def _ask(self, method: str, args: dict[str, Any]) -> Reply:
         try:
