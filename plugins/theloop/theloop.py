@@ -193,9 +193,9 @@ class TheLoop(BotPlugin):
     def _commanded(self, payload: Mapping[str, Any]) -> Mapping[str, Any] | None:
         return self._core.decisions.slash.answer(payload) if self._core is not None else None
 
-    def _pressed(self, payload: Mapping[str, Any]) -> None:
+    def _pressed(self, payload: Mapping[str, Any], taken: Callable[[], None]) -> None:
         if self._core is not None:
-            self._core.decisions.listener.pressed(payload)
+            self._core.decisions.listener.pressed(payload, taken)
 
     # -- theloop's own commands -------------------------------------------------------------
 

@@ -52,10 +52,11 @@ def is_command(msg: Any, config: Any) -> bool:
 
 
 def listen_for_presses(
-    backend: Any, pressed: Callable[[Mapping[str, Any]], None]
+    backend: Any, pressed: Callable[[Mapping[str, Any], Callable[[], None]], None]
 ) -> Callable[[], None]:
-    """Hand each interactive Socket Mode request's payload to ``pressed``; returns what
-    detaches the listener again (nothing to detach off Socket Mode)."""
+    """Hand each interactive Socket Mode request's payload to ``pressed``, with what
+    acknowledges it once it is stored (at the latest when ``pressed`` returns); returns
+    what detaches the listener again (nothing to detach off Socket Mode)."""
     socket = getattr(backend, "slack_socket_mode", None)
     if socket is None:
         return lambda: None
@@ -65,15 +66,27 @@ def listen_for_presses(
             return
         from slack_sdk.socket_mode.response import SocketModeResponse
 
-        # Ack first (Slack wants it within 3 s); the backend may have acked too.
-        client.send_socket_mode_response(SocketModeResponse(envelope_id=request.envelope_id))
-        pressed(request.payload)
+        acknowledged: list[bool] = []
+
+        def acknowledge() -> None:
+            if not acknowledged:
+                acknowledged.append(True)
+                client.send_socket_mode_response(
+                    SocketModeResponse(envelope_id=request.envelope_id)
+                )
+
+        # Stored before it is acknowledged, and acknowledged before the room is answered
+        # (Slack waits 3 s): a bot killed before storing it leaves it unacknowledged, and
+        # Slack tells the member the press did not go through.
+        pressed(request.payload, acknowledge)
+        acknowledge()
 
     def detach() -> None:
         if on_request in socket.socket_mode_request_listeners:
             socket.socket_mode_request_listeners.remove(on_request)
 
-    socket.socket_mode_request_listeners.append(on_request)
+    # First in line: the backend's own listener acknowledges every request at once.
+    socket.socket_mode_request_listeners.insert(0, on_request)
     return detach
 
 

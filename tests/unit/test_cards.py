@@ -184,6 +184,41 @@ def test_a_card_owed_when_the_bot_died_is_drawn_with_the_last_state_after_the_re
     assert owed is not None and not owed.dirty
 
 
+def test_a_card_a_replica_died_owing_is_drawn_by_a_live_one_once_it_stayed_owed(
+    slack: FakeSlack,
+) -> None:
+    store: dict[str, Any] = {}  # the shared database: both replicas' book
+    live, dead = Room(slack, store), Room(slack, store)
+    first, *rest = lifecycle(ITEM_A)
+    dead.deliver(first)
+    dead.spend_the_edit_budget()
+    dead.deliver(rest[0])  # owed; the dead replica's drawers would draw it
+    assert live.cards.rescan() == 0  # first seen owed: maybe another replica's to draw
+    for event in rest[1:]:
+        dead.deliver(event)  # still moving on: someone is delivering it
+    assert live.cards.rescan() == 0
+    del dead  # dies owing the card
+    assert live.cards.rescan() == 1  # owed unchanged since the last look: no one draws it
+    live.cards.draw_due()
+    assert FINAL in _card(slack, ROOM_A) and len(_edits(slack)) == 1
+    assert live.cards.rescan() == 0  # drawn: owed no more
+
+
+def test_a_look_in_the_book_does_not_hurry_a_card_waiting_for_its_retry(
+    slack: FakeSlack,
+) -> None:
+    room = Room(slack, {})
+    events = lifecycle(ITEM_A)
+    room.deliver(events[0])
+    slack.fail(EDIT, "ok_false", error="internal_error")
+    room.deliver(events[1])
+    room.cards.draw_due()  # fails; its own retry is not due yet
+    tried = len(slack.calls_to(EDIT))
+    assert room.cards.rescan() == 0 and room.cards.rescan() == 0  # held here: left to it
+    room.cards.draw_due()
+    assert len(slack.calls_to(EDIT)) == tried
+
+
 def test_the_next_event_draws_a_card_a_failed_edit_left_stale(slack: FakeSlack) -> None:
     room = Room(slack, {})
     events = lifecycle(ITEM_A)

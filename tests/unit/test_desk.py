@@ -117,6 +117,23 @@ def test_a_press_updates_the_message_in_place_and_a_second_press_relays_nothing(
     assert desk.relay.queue.depth() == 1 and len(desk.room.of("update")) == 1  # type: ignore[attr-defined]
 
 
+def test_a_press_is_told_taken_once_stored_before_the_room_answers_it(desk: Desk) -> None:
+    room: Room = desk.room  # type: ignore[assignment]
+
+    def answered() -> int:
+        return len(room.of("update")) + len(room.of("tell"))
+
+    seen: list[tuple[int, int]] = []  # (decisions stored, the room's answers) when told
+    desk.pressed(
+        press(buttons.APPROVE, "200.0"),
+        lambda: seen.append((desk.relay.queue.depth(), answered())),
+    )
+    assert seen == [(1, 0)] and answered() == 1
+    refused: list[int] = []
+    desk.pressed(press(buttons.APPROVE, "200.0"), lambda: refused.append(answered()))
+    assert refused == [1] and answered() == 2  # told before the member hears why not
+
+
 def test_a_given_up_relay_reopens_the_question(desk: Desk) -> None:
     verdict = desk.pressed(press(buttons.APPROVE, "200.0"))
     assert verdict is not None and verdict.decision is not None

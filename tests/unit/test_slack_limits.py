@@ -59,6 +59,29 @@ def test_a_hold_names_one_method_and_ends_with_its_wait() -> None:
     assert limits.reserve("chat.update", most=0.0) == 0.0
 
 
+def test_of_slots_answered_429_together_one_alone_finds_out_whether_slack_takes_more() -> None:
+    limits = MethodLimits({"chat.update": Tier(per_minute=60, burst=5)}, clock=Clock())
+    assert limits.find_out("chat.update")  # this slot's retry is the one
+    claims: list[bool] = []
+    others = [
+        threading.Thread(target=lambda: claims.append(limits.find_out("chat.update")))
+        for _ in range(8)
+    ]
+    for thread in others:
+        thread.start()
+    for thread in others:
+        thread.join(10.0)
+    assert claims == [False] * 8  # no other slot retries beside it
+    assert limits.find_out("chat.update")  # still this slot's
+    assert limits.find_out("reactions.add") is True  # one method's calls only
+    limits.answered("chat.update", limited=False)  # Slack took it: anyone may again
+    after: list[bool] = []
+    thread = threading.Thread(target=lambda: after.append(limits.find_out("chat.update")))
+    thread.start()
+    thread.join(10.0)
+    assert after == [True]
+
+
 @pytest.fixture
 def slack() -> Iterator[FakeSlack]:
     with FakeSlack(channels=[(ROOM, "the-loop"), (OTHER, "elsewhere")]) as fake:

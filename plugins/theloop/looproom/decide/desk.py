@@ -60,6 +60,8 @@ class Recorder(Protocol):
 #: A change request pressed without its reason: may a form ask for it? (True when one
 #: was opened: ``looproom.decide.menu_desk.WhyForm`` on Slack.)
 AskWhy = Callable[[presses.Press, Mapping[str, Any]], bool]
+#: Told that a press is stored: Slack may now hear that it was received.
+Taken = Callable[[], None]
 
 
 class Reopening:
@@ -169,8 +171,9 @@ class Desk:
                 return refuse("duplicate", "This thread was just recorded; nothing more went.")
             return self._record(replace(verdict, decision=full), policy, now)
 
-    def pressed(self, payload: Mapping[str, Any]) -> Verdict | None:
-        """A ``block_actions`` payload from Socket Mode or the HTTP endpoint."""
+    def pressed(self, payload: Mapping[str, Any], taken: Taken = lambda: None) -> Verdict | None:
+        """A ``block_actions`` payload from Socket Mode or the HTTP endpoint; ``taken`` is
+        told once the press is stored (or refused), before the room is answered."""
         press = presses.read(payload)
         if press is None:
             return None
@@ -180,6 +183,7 @@ class Desk:
                 press, self.memory.locate, self.memory.get, policy, times.iso(now)
             )
             verdict = self._record(verdict, policy, now)
+        taken()
         if verdict.status == ADMITTED and verdict.decision is not None:
             line = presses.pressed_line(press, verdict.decision, now)
             blocks = presses.after_press(press, line)

@@ -17,7 +17,7 @@ from looproom.attach import slack_files
 from looproom.decide import room_help, talk
 from looproom.decide.catchup import TOP
 from looproom.decide.cursors import Cursors
-from looproom.decide.desk import Desk, ThreadLines
+from looproom.decide.desk import Desk, Taken, ThreadLines
 from looproom.decide.judging import Received, Where
 from looproom.decide.listening import ListenAll
 from looproom.decide.menu_desk import MenuDesk
@@ -107,12 +107,13 @@ class Listener:
         member = str(message.get("user") or message.get("bot_id") or "")
         self.said(member, str(message.get("text") or ""), message, elsewhere="", addressed=False)
 
-    def pressed(self, payload: Mapping[str, Any]) -> None:
-        """A press, a shortcut or a submitted form (its signature already checked)."""
+    def pressed(self, payload: Mapping[str, Any], taken: Taken = lambda: None) -> None:
+        """A press, a shortcut or a submitted form (its signature already checked);
+        ``taken`` is told as soon as a press is stored, before the room is answered."""
         if self._opener is not None and self._opener.picked(payload):
             return
         if not self._menus.interactive(payload):
-            self._desk.pressed(payload)
+            self._desk.pressed(payload, taken)
 
     def _help(
         self, member: str, event: Mapping[str, Any], channel: str, ts: str, thread_ts: str

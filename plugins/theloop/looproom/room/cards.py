@@ -7,7 +7,9 @@ to show in the room book (durably, before the delivery is settled, so a crash lo
 card) and leaves, its slot free for the next room's post. :class:`Cards` then draws each
 card owed, once, with the state it is to show *when it is drawn*, as soon as the edit
 budget has a turn: a work item whose five events came while the budget was spent gets
-one edit, showing the fifth. At start it draws the cards a crash or a stop left owed.
+one edit, showing the fifth. At start it draws the cards a crash or a stop left owed, and
+every :data:`RESCAN_EVERY` those the book has owed, unchanged, since the last look: a
+replica that died owing them (on a shared database), or cards left after their tries.
 
 A card Slack says is gone is forgotten (the next event opens a new parent); a failed edit
 is tried again a few times with backoff, then left to the work item's next event or the
@@ -45,6 +47,10 @@ IDLE_WAIT = 5.0
 #: The longest a card leaves the edit budget's turns to the deliveries' own edits (a
 #: message in a thread edited over): past it, the card takes the next turn.
 YIELD_CAP = 60.0
+
+#: How often the stage looks in the book for cards owed that no drawer is drawing: one owed
+#: unchanged across two looks is drawn here (a drawer that holds a card draws it in seconds).
+RESCAN_EVERY = 60.0
 
 #: A card's place: (work item, channel).
 Key = tuple[str, str]
@@ -90,6 +96,17 @@ class Owed:
             if fresh:
                 self._tries.pop(key, None)
             self._changed.notify()
+
+    def add_unheld(self, key: Key, at: float) -> bool:
+        """Owe ``key`` from ``at`` unless it is owed or being drawn here already (its own
+        wait, a retry's backoff, stands); whether it was added."""
+        with self._changed:
+            if key in self._due or key in self._busy:
+                return False
+            self._due[key] = at
+            self._since.setdefault(key, at)
+            self._changed.notify()
+            return True
 
     def failed(self, key: Key) -> int:
         """One more failed try for ``key``; how many so far."""
@@ -166,6 +183,9 @@ class Cards:
         self._owed = Owed()
         self._stop = threading.Event()
         self._turn = threading.Lock()  # one drawer at a time waits for the budget's turn
+        self._looked = threading.Lock()  # one drawer at a time looks in the book
+        self._next_look = clock() + RESCAN_EVERY
+        self._seen_owed: dict[Key, tuple[str, str]] = {}  # owed at the last look: state, url
         self._threads = [
             threading.Thread(target=self._run, name=f"{name}-{n + 1}", daemon=True)
             for n in range(threads)
@@ -206,6 +226,19 @@ class Cards:
             self._owed.add(key, self._clock())
         return len(owed)
 
+    def rescan(self) -> int:
+        """Owe each card the book has owed, showing the same state, since the last look and
+        that no drawer here holds: no one is drawing it. How many."""
+        try:
+            owed = {_key(t): (t.state, t.url) for t in self._book.threads() if t.dirty}
+        except Exception:  # storage away: looked at again next time
+            log.exception("could not read which parents are owed a redraw")
+            return 0
+        stuck = [key for key, shown in owed.items() if self._seen_owed.get(key) == shown]
+        self._seen_owed = owed
+        now = self._clock()
+        return sum(self._owed.add_unheld(key, now) for key in stuck)
+
     def stop(self, timeout: float = 10.0) -> bool:
         """Stop drawing; False if a drawer is still in a call. What is owed stays in the
         book and is drawn after the next start."""
@@ -235,10 +268,21 @@ class Cards:
 
     def _run(self) -> None:
         while not self._stop.is_set():
+            self._rescan_when_due()
             with self._turn:
                 key = self._next()
             if key is not None:
                 self._draw_held(key)
+
+    def _rescan_when_due(self) -> None:
+        if not self._looked.acquire(blocking=False):
+            return  # another drawer is looking
+        try:
+            if self._clock() >= self._next_look:
+                self._next_look = self._clock() + RESCAN_EVERY
+                self.rescan()
+        finally:
+            self._looked.release()
 
     def _next(self) -> Key | None:
         """The next card due once the edit budget has a turn; None while idle or stopping."""

@@ -136,6 +136,17 @@ class MethodLimits:
         with self._lock:
             return self._other_finding_out(method, self._clock())
 
+    def find_out(self, method: str) -> bool:
+        """Whether this thread's call of ``method``, answered 429, is the one to find out
+        whether Slack takes more — claimed at once (True), so that slots answered 429
+        together do not all retry together — or another thread's already is (False)."""
+        with self._lock:
+            now = self._clock()
+            if self._other_finding_out(method, now):
+                return False
+            self._careful[method] = (threading.get_ident(), now + FINDING_OUT_LEASE)
+            return True
+
     def hold(self, method: str, seconds: float) -> None:
         """No call of ``method`` during ``seconds``: Slack answered this thread's call 429
         with this wait. The budget is spent; from then on one call finds out alone whether

@@ -104,7 +104,7 @@ class SlackTransport:
         handlers = retry_handlers(
             max_inline_wait,
             lambda m, s: transport.rate_limited(m, s),
-            lambda m: not transport.limits.others_finding_out(m),
+            lambda m: transport.retries_alone(m),
         )
         sibling = WebClient(
             token=client.token,
@@ -123,6 +123,12 @@ class SlackTransport:
         self.on_rate_limited()
         if method not in PER_CHANNEL:
             self.limits.hold(method, retry_after)
+
+    def retries_alone(self, method: str) -> bool:
+        """Whether this thread may retry a 429 of ``method`` inline: a post (held per
+        channel) always may; another method only as the one call finding out whether Slack
+        takes more, claimed at once so slots answered 429 together do not retry together."""
+        return method in PER_CHANNEL or self.limits.find_out(method)
 
     # -- posting -------------------------------------------------------------------
 
