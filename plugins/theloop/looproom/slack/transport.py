@@ -31,7 +31,7 @@ from looproom.slack.directory import RoomDirectory
 from looproom.slack.limits import MethodLimits
 from looproom.slack.pacer import Pacer
 from looproom.slack.replies import RATE_LIMITED, ChannelLookup, Reply, is_channel_id, next_cursor
-from looproom.slack.retries import DEFAULT_MAX_INLINE_WAIT, retry_handlers, retry_wait
+from looproom.slack.retries import DEFAULT_MAX_INLINE_WAIT, retry_handlers
 from looproom.times import later, slack_seconds
 
 log = logging.getLogger(__name__)
@@ -381,7 +381,7 @@ class SlackTransport:
             # slack_sdk's own method encodes each call as Slack expects (verb, JSON/form).
             response = getattr(self._client, method.replace(".", "_"))(**args)
         except SlackApiError as error:
-            return _from_error(method, error)
+            return Reply.from_error(method, error)
         except Exception as error:
             return Reply(method, False, error=f"connection: {type(error).__name__}", status=0)
         return Reply(
@@ -395,12 +395,3 @@ class SlackTransport:
 
 def _optional(**values: Any) -> dict[str, Any]:
     return {key: value for key, value in values.items() if value is not None}
-
-
-def _from_error(method: str, error: SlackApiError) -> Reply:
-    response = error.response
-    data = response.data if isinstance(response.data, dict) else {}
-    status = int(getattr(response, "status_code", 0) or 0)
-    retry_after = retry_wait(response.headers or {}) if status == 429 else None
-    code = str(data.get("error") or f"http_{status}")
-    return Reply(method, False, data, error=code, status=status, retry_after=retry_after)
