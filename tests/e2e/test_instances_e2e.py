@@ -12,6 +12,7 @@ doctor and the metrics show each instance by name.
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -20,7 +21,8 @@ import pytest
 
 from tests.e2e.slackbot import LOOP, SlackBot, StartBot, event_key, slash
 from tests.fakes.github_api import TOKEN, FakeGitHub
-from tests.fakes.loop_api import REPLY, FakeLoop
+from tests.fakes.loop_api import INSTANCE, REPLY, WORK_ITEMS, FakeLoop
+from tests.fakes.loopback import Request
 from tests.fakes.slack_api import BOT_USER, FakeSlack
 from tests.support import signed
 from tests.support.wait import wait_for
@@ -184,6 +186,25 @@ def test_the_instance_verbs_name_the_instance_or_go_to_the_rooms_owner(rig: Rig)
     assert rig.b.standing == {"nightly": True}
     assert "slack.authorizedUsers" in rig.slash("restart team-a", "t7", member=EVE)
     assert rig.a.restarts == []
+
+
+def test_status_asks_every_instance_and_its_work_items_at_once(rig: Rig) -> None:
+    rig.thread(ITEM_A, SECRET_A)  # a work item the room follows, and the-loop's record of it
+    rig.a.work_items[ITEM_A] = {"ref": ITEM_A, "status": "running"}
+    # Slack waits 3 s for the whole answer. Each question is held until all four are
+    # asked: asked one after another, the first would time out and the answer say so.
+    asked = threading.Barrier(4, timeout=TIMEOUT)
+
+    def together(request: Request) -> None:
+        if request.path in (INSTANCE, WORK_ITEMS):
+            asked.wait()
+
+    rig.a.before = rig.b.before = together
+    status = rig.slash("status", "t1")
+    assert "*team-a* · *the-loop instance* `loop-a`" in status
+    assert "*team-b* · *the-loop instance* `loop-b`" in status
+    assert "did not answer" not in status and "room's memory alone" not in status
+    assert ITEM_A in status
 
 
 def test_status_doctor_and_metrics_show_each_instance_by_name(rig: Rig) -> None:

@@ -188,6 +188,9 @@ class LoopbackServer(LoopbackHTTP):
         super().__init__(host)
         self.requests: list[Request] = []
         self.faults: list[Fault] = []
+        #: Called with each request before it is answered, the fake's lock not held: a
+        #: test may hold requests there (e.g. until several are in flight at once).
+        self.before: Callable[[Request], None] = lambda _request: None
 
     def fail(self, match: str, status: int = 500, **options: Any) -> None:
         with self._changed:
@@ -197,6 +200,7 @@ class LoopbackServer(LoopbackHTTP):
         raise NotImplementedError
 
     def handle(self, request: Request) -> tuple[int, dict[str, str], Any]:
+        self.before(request)
         with self._changed:
             fault = next((f for f in self.faults if f.match in request.path and f.times > 0), None)
             if fault is not None:

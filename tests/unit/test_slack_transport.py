@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from slack_sdk import WebClient
@@ -262,13 +263,45 @@ def test_the_pacer_allows_a_burst_then_one_post_a_second(clock: Clock) -> None:
     pacer = Pacer(rate=1.0, burst=3.0, clock=clock)
     for _ in range(3):
         assert pacer.wait(ROOM) == 0
-        pacer.take(ROOM)
+        assert pacer.reserve(ROOM, most=0.0) == 0
+    assert pacer.wait(ROOM) == pytest.approx(1.0)
+    assert pacer.reserve(ROOM, most=0.5) is None  # nothing taken
     assert pacer.wait(ROOM) == pytest.approx(1.0)
     clock.now += 0.5
     assert pacer.wait(ROOM) == pytest.approx(0.5)
     clock.now += 0.5
     assert pacer.wait(ROOM) == 0
     assert pacer.wait("C0OTHER001") == 0
+
+
+def test_posts_beyond_a_rooms_pace_wait_their_turn_or_are_held_back_without_asking_slack(
+    slack: FakeSlack, clock: Clock
+) -> None:
+    transport = _short_waits(slack, clock, most=0.5)
+    assert all(transport.post_message(ROOM, text=f"p{n}").ok for n in range(3))
+    clock.now += 0.75  # a quarter of a second before the room takes one more
+    assert transport.post_message(ROOM, text="p3").ok  # waited its turn, in its slot
+    held = transport.post_message(ROOM, text="p4")  # more than a short wait away
+    assert (held.kind, held.retry_after) == (t.RATE_LIMITED, pytest.approx(1.25))
+    assert transport.post_message("C0OTHER001", text="elsewhere").kind != t.RATE_LIMITED
+    posted = [c.args["text"] for c in slack.calls_to("chat.postMessage")]
+    assert posted == ["p0", "p1", "p2", "p3", "elsewhere"]  # Slack never asked for p4
+
+
+def test_slots_posting_to_one_room_at_once_never_both_take_its_last_post(
+    slack: FakeSlack, clock: Clock
+) -> None:
+    transport = _short_waits(slack, clock, most=0.0)
+    with ThreadPoolExecutor(max_workers=8) as slots:
+        replies = list(slots.map(lambda n: transport.post_message(ROOM, text=f"p{n}"), range(8)))
+    assert [r.kind for r in replies].count(t.OK) == 3  # the burst, and not one more
+    assert len(slack.calls_to("chat.postMessage")) == 3
+
+
+def _short_waits(slack: FakeSlack, clock: Clock, most: float) -> SlackTransport:
+    """A transport that waits at most ``most`` seconds inline for a turn."""
+    client = WebClient(token=BOT_TOKEN, base_url=slack.url)
+    return SlackTransport.beside(client, pacer=Pacer(clock=clock), max_inline_wait=most)
 
 
 def test_a_hold_outlasts_the_bucket(clock: Clock) -> None:

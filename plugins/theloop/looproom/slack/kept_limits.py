@@ -133,9 +133,11 @@ class KeptPacer(Pacer):
         self._keeper = keeper
         keeper.attach(CHANNELS, self)
 
-    def take(self, key: str) -> None:
-        super().take(key)
-        self._keeper.keep()
+    def reserve(self, key: str, most: float) -> float | None:
+        wait = super().reserve(key, most)
+        if wait is not None:  # a post was taken
+            self._keeper.keep()
+        return wait
 
     def hold(self, key: str, seconds: float) -> None:
         super().hold(key, seconds)

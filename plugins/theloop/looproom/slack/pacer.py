@@ -1,7 +1,9 @@
 """Posting paced per channel: about one ``chat.postMessage`` a second, bursts allowed.
 
-The pacer only says how long to wait; the caller hands that wait to the queue rather than
-sleeping a delivery slot. What it spent outlives the process (:meth:`Pacer.spent`,
+Every post takes its turn (:meth:`Pacer.reserve`, at once for the check and the take, so
+slots posting to one room together never both take its last post); a caller that can wait
+asks :meth:`Pacer.wait` first and hands a long wait to the queue rather than sleeping a
+delivery slot. What it spent outlives the process (:meth:`Pacer.spent`,
 :meth:`Pacer.inherit`): Slack counts a channel's posts whatever happens to the bot.
 """
 
@@ -19,8 +21,9 @@ class Pacer:
     """A token bucket per channel: ``rate`` posts/s on average, ``burst`` at once.
 
     Slack allows about one ``chat.postMessage`` per second per channel with short bursts
-    (its documented rate limit). The caller asks :meth:`wait` and, when it is not zero, returns
-    ``RetryLater(after=wait)`` to the queue rather than sleeping.
+    (its documented rate limit). A post takes its turn with :meth:`reserve`; a delivery asks
+    :meth:`wait` first and, when it is not zero, returns ``RetryLater(after=wait)`` to the
+    queue rather than sleeping.
     """
 
     _MAX_KEYS = 1000  # forget idle channels past this many (a full bucket is the default)
@@ -38,13 +41,35 @@ class Pacer:
         tokens, at = self._buckets.get(key, (self._burst, now))
         return min(self._burst, tokens + (now - at) * self._rate)
 
+    def _wait(self, key: str, now: float) -> float:
+        tokens = self._tokens(key, now)
+        held = max(0.0, self._held.get(key, now) - now)
+        return max(held, 0.0 if tokens >= 1.0 else (1.0 - tokens) / self._rate)
+
     def wait(self, key: str) -> float:
-        """Seconds until ``key`` may post (0.0: now)."""
+        """Seconds until ``key`` may post (0.0: now), nothing taken."""
+        with self._lock:
+            return self._wait(key, self._clock())
+
+    def held(self, key: str) -> float:
+        """Seconds a 429's ``Retry-After`` still holds ``key`` (0.0: none)."""
         with self._lock:
             now = self._clock()
-            tokens = self._tokens(key, now)
-            held = max(0.0, self._held.get(key, now) - now)
-        return max(held, 0.0 if tokens >= 1.0 else (1.0 - tokens) / self._rate)
+            return max(0.0, self._held.get(key, now) - now)
+
+    def reserve(self, key: str, most: float) -> float | None:
+        """Seconds to wait before posting to ``key``, its post taken; ``None`` (nothing
+        taken) when that would be longer than ``most``."""
+        with self._lock:
+            now = self._clock()
+            wait = self._wait(key, now)
+            if wait > most:
+                return None
+            # Taken now, posted when the wait is over: the next post queues behind it.
+            self._buckets[key] = (self._tokens(key, now) - 1.0, now)
+            if len(self._buckets) > self._MAX_KEYS:
+                self._forget_full(now)
+            return wait
 
     def hold(self, key: str, seconds: float) -> None:
         """No post for ``key`` during ``seconds`` (Slack said 429 with this Retry-After).
@@ -57,14 +82,6 @@ class Pacer:
             self._held = {k: t for k, t in self._held.items() if t > now}
             self._held[key] = max(self._held.get(key, now), now + seconds)
             self._buckets[key] = (min(1.0, self._tokens(key, now)), self._held[key])
-
-    def take(self, key: str) -> None:
-        """Spend one post for ``key`` (the caller posts whether or not it waited)."""
-        with self._lock:
-            now = self._clock()
-            self._buckets[key] = (self._tokens(key, now) - 1.0, now)
-            if len(self._buckets) > self._MAX_KEYS:
-                self._forget_full(now)
 
     def spent(self, wall: float) -> dict[str, dict[str, float]]:
         """What a bot started after this one must know of the channels' posts, at wall-clock

@@ -11,6 +11,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from slack_sdk.errors import SlackApiError
+
+from looproom.slack.retries import retry_wait
+
 # What a Reply is, for the caller (see Reply.kind).
 OK = "ok"
 RATE_LIMITED = "rate_limited"  # 429: wait Retry-After, then the same call
@@ -59,6 +63,22 @@ class Reply:
     retry_after: float | None = None
     #: The answer's HTTP headers (``auth.test`` names the token's scopes in one).
     headers: Mapping[str, str] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def held_back(cls, method: str, after: float) -> Reply:
+        """The 429 Slack would answer a call over its budget, said without asking it: the
+        budget is spent for ``after`` seconds more."""
+        return cls(method, False, error="ratelimited", status=429, retry_after=after)
+
+    @classmethod
+    def from_error(cls, method: str, error: SlackApiError) -> Reply:
+        """What Slack answered with an error (its HTTP status, its ``error``, a 429's wait)."""
+        response = error.response
+        data = response.data if isinstance(response.data, dict) else {}
+        status = int(getattr(response, "status_code", 0) or 0)
+        retry_after = retry_wait(response.headers or {}) if status == 429 else None
+        code = str(data.get("error") or f"http_{status}")
+        return cls(method, False, data, error=code, status=status, retry_after=retry_after)
 
     @property
     def kind(self) -> str:

@@ -4,17 +4,16 @@ Every Slack Web API call the bot makes for the-loop goes through :class:`SlackTr
 It never raises for a Slack or network failure: each call returns a :class:`Reply` whose
 ``kind`` says what the caller can do about it (retry later, park, re-render). Retries are
 layered, because slack_sdk's retry handlers share one attempt count (so a long outage
-would spend every handler's tries at once):
-a short one inline (429 with a short ``Retry-After``; 5xx and connection errors, only for
-calls that cannot post twice) and everything longer at the queue, by the caller returning
-``RetryLater``. Posting is paced per channel (≈1 message/s, bursts allowed) by telling the
-caller how long to wait — nothing here sleeps for pacing. Every other method keeps its
-Slack tier's budget for the whole workspace (``looproom.slack.limits``), shared by all
-delivery slots: a short wait for its turn is made inline, a longer one is answered as a
-429 without calling Slack (unless the caller said how long it may wait: the parent's
-redraw waits its turn); a 429 holds only the method it answered (for a post, the
-channel), and after it that method goes one call at a time until Slack takes one again.
-The reply kinds are in ``replies``, the inline retries in ``retries``, the pacer in ``pacer``.
+would spend every handler's tries at once): a short one inline (429 with a short
+``Retry-After``; 5xx and connection errors, only for calls that cannot post twice) and
+everything longer at the queue, by the caller returning ``RetryLater``. Posts are paced
+per channel (≈1 message/s, bursts allowed; ``pacer``) and every other method keeps its
+Slack tier's budget for the whole workspace (``limits``), each shared by all delivery
+slots: a short wait for a turn is made inline, a longer one is answered as a 429 without
+calling Slack (unless the caller said how long it may wait: the parent's redraw waits its
+turn); a 429 holds only the method it answered (for a post, the channel), and after it
+that method goes one call at a time until Slack takes one again. The reply kinds are in
+``replies``, the inline retries in ``retries``.
 """
 
 from __future__ import annotations
@@ -32,7 +31,7 @@ from looproom.slack.directory import RoomDirectory
 from looproom.slack.limits import MethodLimits
 from looproom.slack.pacer import Pacer
 from looproom.slack.replies import RATE_LIMITED, ChannelLookup, Reply, is_channel_id, next_cursor
-from looproom.slack.retries import DEFAULT_MAX_INLINE_WAIT, retry_handlers, retry_wait
+from looproom.slack.retries import DEFAULT_MAX_INLINE_WAIT, retry_handlers
 from looproom.times import later, slack_seconds
 
 log = logging.getLogger(__name__)
@@ -146,14 +145,23 @@ class SlackTransport:
         thread_ts: str | None = None,
         metadata: Mapping[str, Any] | None = None,
     ) -> Reply:
-        """``chat.postMessage``; spends one of ``channel``'s posts from the pacer."""
-        self.pacer.take(channel)
+        """``chat.postMessage`` in ``channel``'s turn (:meth:`_post_turn`)."""
+        if not self._post_turn(channel):  # Slack would answer 429: say so without asking it
+            return Reply.held_back("chat.postMessage", self.pacer.wait(channel))
         args: dict[str, Any] = {"channel": channel, "text": text, "unfurl_links": False}
         args.update(_optional(blocks=blocks, thread_ts=thread_ts, metadata=metadata))
         reply = self._call("chat.postMessage", args)
         if reply.kind == RATE_LIMITED:
             self.pacer.hold(channel, reply.retry_after or 1.0)
         return reply
+
+    def _post_turn(self, channel: str) -> bool:
+        """Whether this slot has ``channel``'s next post: its turn taken from the pacer, after
+        a short wait in this slot only (not when stopping, nor once a 429 held the channel)."""
+        wait = self.pacer.reserve(channel, self._max_inline_wait)
+        if wait is None:
+            return False
+        return wait <= 0 or not (self._closing.wait(wait) or self.pacer.held(channel) > 0)
 
     def update_message(
         self,
@@ -366,14 +374,14 @@ class SlackTransport:
         after = self.limits.wait(method)
         self.limits.answered(method, limited=True)  # not called: nothing found out
         log.debug("slack %s held back %.1f s: the workspace's budget is spent", method, after)
-        return Reply(method, False, error="ratelimited", status=429, retry_after=after)
+        return Reply.held_back(method, after)
 
     def _ask(self, method: str, args: dict[str, Any]) -> Reply:
         try:
             # slack_sdk's own method encodes each call as Slack expects (verb, JSON/form).
             response = getattr(self._client, method.replace(".", "_"))(**args)
         except SlackApiError as error:
-            return _from_error(method, error)
+            return Reply.from_error(method, error)
         except Exception as error:
             return Reply(method, False, error=f"connection: {type(error).__name__}", status=0)
         return Reply(
@@ -387,12 +395,3 @@ class SlackTransport:
 
 def _optional(**values: Any) -> dict[str, Any]:
     return {key: value for key, value in values.items() if value is not None}
-
-
-def _from_error(method: str, error: SlackApiError) -> Reply:
-    response = error.response
-    data = response.data if isinstance(response.data, dict) else {}
-    status = int(getattr(response, "status_code", 0) or 0)
-    retry_after = retry_wait(response.headers or {}) if status == 429 else None
-    code = str(data.get("error") or f"http_{status}")
-    return Reply(method, False, data, error=code, status=status, retry_after=retry_after)
