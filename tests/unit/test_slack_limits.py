@@ -82,6 +82,38 @@ def test_of_slots_answered_429_together_one_alone_finds_out_whether_slack_takes_
     assert after == [True]
 
 
+def test_after_a_429_slots_woken_late_for_their_turns_leave_a_spacing_apart() -> None:
+    clock = Clock()
+    limits = MethodLimits({"chat.update": Tier(per_minute=30, burst=5)}, clock=clock)
+    assert limits.reserve("chat.update", most=0.0) == 0.0
+    assert limits.leave("chat.update") == 0.0
+    limits.hold("chat.update", 1.0)  # Slack said 429: from now on its steady rate, 2 s apart
+    clock.now += 1.0
+    assert limits.reserve("chat.update", most=0.0) == 0.0  # the call finding out goes ...
+    assert limits.leave("chat.update") == 0.0  # ... when Slack said, not a spacing later
+    limits.answered("chat.update", limited=False)  # ... and is taken
+    reserved, stalled = threading.Barrier(4), threading.Event()
+    turns: list[float | None] = []
+    extra: list[float] = []
+
+    def slot() -> None:
+        turns.append(limits.reserve("chat.update", most=10.0))
+        reserved.wait(10.0)
+        stalled.wait(10.0)  # its turn came while the process stood still
+        extra.append(limits.leave("chat.update"))
+
+    slots = [threading.Thread(target=slot) for _ in range(3)]
+    for thread in slots:
+        thread.start()
+    reserved.wait(10.0)
+    assert sorted(turns) == [2.0, 4.0, 6.0]  # two seconds apart, as Slack takes them
+    clock.now += 20.0  # every turn is past: woken together, they would leave at once
+    stalled.set()
+    for thread in slots:
+        thread.join(10.0)
+    assert sorted(extra) == [0.0, 2.0, 4.0]  # they leave two seconds apart all the same
+
+
 @pytest.fixture
 def slack() -> Iterator[FakeSlack]:
     with FakeSlack(channels=[(ROOM, "the-loop"), (OTHER, "elsewhere")]) as fake:

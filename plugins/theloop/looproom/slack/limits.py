@@ -12,7 +12,8 @@ A 429 also says the bot's guess of the burst was too generous: once the hold is 
 method goes one call at a time — the next call alone, every other slot waiting — until
 Slack takes a call again, and then at the tier's steady rate without a burst (for ten
 minutes after the last 429). So slots that meet the limit together do not all come back
-together and meet it again.
+together and meet it again; and at that steady rate each call leaves a spacing after the
+one before, even when slots woken late for their turns (a stalled process) would go at once.
 
 A caller refused a turn (a delivery, which goes back to its queue for the wait) is
 remembered as wanting one until a moment after its wait: work that can wait (the parents'
@@ -85,6 +86,8 @@ class MethodLimits:
         self._careful: dict[str, tuple[int, float]] = {}
         self._limited: dict[str, float] = {}  # method -> when Slack last answered it 429
         self._wanted: dict[str, float] = {}  # method -> until when a caller refused may return
+        self._turns: dict[tuple[str, int], float] = {}  # (method, thread) -> its turn taken
+        self._left: dict[str, float] = {}  # method -> when its last call left
         self._lock = threading.Lock()
 
     def reserve(self, method: str, most: float) -> float | None:
@@ -103,9 +106,25 @@ class MethodLimits:
             if method in self._tiers:
                 # Taken now, spent when the wait is over: the next caller queues behind it.
                 self._buckets[method] = (tokens - 1.0, now)
+                self._turns[(method, threading.get_ident())] = now + wait
             if method in self._careful:
                 self._careful[method] = (threading.get_ident(), now + wait + FINDING_OUT_LEASE)
             return wait
+
+    def leave(self, method: str) -> float:
+        """Seconds this thread's call of ``method``, its turn waited, waits still before it
+        leaves: none, but at the steady rate after a 429 a spacing after the call before —
+        slots woken late for their turns together leave one by one, not in a burst."""
+        with self._lock:
+            now = self._clock()
+            if method not in self._tiers:
+                return 0.0
+            turn = max(now, self._turns.get((method, threading.get_ident()), now))
+            leaves = turn
+            if self._steady(method, now) and method in self._left:
+                leaves = max(turn, self._left[method] + self._spacing(method))
+            self._left[method] = leaves
+            return leaves - turn
 
     def wait(self, method: str) -> float:
         """Seconds until ``method`` may be called again (0.0: now), nothing taken; while
@@ -158,6 +177,7 @@ class MethodLimits:
             until = max(self._held.get(method, now), now + max(0.0, seconds))
             self._held[method] = until
             self._limited[method] = now
+            self._left.pop(method, None)  # the next call goes at Slack's word, then spaced
             if method in self._tiers:
                 # Slack's Retry-After is when it takes one call again, and no more then.
                 self._buckets[method] = (1.0, until)
@@ -169,6 +189,7 @@ class MethodLimits:
         reached) or taken. The first call Slack takes after a 429 ends the one at a time;
         a call on its way before the 429 was not finding out, and tells nothing."""
         with self._lock:
+            self._turns.pop((method, threading.get_ident()), None)
             finder, _until = self._careful.get(method, (0, 0.0))
             if finder != threading.get_ident():
                 return
@@ -216,6 +237,10 @@ class MethodLimits:
         finder, until = self._careful.get(method, (0, 0.0))
         return finder not in (0, threading.get_ident()) and until > now
 
+    def _steady(self, method: str, now: float) -> bool:
+        """Whether ``method`` keeps its tier's rate without a burst: a 429 not long ago."""
+        return now - self._limited.get(method, now - STEADY_AFTER_429) < STEADY_AFTER_429
+
     def _spacing(self, method: str) -> float:
         tier = self._tiers.get(method)
         return 60.0 / tier.per_minute if tier is not None else 1.0
@@ -227,8 +252,7 @@ class MethodLimits:
         if tier is None:
             return held, 0.0
         rate = tier.per_minute / 60.0
-        steady = now - self._limited.get(method, now - STEADY_AFTER_429) < STEADY_AFTER_429
-        burst = 1.0 if steady else tier.burst
+        burst = 1.0 if self._steady(method, now) else tier.burst
         tokens, at = self._buckets.get(method, (burst, now))
         tokens = min(burst, tokens + (now - at) * rate)
         return max(held, 0.0 if tokens >= 1.0 else (1.0 - tokens) / rate), tokens

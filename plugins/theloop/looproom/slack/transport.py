@@ -356,9 +356,12 @@ class SlackTransport:
         try:
             if wait > 0:
                 time.sleep(wait)  # a short turn, in this slot only
-                # A 429 meanwhile names this method: wait for it, or for the call finding out.
-                if self.limits.held(method) > 0 or self.limits.others_finding_out(method):
-                    return self._held_back(method)
+            time.sleep(late := self.limits.leave(method))  # spaced after a 429, even if late
+            # A 429 meanwhile names this method: wait for it, or for the call finding out.
+            if (wait or late) and (
+                self.limits.held(method) or self.limits.others_finding_out(method)
+            ):
+                return self._held_back(method)
             reply = self._ask(method, args)
         except BaseException:
             self.limits.answered(method, limited=True)
