@@ -14,6 +14,7 @@ from looproom.decide.catchup import TOP, CatchUp
 from looproom.decide.cursors import Cursors
 from looproom.decide.reconcile import Reconcile
 from looproom.settings.read import DEFAULT_BEATS, DEFAULT_SECONDS, MIN_SECONDS, ReadSettings, parse
+from tests.support.wait import wait_for
 
 NOW = 1_800_000_000.0
 
@@ -175,7 +176,7 @@ def test_a_spent_budget_is_waited_out_not_a_thread_skipped() -> None:
 
 def test_stop_waits_for_the_cycle_under_way_and_posts_no_heartbeat_after_it() -> None:
     """On deactivate the stores close right after: no cycle may still be reading them."""
-    entered, release, stopping = threading.Event(), threading.Event(), threading.Event()
+    entered, release = threading.Event(), threading.Event()
     ended: list[str] = []
     checked: list[int] = []
 
@@ -192,13 +193,13 @@ def test_stop_waits_for_the_cycle_under_way_and_posts_no_heartbeat_after_it() ->
     stopped: list[bool] = []
 
     def stop() -> None:
-        stopping.set()
         stopped.append(cycle.stop())
         seen.append(list(ended))
 
     stopper = threading.Thread(target=stop)
     stopper.start()
-    assert stopping.wait(30)
+    # The cycle ends only once the stop is asked: let go before, it would post its check.
+    wait_for(cycle._stopped.is_set, 30, "the stop to be asked")
     release.set()
     stopper.join(30)
     assert stopped == [True] and seen == [["cycle"]]  # stop returned after the cycle ended
