@@ -288,6 +288,20 @@ def test_posts_beyond_a_rooms_pace_wait_their_turn_or_are_held_back_without_aski
     assert posted == ["p0", "p1", "p2", "p3", "elsewhere"]  # Slack never asked for p4
 
 
+def test_a_post_answered_429_is_retried_once_in_the_rooms_turn_which_counts_it(
+    slack: FakeSlack, transport: SlackTransport
+) -> None:
+    slack.fail("chat.postMessage", "429", retry_after=0)
+    assert transport.post_message(ROOM, text="hello").ok
+    assert [c.status for c in slack.calls_to("chat.postMessage")] == [429, 200]
+    # The 429 spent the burst; the retry Slack counted took the one post left.
+    assert transport.post_wait(ROOM) == pytest.approx(1.0)
+    slack.fail("chat.postMessage", "429", retry_after=30)  # too long to wait in a slot
+    held = transport.post_message("C0OTHER001", text="hello")
+    assert (held.kind, held.retry_after) == (t.RATE_LIMITED, pytest.approx(30))
+    assert len(slack.calls_to("chat.postMessage")) == 3
+
+
 def test_slots_posting_to_one_room_at_once_never_both_take_its_last_post(
     slack: FakeSlack, clock: Clock
 ) -> None:

@@ -125,10 +125,10 @@ class SlackTransport:
             self.limits.hold(method, retry_after)
 
     def retries_alone(self, method: str) -> bool:
-        """Whether this thread may retry a 429 of ``method`` inline: a post (held per
-        channel) always may; another method only as the one call finding out whether Slack
-        takes more, claimed at once so slots answered 429 together do not retry together."""
-        return method in PER_CHANNEL or self.limits.find_out(method)
+        """Whether this thread may retry a 429 of ``method`` inline: a post never here (see
+        :meth:`post_message`); another method only as the one call finding out whether
+        Slack takes more, claimed at once so slots answered 429 together do not retry."""
+        return method not in PER_CHANNEL and self.limits.find_out(method)
 
     # -- posting -------------------------------------------------------------------
 
@@ -145,14 +145,17 @@ class SlackTransport:
         thread_ts: str | None = None,
         metadata: Mapping[str, Any] | None = None,
     ) -> Reply:
-        """``chat.postMessage`` in ``channel``'s turn (:meth:`_post_turn`)."""
-        if not self._post_turn(channel):  # Slack would answer 429: say so without asking it
-            return Reply.held_back("chat.postMessage", self.pacer.wait(channel))
+        """``chat.postMessage`` in ``channel``'s turn (:meth:`_post_turn`). A 429 holds the
+        channel; a short hold is waited out once, the retry taking a turn as Slack counts it."""
         args: dict[str, Any] = {"channel": channel, "text": text, "unfurl_links": False}
         args.update(_optional(blocks=blocks, thread_ts=thread_ts, metadata=metadata))
-        reply = self._call("chat.postMessage", args)
-        if reply.kind == RATE_LIMITED:
-            self.pacer.hold(channel, reply.retry_after or 1.0)
+        for _ in range(2):
+            if not self._post_turn(channel):  # Slack would answer 429: say so without asking
+                return Reply.held_back("chat.postMessage", self.pacer.wait(channel))
+            reply = self._call("chat.postMessage", args)
+            if reply.kind != RATE_LIMITED:
+                break
+            self.pacer.hold(channel, 1.0 if reply.retry_after is None else reply.retry_after)
         return reply
 
     def _post_turn(self, channel: str) -> bool:
