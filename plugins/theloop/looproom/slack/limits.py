@@ -149,6 +149,13 @@ class MethodLimits:
             now = self._clock()
             return max(0.0, self._held.get(method, now) - now)
 
+    def halted(self, method: str) -> bool:
+        """Whether a call of ``method`` whose turn came must not go after all: a 429
+        meanwhile holds it, or another thread's call is finding out whether Slack takes more."""
+        with self._lock:
+            now = self._clock()
+            return self._held.get(method, now) > now or self._other_finding_out(method, now)
+
     def others_finding_out(self, method: str) -> bool:
         """Whether another thread's call of ``method`` is finding out, after a 429, whether
         Slack takes more: then this thread's 429 is not retried inline beside it."""

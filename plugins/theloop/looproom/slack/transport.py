@@ -357,13 +357,10 @@ class SlackTransport:
         if wait is None:  # Slack would answer 429: say so without asking it
             return self._held_back(method)
         try:
-            if wait > 0:
-                time.sleep(wait)  # a short turn, in this slot only
+            time.sleep(wait)  # a short turn, in this slot only (none: it goes at once)
             time.sleep(late := self.limits.leave(method))  # spaced after a 429, even if late
             # A 429 meanwhile names this method: wait for it, or for the call finding out.
-            if (wait or late) and (
-                self.limits.held(method) or self.limits.others_finding_out(method)
-            ):
+            if (wait or late) and self.limits.halted(method):
                 return self._held_back(method)
             reply = self._ask(method, args)
         except BaseException:
