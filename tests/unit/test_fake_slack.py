@@ -87,7 +87,8 @@ def test_a_post_whose_answer_is_lost_is_recorded_as_landed_and_its_fault_named()
 
 
 def test_a_per_channel_limit_refuses_the_call_over_it_and_names_it_a_limit() -> None:
-    limits = {"chat.postMessage": Limit(per_minute=60, burst=2, per_channel=True)}
+    # One post a minute after the burst: none earned back while the test runs, however slowly.
+    limits = {"chat.postMessage": Limit(per_minute=1, burst=2, per_channel=True)}
     with FakeSlack(channels=[("C0ONE", "one"), ("C0TWO", "two")], limits=limits) as slack:
         web = WebClient(token=BOT_TOKEN, base_url=slack.url, retry_handlers=[])
         slack.fail("chat.postMessage", "429")  # a scripted 429 spends nothing
