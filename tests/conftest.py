@@ -1,5 +1,6 @@
 """Fixtures every test directory may use: a real PostgreSQL server for the shared mode, and
-a port another program already listens on.
+a port another program already listens on; and hypothesis's settings for every test (no
+deadline per example).
 
 ``postgres`` is one server for the whole session, started the first time a test asks for
 it (tests that never do never start it); ``database_url`` is a fresh, empty database on it.
@@ -12,8 +13,14 @@ import socket
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import settings
 
 from tests.support.postgres import PostgresMissing, PostgresServer
+
+# No generated example has a deadline, in every test directory: hypothesis fails a test one
+# of whose examples once took over 200 ms, and a loaded machine must not fail a correct one.
+settings.register_profile("theloop", deadline=None)
+settings.load_profile("theloop")
 
 
 @pytest.fixture(scope="session")
