@@ -204,15 +204,21 @@ def test_a_card_a_replica_died_owing_is_drawn_by_a_live_one_once_it_stayed_owed(
     assert live.cards.rescan() == 0  # drawn: owed no more
 
 
-def test_a_look_in_the_book_does_not_hurry_a_card_waiting_for_its_retry(
-    slack: FakeSlack,
-) -> None:
+def _a_failed_edit(slack: FakeSlack) -> tuple[Room, list[Event]]:
+    """A room whose card's edit after the second event failed; its retry not due yet."""
     room = Room(slack, {})
     events = lifecycle(ITEM_A)
     room.deliver(events[0])
     slack.fail(EDIT, "ok_false", error="internal_error")
     room.deliver(events[1])
-    room.cards.draw_due()  # fails; its own retry is not due yet
+    room.cards.draw_due()
+    return room, events
+
+
+def test_a_look_in_the_book_does_not_hurry_a_card_waiting_for_its_retry(
+    slack: FakeSlack,
+) -> None:
+    room, _events = _a_failed_edit(slack)
     tried = len(slack.calls_to(EDIT))
     assert room.cards.rescan() == 0 and room.cards.rescan() == 0  # held here: left to it
     room.cards.draw_due()
@@ -220,12 +226,7 @@ def test_a_look_in_the_book_does_not_hurry_a_card_waiting_for_its_retry(
 
 
 def test_the_next_event_draws_a_card_a_failed_edit_left_stale(slack: FakeSlack) -> None:
-    room = Room(slack, {})
-    events = lifecycle(ITEM_A)
-    room.deliver(events[0])
-    slack.fail(EDIT, "ok_false", error="internal_error")
-    room.deliver(events[1])
-    room.cards.draw_due()  # fails; its own retry is not due yet
+    room, events = _a_failed_edit(slack)
     assert voice.state(events[1]) not in _card(slack, ROOM_A)
     room.deliver(events[2])  # owes the card a new state: due now
     room.a_minute_later()  # the edit budget's next turn
