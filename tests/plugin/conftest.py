@@ -1,7 +1,9 @@
 """Plugin tests: Errbot's own ``testbot`` with the repo's plugins, in an isolated environment.
 
 ``pytest_plugins = ["errbot.backends.test"]`` is refused by pytest in a non-root conftest,
-so the fixture is imported here instead (the same fixture, scoped to these tests).
+so the fixture is imported here instead (the same fixture, scoped to these tests). Its bot
+is started with a bound a loaded machine meets: Errbot gives it 2 s to say it is ready, and
+activating the plugins on a busy machine takes longer than that.
 
 Every test gets a clean theloop environment: a webhook secret, a settings file path in its
 own temp dir (empty unless the test writes it: ``@pytest.mark.theloop_yaml("...")``), an
@@ -10,6 +12,7 @@ HTTP port the OS picks, and none of the operator's THELOOP_*/THE_LOOP_*/GitHub v
 
 from __future__ import annotations
 
+import functools
 import http.client
 import json
 import os
@@ -20,11 +23,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from errbot.backends.test import testbot  # noqa: F401 - the fixture, re-exported
+from errbot.backends.test import TestBot, testbot  # noqa: F401 - the fixture, re-exported
 
 from tests.support.signed import WEBHOOK_PATH, webhook_headers
 
 SECRET = "plugin-test-webhook-secret"
+#: A bound on waiting for the test bot to start (for each message it says on the way),
+#: never an expectation of speed.
+START_TIMEOUT = 60
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -54,6 +60,12 @@ def theloop_env(
         else:
             monkeypatch.setenv(name, value)
     return config
+
+
+@pytest.fixture(autouse=True)
+def patient_start(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``testbot`` starts its bot with :data:`START_TIMEOUT` rather than Errbot's 2 s."""
+    monkeypatch.setattr(TestBot, "start", functools.partialmethod(TestBot.start, START_TIMEOUT))
 
 
 @pytest.fixture
