@@ -20,8 +20,7 @@ RUN pip install -r requirements.txt
 
 COPY config.py slack-app-manifest.yaml ./
 COPY plugins ./plugins
-COPY storage ./storage
-COPY backends ./backends
+COPY .errbot-parts ./.errbot-parts
 
 # Not root; it owns only its data directory, which outlives the container.
 RUN useradd --system --uid 10001 --no-create-home --shell /usr/sbin/nologin theloop \

@@ -44,8 +44,8 @@ except ConfigError as _error:
 
 _ON_SLACK = _ENV.backend == "SlackV3"
 # THELOOP_SLACK_API_URL (GovSlack, a proxy, a test's loopback Slack): SlackV3 has no setting
-# for the Web API's base URL, so the bundle's own SlackV3Url backend (backends/, SlackV3 but
-# for that one client) runs instead, given the URL in BOT_IDENTITY. Unset: SlackV3 itself.
+# for the Web API's base URL, so the bundle's own SlackV3Url backend (.errbot-parts/backends/,
+# SlackV3 but for that one client) runs instead, given the URL in BOT_IDENTITY. Unset: SlackV3.
 BACKEND = "SlackV3Url" if _ON_SLACK and _ENV.slack_api_url else _ENV.backend
 
 
@@ -71,7 +71,10 @@ if _ENV.database_url and __name__ != "__main__":
 BOT_DATA_DIR = str(Path(_ENV.data_dir).resolve())
 Path(BOT_DATA_DIR).mkdir(parents=True, exist_ok=True)
 BOT_EXTRA_PLUGIN_DIR = str(_HERE / "plugins")
-BOT_EXTRA_BACKEND_DIR = [str(_HERE / "backends"), *filter(None, [_slackv3_dir()])]
+# The storage and backend plugins sit in a hidden folder: Errbot skips hidden folders when
+# `!repos install` looks for chat plugins, so a clone loads TheLoop alone (docs/existing-errbot.md).
+_PARTS = _HERE / ".errbot-parts"
+BOT_EXTRA_BACKEND_DIR = [str(_PARTS / "backends"), *filter(None, [_slackv3_dir()])]
 BOT_LOG_FILE = str(Path(BOT_DATA_DIR) / "errbot.log")
 BOT_LOG_LEVEL = getattr(logging, _ENV.log_level)
 BOT_PREFIX = "!"
@@ -79,7 +82,7 @@ BOT_ASYNC = True
 # Shelf sits on dbm, and where only dbm.dumb exists a SIGKILL mid-write leaves it unreadable:
 # everything Errbot stores goes to SQLite (WAL, fsync per commit; docs/configuration.md).
 STORAGE = "SQLite"
-BOT_EXTRA_STORAGE_PLUGINS_DIR = str(_HERE / "storage" / "sqlite")
+BOT_EXTRA_STORAGE_PLUGINS_DIR = str(_PARTS / "storage" / "sqlite")
 # VersionChecker phones home; the rest are Errbot's own admin surface. Errbot's Webserver
 # is left out: theloop serves its own routes with its own server (docs/security.md), so
 # Errbot's development server and its open `/echo` never listen.

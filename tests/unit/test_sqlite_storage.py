@@ -14,7 +14,7 @@ from errbot.storage.shelf import ShelfStoragePlugin
 from tests.support.crash import sigkill_writer
 
 REPO = Path(__file__).resolve().parents[2]
-STORAGE_DIR = REPO / "storage" / "sqlite"
+STORAGE_DIR = REPO / ".errbot-parts" / "storage" / "sqlite"
 
 
 def _config(data_dir: Path) -> SimpleNamespace:

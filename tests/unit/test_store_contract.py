@@ -30,7 +30,7 @@ from looproom.postgres.queue import PostgresQueue
 from looproom.postgres.state import PostgresState
 from looproom.room.routing import RoomBook, ThreadBinding
 
-STORAGE_DIR = Path(__file__).resolve().parents[2] / "storage" / "sqlite"
+STORAGE_DIR = Path(__file__).resolve().parents[2] / ".errbot-parts" / "storage" / "sqlite"
 LEASE = 30.0
 
 

@@ -28,7 +28,7 @@ from errbot.storage.base import StorageBase, StoragePluginBase
 
 # The file is opened as the plugin's queues open theirs (looproom.durable.sqlite). Errbot
 # loads storage before any bot plugin, so the plugin's folder is not on sys.path yet.
-_CORE = Path(__file__).resolve().parents[2] / "plugins" / "theloop"
+_CORE = Path(__file__).resolve().parents[3] / "plugins" / "theloop"
 if str(_CORE) not in sys.path:
     sys.path.append(str(_CORE))
 
