@@ -7,30 +7,15 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from errbot.bootstrap import get_storage_plugin
 from errbot.storage import StoreMixin
 from errbot.storage.shelf import ShelfStoragePlugin
 
 from tests.support.crash import sigkill_writer
-
-REPO = Path(__file__).resolve().parents[2]
-STORAGE_DIR = REPO / ".errbot-parts" / "storage" / "sqlite"
-
-
-def _config(data_dir: Path) -> SimpleNamespace:
-    return SimpleNamespace(
-        STORAGE="SQLite", BOT_EXTRA_STORAGE_PLUGINS_DIR=str(STORAGE_DIR), BOT_DATA_DIR=str(data_dir)
-    )
-
-
-def _open(data_dir: Path, namespace: str) -> StoreMixin:
-    store = StoreMixin()
-    store.open_storage(get_storage_plugin(_config(data_dir)), namespace)
-    return store
+from tests.support.errbot_storage import SQLITE_STORAGE_DIR, open_sqlite_storage
 
 
 def test_errbot_finds_it_by_name_and_it_behaves_as_a_mapping(tmp_path: Path) -> None:
-    store = _open(tmp_path, "core")
+    store = open_sqlite_storage(tmp_path, "core")
     store["configs"] = {"Webserver": {"PORT": 3141}}
     with store.mutable("configs", {}) as configs:
         configs["Webserver"]["HOST"] = "127.0.0.1"
@@ -43,11 +28,11 @@ def test_errbot_finds_it_by_name_and_it_behaves_as_a_mapping(tmp_path: Path) -> 
     with pytest.raises(KeyError):
         del store["missing"]
     store.close_storage()
-    assert _open(tmp_path, "core")["configs"]["Webserver"]["PORT"] == 3141
+    assert open_sqlite_storage(tmp_path, "core")["configs"]["Webserver"]["PORT"] == 3141
 
 
 def test_namespaces_are_separate(tmp_path: Path) -> None:
-    core, plugin = _open(tmp_path, "core"), _open(tmp_path, "TheLoop")
+    core, plugin = open_sqlite_storage(tmp_path, "core"), open_sqlite_storage(tmp_path, "TheLoop")
     core["k"] = "core's"
     plugin["k"] = "plugin's"
     assert (core["k"], plugin["k"], len(core), len(plugin)) == ("core's", "plugin's", 1, 1)
@@ -60,18 +45,18 @@ def test_an_existing_shelf_is_imported_once_when_switching(tmp_path: Path) -> No
     shelf["repos"] = {}
     shelf.close_storage()
 
-    store = _open(tmp_path, "core")
+    store = open_sqlite_storage(tmp_path, "core")
     assert store["configs"] == {"Webserver": {"PORT": 4000}}
     del store["repos"]
     store.close_storage()
     # Reopening does not import again: what was deleted since stays deleted.
-    assert "repos" not in _open(tmp_path, "core")
+    assert "repos" not in open_sqlite_storage(tmp_path, "core")
 
 
 def test_an_unreadable_shelf_is_skipped_not_fatal(tmp_path: Path) -> None:
     for suffix in (".dat", ".dir"):
         (tmp_path / f"core.db{suffix}").write_bytes(b"\x00garbage")
-    store = _open(tmp_path, "core")
+    store = open_sqlite_storage(tmp_path, "core")
     store["k"] = 1
     assert store["k"] == 1
 
@@ -98,10 +83,10 @@ def test_a_sigkill_in_a_write_loop_leaves_a_store_that_opens_with_every_committe
     tmp_path: Path,
 ) -> None:
     # Killed once writes 0…400 have returned (and perhaps more are under way).
-    printed, returncode = sigkill_writer(_WRITER, str(STORAGE_DIR), str(tmp_path), after=401)
+    printed, returncode = sigkill_writer(_WRITER, str(SQLITE_STORAGE_DIR), str(tmp_path), after=401)
     assert returncode == -signal.SIGKILL
     committed = printed[-1] if printed else -1
-    store = _open(tmp_path, "TheLoop")
+    store = open_sqlite_storage(tmp_path, "TheLoop")
     assert all(store[f"new-{i}"] == i for i in range(committed + 1))
     for slot in range(50):
         # Each slot holds its last committed write, or one the kill let through after it.

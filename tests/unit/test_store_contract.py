@@ -14,12 +14,9 @@ import threading
 from collections.abc import Callable, Iterator, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from errbot.bootstrap import get_storage_plugin
-from errbot.storage import StoreMixin
 
 from looproom.decide.cursors import Cursors
 from looproom.durable import queue as queue_module
@@ -29,8 +26,8 @@ from looproom.postgres.database import Database
 from looproom.postgres.queue import PostgresQueue
 from looproom.postgres.state import PostgresState
 from looproom.room.routing import RoomBook, ThreadBinding
+from tests.support.errbot_storage import open_sqlite_storage
 
-STORAGE_DIR = Path(__file__).resolve().parents[2] / ".errbot-parts" / "storage" / "sqlite"
 LEASE = 30.0
 
 
@@ -74,21 +71,12 @@ class Store:
         return self.queue(name, replica="b")
 
 
-def _errbot_sqlite(data_dir: Path) -> StoreMixin:
-    config = SimpleNamespace(
-        STORAGE="SQLite", BOT_EXTRA_STORAGE_PLUGINS_DIR=str(STORAGE_DIR), BOT_DATA_DIR=str(data_dir)
-    )
-    store = StoreMixin()
-    store.open_storage(get_storage_plugin(config), "TheLoop")
-    return store
-
-
 @pytest.fixture(params=["sqlite", "postgresql"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
     clock = Clock()
     if request.param == "sqlite":
         path = tmp_path / "queues.sqlite3"
-        kept = _errbot_sqlite(tmp_path)
+        kept = open_sqlite_storage(tmp_path, "TheLoop")
         made = Store(
             "sqlite",
             clock,
