@@ -34,9 +34,9 @@ from the_loop.channels.base import Event as LoopEvent  # noqa: E402
 
 from looproom.events import KNOWN_EVENTS, Event  # noqa: E402
 from looproom.room import voice  # noqa: E402
+from looproom.room.policy_memory import ToldBook  # noqa: E402
 from looproom.room.routing import RoomBook  # noqa: E402
 from looproom.room.slack_outlet import SlackOutlet  # noqa: E402
-from looproom.room.told import ToldBook  # noqa: E402
 from looproom.settings import Settings  # noqa: E402
 from looproom.slack.pacer import Pacer  # noqa: E402
 from looproom.slack.transport import SlackTransport  # noqa: E402

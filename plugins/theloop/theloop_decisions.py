@@ -1,7 +1,7 @@
 """The Errbot side of decisions: what a received message says, and Slack's presses.
 
 Errbot and its SlackV3 backend hand the plugin a ``Message`` and Socket Mode requests;
-these helpers turn them into plain values for :class:`looproom.decide.listener.Listener`, where
+these helpers turn them into plain values for :class:`looproom.from_slack.listener.Listener`, where
 every rule lives. The backend does not pass interactive payloads (button and checkbox
 presses) to plugins, so a listener of our own is attached to its ``SocketModeClient``.
 """

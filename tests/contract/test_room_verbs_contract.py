@@ -25,10 +25,11 @@ from the_loop.channels.kickoff import resolve_target
 from the_loop.control import ControlConfig, parse_command
 
 from looproom import workitem
-from looproom.decide import judging, kinds, room_help
+from looproom.decide import judging, kinds
 from looproom.decide.authorization import AccessPolicy
 from looproom.decide.judging import Received, Where
 from looproom.decide.verdict import ADMITTED
+from looproom.from_slack import room_help
 from looproom.kickoff import prefix
 from looproom.relay import forms, standing
 from looproom.relay.decision import Decision

@@ -18,7 +18,7 @@ CORE = ROOT / "plugins" / "theloop" / "looproom"
 DOCS = [ROOT / "README.md", ROOT / "loopside" / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 MARKDOWN = MarkdownIt("commonmark").enable("table")
 #: A test cited as docs cite one: `e2e/test_talk_e2e.py::test_a_reply_…`.
-CITED_TEST = re.compile(r"`((?:tests/)?[a-z_]+/test_\w+\.py)::(\w+)`")
+CITED_TEST = re.compile(r"`((?:tests/)?(?:[a-z_]+/)+test_\w+\.py)::(\w+)`")
 
 
 def _named(path: Path) -> str:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from looproom.admin.answers import Answers
-from looproom.decide.cursors import Cursors
+from looproom.catchup.cursors import Cursors
 from looproom.decide.effects import Effects
 from looproom.decision_side import Decisions
 from looproom.durable.worker import Worker
@@ -37,10 +37,10 @@ from looproom.relay.relay import RELAY
 from looproom.room.cards import Cards
 from looproom.room.memory import Memory
 from looproom.room.outlets import Outlet, PlainOutlet, event_delivery
+from looproom.room.policy_memory import ToldBook
 from looproom.room.pulls import PullReader
 from looproom.room.routing import RoomBook
 from looproom.room.slack_outlet import SlackOutlet
-from looproom.room.told import ToldBook
 from looproom.server.routes import Routes
 from looproom.settings import Environment, Settings
 from looproom.slack.rooms import Say

@@ -16,23 +16,24 @@ from typing import Any
 
 from looproom.attach import fetch as file_fetch
 from looproom.attach import slack_files
-from looproom.decide import kinds, slash
-from looproom.decide.catchup import CatchUp
-from looproom.decide.cursors import Cursors
+from looproom.catchup.catchup import CatchUp
+from looproom.catchup.cursors import Cursors
+from looproom.catchup.listen_modes import ListenAll
+from looproom.catchup.reconcile import Reconcile
+from looproom.control.loop_control import LoopControl
+from looproom.control.targets import Targets
+from looproom.decide import kinds
 from looproom.decide.desk import Desk, Reopening
 from looproom.decide.effects import Effects
-from looproom.decide.listener import Listener, thread_lines
-from looproom.decide.listening import ListenAll
-from looproom.decide.loop_control import LoopControl
 from looproom.decide.members import Directory, Grants, UnknownHandle, resolve_grants
-from looproom.decide.menu_desk import MenuDesk, WhyForm
-from looproom.decide.places import Places
 from looproom.decide.policies import Policies
-from looproom.decide.reconcile import Reconcile
-from looproom.decide.slash_desk import SlashDesk
-from looproom.decide.targets import Targets
 from looproom.doctor.split_watch import SplitWatch
 from looproom.durable.contract import WorkQueue
+from looproom.from_slack import slash
+from looproom.from_slack.channel_roles import Places
+from looproom.from_slack.listener import Listener, thread_lines
+from looproom.from_slack.menu_desk import MenuDesk, WhyForm
+from looproom.from_slack.slash_desk import SlashDesk
 from looproom.instances.fleet import Fleet
 from looproom.kickoff.github import IssueMaker
 from looproom.kickoff.opener import Opener

@@ -13,9 +13,9 @@ from dataclasses import replace
 from typing import Any, Protocol
 
 from looproom.admin import bind, text
-from looproom.decide import listening, talk
-from looproom.decide.listening import ListenAll
-from looproom.decide.places import Places
+from looproom.catchup import listen_modes
+from looproom.catchup.listen_modes import ListenAll
+from looproom.decide import talk
 from looproom.decide.policies import Policies
 from looproom.doctor import findings, jira_check
 from looproom.doctor import instances as instance_check
@@ -24,6 +24,7 @@ from looproom.doctor.split_watch import SplitWatch
 from looproom.durable.contract import WorkQueue
 from looproom.durable.sqlite import StorageError
 from looproom.durable.worker import Worker
+from looproom.from_slack.channel_roles import Places
 from looproom.inbound.recent import Recent
 from looproom.inbound.stream import StreamFollower
 from looproom.instances import report as instance_report
@@ -34,9 +35,9 @@ from looproom.relay import texts
 from looproom.relay.record_reader import RecordReader
 from looproom.relay.relay import Relay
 from looproom.relay.sinks import Sinks
+from looproom.room.policy_memory import ToldBook
 from looproom.room.render import work_item_label
 from looproom.room.routing import RoomBook
-from looproom.room.told import ToldBook
 from looproom.server.runner import Listening
 from looproom.settings import Environment, Settings, keywords
 from looproom.slack.transport import SlackTransport
@@ -109,7 +110,10 @@ class Answers:
         if self._secret != self._env.webhook_secret:
             lines.append("webhook secret: the console's own, in the data directory (env unset)")
         lines += [self._keyword_line(), self._settings.reactions.describe()]
-        lines += [self._settings.read.describe(), listening.status_line(self._decisions.listen_all)]
+        lines += [
+            self._settings.read.describe(),
+            listen_modes.status_line(self._decisions.listen_all),
+        ]
         lines += self._jira_lines()
         if self._decisions.split is not None:
             lines.append(self._decisions.split.line())
@@ -197,7 +201,7 @@ class Answers:
     def listen(self, args: str, here: str) -> str:
         """``!theloop listen``: switch a room to hear everything, or back; list them."""
         ids = self._decisions.places.ids
-        return listening.command(
+        return listen_modes.command(
             self._decisions.listen_all, args, here, ids.of, direct=talk.is_direct(here)
         )
 

@@ -1,1 +1,2 @@
-"""Decisions in: typed words and presses read, authorized, checked against the room, recorded."""
+"""Decisions: the vocabulary (kinds, verbs, grammar), and judging — read, authorized, checked
+against the room, recorded."""

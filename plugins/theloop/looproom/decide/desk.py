@@ -18,9 +18,9 @@ from dataclasses import replace
 from typing import Any, Protocol
 
 from looproom import times, workitem
+from looproom.catchup.cursors import Cursors
 from looproom.decide import grammar, judging, kinds, presses, talk
 from looproom.decide.authorization import AccessPolicy
-from looproom.decide.cursors import Cursors
 from looproom.decide.judging import Received, Where
 from looproom.decide.verdict import ADMITTED, REFUSED, Verdict, refuse
 from looproom.relay.decision import Decision
@@ -58,7 +58,7 @@ class Recorder(Protocol):
 
 
 #: A change request pressed without its reason: may a form ask for it? (True when one
-#: was opened: ``looproom.decide.menu_desk.WhyForm`` on Slack.)
+#: was opened: ``looproom.from_slack.menu_desk.WhyForm`` on Slack.)
 AskWhy = Callable[[presses.Press, Mapping[str, Any]], bool]
 #: Told that a press is stored: Slack may now hear that it was received.
 Taken = Callable[[], None]

@@ -2,7 +2,7 @@
 
 Any store that keeps the inbox or the relay implements :class:`WorkQueue` — SQLite in one
 process (``looproom.durable.queue``), or a database shared by several bots. The rules,
-each one a test in ``tests/unit/test_queue_contract.py``:
+each one a test in ``tests/unit/durable/test_queue_contract.py``:
 
 * **Stored before acknowledged.** :meth:`WorkQueue.put` returns once the item is durable;
   a key seen before (open, delivered or dropped, within the retention) is a duplicate.

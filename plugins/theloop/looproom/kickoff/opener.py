@@ -34,12 +34,13 @@ from slack_sdk.models.blocks import (
     StaticSelectElement,
 )
 
-from looproom.decide import grammar, kinds, slash
+from looproom.decide import grammar, kinds
 from looproom.decide.authorization import AccessPolicy, may, refusal_text
 from looproom.durable.bounded import touched
 from looproom.durable.contract import WorkQueue
 from looproom.durable.state import lock_for
 from looproom.durable.worker import Worker
+from looproom.from_slack import slash
 from looproom.kickoff import prefix
 from looproom.kickoff.body import title_of
 from looproom.kickoff.github import IssueMaker

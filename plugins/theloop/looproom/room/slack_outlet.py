@@ -12,7 +12,7 @@ to admins). A 429, an outage or pacing is :class:`RetryLater` — the queue wait
 The event message carries the decision controls when the room can receive presses.
 
 Before any of that, the delivery policy (:mod:`looproom.room.policy`, over its memory in
-:mod:`looproom.room.told`) decides whether the event is posted, edited over a message
+:mod:`looproom.room.policy_memory`) decides whether the event is posted, edited over a message
 already in the thread, or not posted at all; the outlet carries the decision out and
 records it before the delivery is settled. ``slack.room.style: classic``, or a memory that
 cannot be read, posts every event.
@@ -36,10 +36,10 @@ from looproom.room.outlets import (
     PullSource,
     parent_key,
 )
+from looproom.room.policy_memory import ToldBook, Why
+from looproom.room.policy_memory import now as told_now
 from looproom.room.render import Rendering, render, render_parent, state_after
 from looproom.room.routing import RoomBook, ThreadBinding
-from looproom.room.told import ToldBook, Why
-from looproom.room.told import now as told_now
 from looproom.slack.channels import ChannelIds
 from looproom.slack.marks import metadata, metadata_key
 from looproom.slack.replies import (

@@ -12,11 +12,12 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from looproom.decide import presses, slash
-from looproom.decide.slash_desk import SlashDesk
+from looproom.decide import presses
 from looproom.durable.contract import WorkQueue
 from looproom.durable.sqlite import StorageError
 from looproom.durable.worker import Worker
+from looproom.from_slack import slash
+from looproom.from_slack.slash_desk import SlashDesk
 from looproom.inbound import slack_events
 from looproom.inbound import webhook as ingress
 from looproom.inbound.recent import Recent

@@ -1,7 +1,7 @@
 """``slack.read``: how often the periodic reconcile runs, and how many heartbeats a split
 check posts — the-loop's keys and defaults (``catchUpSeconds`` 900, ``0`` at connect only,
 below 60 raised to 60; ``splitCheckBeats`` 2, at most 5, ``0`` off). The reconcile itself
-is ``looproom.decide.reconcile``."""
+is ``looproom.catchup.reconcile``."""
 
 from __future__ import annotations
 

@@ -1,0 +1,143 @@
+"""Nothing typed is lost: after a reconnect, and at start, read what was missed.
+
+While the bot is away — restarting, or its Socket Mode connection dropped — Slack does not
+keep the messages it could not deliver. So each time the connection is (re)established,
+every work item thread the bot keeps is read with ``conversations.replies`` from its
+cursor on, and each message is fed through the very pipeline a live one takes. The cursor
+(:class:`looproom.catchup.cursors.Cursors`) is shared with the live path: a message handled
+live is not handled again here, nor the other way round.
+
+A thread with no cursor yet is read back :data:`LOOKBACK` seconds at most, and never
+before the bot first kept cursors: a bot that was away for longer does not act on day-old
+words as if they were just said, and an upgrade does not act on words it passed over.
+
+Every kept thread is read, newest first — not only the most recent ones. Rooms where a
+top-level message is itself meant for the bot (a kickoff room; a room bound to one work
+item) are read too, with ``conversations.history`` from their own cursor (:data:`TOP`,
+shared with the live path the same way). A room with no cursor yet is read from this
+activation's start only: its backlog never becomes a burst of new work items.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from looproom.catchup.cursors import Cursors
+
+log = logging.getLogger(__name__)
+
+LOOKBACK = 24 * 3600.0
+#: The cursor of a room's top-level messages (beside its threads' cursors).
+TOP = ""
+#: The Slack methods the catch-up reads with, each with its own budget.
+REPLIES, HISTORY = "conversations.replies", "conversations.history"
+
+#: ``(channel, thread, oldest)`` → the replies after ``oldest``, oldest first; None: unreadable.
+ReadThread = Callable[[str, str, str], "list[Mapping[str, Any]] | None"]
+#: ``(channel, oldest)`` → the room's top-level messages after ``oldest``, oldest first.
+ReadRoom = Callable[[str, str], "list[Mapping[str, Any]] | None"]
+#: One missed message, as Slack's message event (with its ``channel``), fed to the pipeline.
+Feed = Callable[[Mapping[str, Any]], None]
+
+
+class CatchUp:
+    """Reads every kept thread since its cursor and feeds what it finds; one run at a time."""
+
+    def __init__(
+        self,
+        threads: Callable[[], Sequence[tuple[str, str]]],
+        read: ReadThread,
+        feed: Feed,
+        cursors: Cursors,
+        *,
+        rooms: Callable[[], Sequence[str]] = lambda: (),
+        read_room: ReadRoom = lambda _c, _o: [],
+        turn: Callable[[str], float] = lambda _method: 0.0,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        """``rooms``: the rooms whose top-level messages are read too, by ``read_room``.
+        ``turn(method)``: seconds until Slack's budget for that method has a call to
+        spare — the catch-up waits its turn rather than skip a thread, and so leaves the
+        budget's burst to the deliveries."""
+        self._threads, self._read, self._feed = threads, read, feed
+        self._turn, self._stopped = turn, threading.Event()
+        self._rooms, self._read_room = rooms, read_room
+        self._cursors, self._clock = cursors, clock
+        self._running = threading.Lock()
+        #: A room read for the first time is read from here: this activation's start.
+        self._started = clock()
+
+    def run(self) -> int:
+        """Catch up now; how many messages were fed (0 when a run is already going)."""
+        if not self._running.acquire(blocking=False):
+            return 0
+        try:
+            # Asked even with no thread yet: from the first run on, nothing is passed over.
+            since = self._cursors.since(self._clock())
+            fed = sum(self._room(channel, since) for channel in dict.fromkeys(self._rooms()))
+            return fed + sum(
+                self._thread(channel, thread, since) for channel, thread in self._threads()
+            )
+        finally:
+            self._running.release()
+
+    def stop(self) -> None:
+        """No more reads: a run under way ends at its next wait."""
+        self._stopped.set()
+
+    def _wait_turn(self, method: str) -> bool:
+        """Wait until Slack's budget spares a call of ``method``; False once stopped."""
+        while not self._stopped.is_set():
+            wait = self._turn(method)
+            if wait <= 0:
+                return True
+            self._stopped.wait(min(wait, 60.0))
+        return False
+
+    def soon(self) -> None:
+        """Catch up off the caller's thread (a Socket Mode listener must return at once)."""
+        threading.Thread(target=self._logged, name="theloop-catchup", daemon=True).start()
+
+    def _logged(self) -> None:
+        try:
+            fed = self.run()
+        except Exception:  # a bug must not take the listener down; the next run retries
+            log.exception("theloop catch-up failed")
+            return
+        if fed:
+            log.info("theloop catch-up: %d missed message(s) read", fed)
+
+    def _thread(self, channel: str, thread: str, since: float) -> int:
+        if not self._wait_turn(REPLIES):
+            return 0
+        floor = self._cursors.floor(channel, thread)
+        oldest = max(float(floor or 0), self._clock() - LOOKBACK, since, float(thread))
+        messages = self._read(channel, thread, f"{oldest:.6f}")
+        if messages is None:
+            log.warning("theloop catch-up: thread %s in %s could not be read", thread, channel)
+            return 0
+        for message in messages:
+            self._feed({**message, "channel": channel, "thread_ts": thread})
+        if messages:
+            self._cursors.caught_up(channel, thread, str(messages[-1].get("ts") or ""))
+        return len(messages)
+
+    def _room(self, channel: str, since: float) -> int:
+        if not self._wait_turn(HISTORY):
+            return 0
+        # First sight: from this activation on, never the room's backlog.
+        floor = float(self._cursors.floor(channel, TOP) or self._started)
+        oldest = max(floor, self._clock() - LOOKBACK, since)
+        messages = self._read_room(channel, f"{oldest:.6f}")
+        if messages is None:
+            log.warning("theloop catch-up: room %s could not be read", channel)
+            return 0
+        for message in messages:
+            self._feed({**message, "channel": channel})
+        if messages:
+            self._cursors.caught_up(channel, TOP, str(messages[-1].get("ts") or ""))
+        return len(messages)

@@ -1,0 +1,244 @@
+"""``/the-loop status | restart | upgrade | standing list|start|stop|restart <name>``:
+the-loop instance itself and its standing sessions, from Slack.
+
+These reach past any one work item, so each family asks its own act — ``instance.command``
+and ``standing.command`` — which the room holds only where ``slack.publish`` names it
+(``looproom.decide.authorization``); anyone else is told which act is not theirs and why.
+Each is one call to the-loop's control plane (``THELOOP_LOOP_API``, or with ``instances:``
+the one the command names or the room belongs to — ``looproom.control.planes``), the
+routes its own CLI and room use: ``GET /api/v1/instance``, ``POST /api/v1/restart {withUpgrade}``,
+``GET /api/v1/standing-sessions``, ``POST /api/v1/standing-sessions/control {name,
+verb}``. A command that changes something is claimed by its trigger in the plugin's
+storage before the call, so a command Slack delivers twice restarts nothing twice; an
+answer that never came is said as such, never as a success.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, MutableMapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from looproom.control.planes import Plane, Planes
+from looproom.decide.authorization import AccessPolicy, may, refusal_text
+from looproom.durable.bounded import touched
+from looproom.durable.state import lock_for
+from looproom.http.client import USER_AGENT, HttpResult, http
+from looproom.settings.grants import INSTANCE, STANDING
+
+STATUS, RESTART, UPGRADE, STANDING_WORD = "status", "restart", "upgrade", "standing"
+STANDING_VERBS = ("list", "start", "stop", "restart")
+INSTANCE_PATH, RESTART_PATH = "/api/v1/instance", "/api/v1/restart"
+STANDING_PATH, STANDING_CONTROL_PATH = (
+    "/api/v1/standing-sessions",
+    "/api/v1/standing-sessions/control",
+)
+#: Slack shows "failed" after 3 s: the-loop gets at most this long to answer.
+TIMEOUT = 2.0
+CLAIMS, CLAIM_CAP = "loop-control:claims", 1000
+_NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}$")
+
+#: ``http(method, url, headers, body, timeout)`` — the stdlib client, or a test's.
+Http = Callable[[str, str, Mapping[str, str], Any, float], HttpResult]
+#: ``thread_of(ref)`` → a link to the room's thread for ``standing:<name>``, ``""`` if none.
+ThreadOf = Callable[[str], str]
+
+
+class LoopControl:
+    """The instance and standing families of ``/the-loop``; one per activation."""
+
+    def __init__(
+        self,
+        api: str | Planes,
+        policy: Callable[[], AccessPolicy],
+        store: MutableMapping[str, Any],
+        thread_of: ThreadOf,
+        *,
+        client: Http = http,
+    ) -> None:
+        """``api``: ``THELOOP_LOOP_API``, or the planes of ``instances:``."""
+        self._planes = api if isinstance(api, Planes) else Planes.single(api)
+        self._policy, self._store = policy, store
+        self._thread_of, self._http = thread_of, client
+        self._lock = lock_for(store)
+
+    @property
+    def planes(self) -> Planes:
+        return self._planes
+
+    def instance_status(self, member: str, name: str = "", context: Sequence[str] = ()) -> str:
+        """The-loop instance: its name, mode and what it manages — or why not shown.
+        With ``instances:`` and none named, each instance's line (asked at once: Slack
+        waits 3 s for the whole answer)."""
+        refused = self._refusal(member, INSTANCE)
+        if refused:
+            return refused
+        if name or not self._planes.named:
+            plane = self._planes.pick(name, context)
+            return self._instance_line(plane) if isinstance(plane, Plane) else plane
+        with ThreadPoolExecutor(len(self._planes.all)) as pool:
+            return "\n".join(pool.map(self._instance_line, self._planes.all))
+
+    def _instance_line(self, plane: Plane) -> str:
+        answer = self._call(plane, "GET", INSTANCE_PATH)
+        data = answer.json() if answer.status == 200 else None
+        if not isinstance(data, Mapping):
+            return f"{_on(plane)}the-loop instance: {self._trouble(answer)}"
+        scope = data.get("scope") if isinstance(data.get("scope"), Mapping) else {}
+        managed = data.get("managed") if isinstance(data.get("managed"), list) else []
+        refs = [str(row.get("ref")) for row in managed if isinstance(row, Mapping)]
+        shown = ", ".join(f"`{ref}`" for ref in refs[:10]) + (" …" if len(refs) > 10 else "")
+        name = str(data.get("name") or "unnamed")
+        mode = str(scope.get("mode") or "open")
+        return (
+            f"{_on(plane)}*the-loop instance* `{name}` (mode: {mode}) manages {len(refs)} "
+            "work item(s)" + (f": {shown}" if refs else "")
+        )
+
+    def restart(
+        self,
+        member: str,
+        trigger: str,
+        *,
+        upgrade: bool,
+        name: str = "",
+        context: Sequence[str] = (),
+    ) -> str:
+        """``restart`` / ``upgrade``: the-loop schedules its own restart (and upgrade) —
+        the instance ``name`` names, or the one ``context`` belongs to."""
+        refused = self._refusal(member, INSTANCE)
+        if refused:
+            return refused
+        plane = self._planes.pick(name, context)
+        if not isinstance(plane, Plane):
+            return plane
+        what = "upgrade" if upgrade else "restart"
+        if not self._claim(f"{what}:{trigger}" + (f"@{plane.name}" if plane.name else "")):
+            return f"That `{what}` was asked already; nothing more was sent."
+        answer = self._call(plane, "POST", RESTART_PATH, {"withUpgrade": upgrade})
+        if 200 <= answer.status < 300:
+            data = answer.json() if isinstance(answer.json(), Mapping) else {}
+            pid = f" (pid {data['pid']})" if data.get("pid") else ""
+            return (
+                f"🔁 {_on(plane)}the-loop scheduled its {what}{pid}: its services stop and "
+                "start again in a moment — `/the-loop status` shows when it is back."
+            )
+        return f"{_on(plane)}the-loop's {what} was not confirmed: {self._trouble(answer)}"
+
+    def standing(self, member: str, words: str, trigger: str, context: Sequence[str] = ()) -> str:
+        """``standing list`` · ``standing start|stop|restart <name>``, each with the
+        instance as an optional last word. ``list`` with ``instances:`` and none named or
+        implied lists every instance's."""
+        refused = self._refusal(member, STANDING)
+        if refused:
+            return refused
+        parts, instance = self._planes.split(words.split())
+        verb = parts[0].lower() if parts else ""
+        if verb not in STANDING_VERBS:
+            return "`standing` takes a verb: `list`, or `start|stop|restart <name>`."
+        if verb == "list":
+            if len(parts) != 1:
+                return "`standing list` takes nothing more" + (
+                    f" than the instance ({', '.join(self._planes.names())})."
+                    if self._planes.named
+                    else "."
+                )
+            plane = self._planes.pick(instance, context)
+            planes = [plane] if isinstance(plane, Plane) else list(self._planes.all)
+            with ThreadPoolExecutor(len(planes)) as pool:
+                return "\n".join(pool.map(self._standing_list, planes))
+        if len(parts) != 2 or not _NAME.match(parts[1]):
+            return (
+                f"`standing {verb}` takes one session name (lowercase letters, digits and "
+                "hyphens, up to 40)."
+            )
+        plane = self._planes.pick(instance, context)
+        if not isinstance(plane, Plane):
+            return plane
+        return self._standing_control(plane, verb, parts[1], trigger)
+
+    def _standing_list(self, plane: Plane) -> str:
+        answer = self._call(plane, "GET", STANDING_PATH)
+        rows = answer.json() if answer.status == 200 else None
+        if not isinstance(rows, list):
+            return f"{_on(plane)}the-loop's standing sessions: {self._trouble(answer)}"
+        return _on(plane) + self._rows(rows)
+
+    def _standing_control(self, plane: Plane, verb: str, name: str, trigger: str) -> str:
+        at = f"@{plane.name}" if plane.name else ""
+        if not self._claim(f"standing-{verb}:{name}:{trigger}{at}"):
+            return f"That `standing {verb} {name}` was asked already; nothing more was sent."
+        answer = self._call(plane, "POST", STANDING_CONTROL_PATH, {"name": name, "verb": verb})
+        data = answer.json()
+        if 200 <= answer.status < 300 and isinstance(data, Mapping):
+            sessions = data.get("sessions") if isinstance(data.get("sessions"), list) else []
+            said = self._rows(sessions) if sessions else f"`standing {verb} {name}`: done."
+            return _on(plane) + said
+        return f"{_on(plane)}`standing {verb} {name}` was not confirmed: {self._trouble(answer)}"
+
+    # -- the steps -----------------------------------------------------------------------
+
+    def _refusal(self, member: str, act: str) -> str:
+        policy = self._policy()
+        if not may(member, act, policy):
+            return refusal_text(member, act, policy)
+        if not self._planes.all:
+            return (
+                "the-loop's control plane is not configured here: set `THELOOP_LOOP_API` "
+                "to the-loop's API address (or each instance's `api` under `instances:`)."
+            )
+        return ""
+
+    def _claim(self, key: str) -> bool:
+        """Claim ``key`` durably; False when it was claimed before (a redelivery)."""
+        with self._lock:
+            claims = dict(self._store.get(CLAIMS) or {})
+            if key in claims:
+                return False
+            self._store[CLAIMS] = touched(claims, key, True, CLAIM_CAP)
+            return True
+
+    def _call(self, plane: Plane, method: str, path: str, body: Any = None) -> HttpResult:
+        headers = {"User-Agent": USER_AGENT}
+        if plane.token:
+            headers["Authorization"] = f"Bearer {plane.token}"
+        return self._http(method, plane.api + path, headers, body, TIMEOUT)
+
+    def _rows(self, rows: Sequence[Any]) -> str:
+        if not rows:
+            return "No standing sessions: none declared, none recorded."
+        lines = []
+        for row in rows:
+            if not isinstance(row, Mapping):
+                continue
+            name = str(row.get("name") or "?")
+            if "outcome" in row:
+                detail = f" — {row['detail']}" if row.get("detail") else ""
+                state = f"{row['outcome']}{detail}"
+            else:
+                kind = "declared" if row.get("declared") else "created"
+                state = f"{'running' if row.get('running') else 'stopped'} ({kind})"
+            thread = self._thread_of(f"standing:{name}")
+            lines.append(f"• `{name}`: {state}" + (f" — <{thread}|its thread>" if thread else ""))
+        return "*Standing sessions*\n" + "\n".join(lines)
+
+    @staticmethod
+    def _trouble(answer: HttpResult) -> str:
+        """What went wrong, in the-loop's own short words where it gave some."""
+        if answer.status == 0:
+            if answer.sent:
+                return (
+                    f"the-loop did not answer in time ({answer.error}) — it may have acted; "
+                    "look with `/the-loop status` before asking again."
+                )
+            return f"the-loop cannot be reached ({answer.error})."
+        data = answer.json()
+        detail = data.get("detail") if isinstance(data, Mapping) else ""
+        said = f": {' '.join(str(detail).split())[:200]}" if detail else ""
+        return f"the-loop answered {answer.status}{said}."
+
+
+def _on(plane: Plane) -> str:
+    """Which instance a line is about, when there are named ones."""
+    return f"*{plane.name}* · " if plane.name else ""

@@ -1,0 +1,127 @@
+"""Shortcuts and forms: the same acts as typed words, reached from Slack's menus.
+
+**Add as the-loop context** is ``record-context`` said in the message's thread. **Record a
+decision** opens a form (kind, decision, rationale); its submission is ``record-decision``.
+The gate's **Request changes** button opens a form asking the reason; its submission is
+exactly ``changes <why>`` typed in the gate's thread. Each goes through the desk like the
+typed words — the same order, the same grant asked, the same record — and acts once: a
+shortcut is keyed by its trigger, a form by its view, so Slack delivering either twice
+records it once.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from looproom.decide import grammar, kinds, talk
+from looproom.decide.authorization import AccessPolicy, may, refusal_text
+from looproom.decide.desk import Desk
+from looproom.decide.judging import Received
+from looproom.decide.presses import Press
+from looproom.from_slack import modals, shortcuts
+from looproom.room.memory import Memory
+from looproom.settings.grants import DECISION_RECORD
+from looproom.slack.queued_room import quietly
+
+log = logging.getLogger(__name__)
+
+#: ``(trigger_id, view)`` → whether Slack opened the form (``views.open``).
+OpenView = Callable[[str, Mapping[str, Any]], bool]
+
+
+class WhyForm:
+    """The desk's ``ask_why`` on Slack: a **Request changes** press without its reason
+    opens the form that asks it. Built before the desk, which it is handed to."""
+
+    def __init__(self, memory: Memory, open_view: OpenView) -> None:
+        self._memory, self._open = memory, open_view
+
+    def __call__(self, press: Press, payload: Mapping[str, Any]) -> bool:
+        """A **Request changes** press that only lacks its reason: open the form asking it.
+        False when no form could be opened (then the member is told to type it)."""
+        trigger = str(payload.get("trigger_id") or "")
+        work_item = self._memory.locate(press.channel, press.ts)
+        gate = self._memory.get(work_item).gate if work_item else None
+        if not trigger or gate is None:
+            return False
+        opened = modals.FormOrigin(press.channel, press.thread_ts or press.ts, press.ts)
+        return self._open(trigger, modals.changes_view(opened, gate.node))
+
+
+class MenuDesk:
+    """Message shortcuts and form submissions, over Socket Mode or signed HTTP alike."""
+
+    def __init__(self, desk: Desk, open_view: OpenView, policy: Callable[[], AccessPolicy]) -> None:
+        self._desk, self._open, self._policy = desk, open_view, policy
+
+    def interactive(self, payload: Mapping[str, Any]) -> bool:
+        """Act on a shortcut or a submitted form; False when ``payload`` is neither."""
+        shortcut = shortcuts.read(payload)
+        if shortcut is not None:
+            self._shortcut(shortcut)
+            return True
+        submitted = modals.read_submission(payload)
+        if submitted is not None:
+            self._submitted(submitted)
+            return True
+        return False
+
+    def _shortcut(self, shortcut: shortcuts.Shortcut) -> None:
+        if shortcut.callback_id == shortcuts.RECORD_CONTEXT:
+            said = Received(
+                shortcut.member,
+                talk.RECORD_CONTEXT,
+                shortcut.channel,
+                "",
+                shortcut.thread,
+                addressed=True,
+                origin=f"shortcut:{shortcut.trigger_id}",
+            )
+            self._desk.said(said, self._desk.where(shortcut.channel, shortcut.thread))
+            return
+        refusal = self._refusal(shortcut)
+        if refusal:
+            quietly(
+                self._desk.room.tell, shortcut.channel, shortcut.member, refusal, shortcut.thread
+            )
+            return
+        opened = modals.FormOrigin(shortcut.channel, shortcut.thread, shortcut.ts)
+        if not self._open(shortcut.trigger_id, modals.decision_view(opened, shortcut.text)):
+            log.warning("the decision form could not be opened for %s", shortcut.member)
+
+    def _refusal(self, shortcut: shortcuts.Shortcut) -> str:
+        """Why a decision may not be recorded from here — before a form is opened for it."""
+        policy = self._policy()
+        if not may(shortcut.member, DECISION_RECORD, policy):
+            return refusal_text(shortcut.member, DECISION_RECORD, policy)
+        if not self._desk.where(shortcut.channel, shortcut.thread).work_item:
+            return "This message is not in a work item's thread, so there is nothing to record on."
+        return ""
+
+    def _submitted(self, submitted: modals.Submitted) -> None:
+        values = submitted.values
+        if submitted.form == modals.DECISION_VIEW:
+            kind, what, why = (
+                values.get(name, "") for name in (modals.KIND, modals.WHAT, modals.WHY)
+            )
+            text = f"{talk.RECORD_DECISION} {kind + ': ' if kind else ''}{what} — why: {why}"
+            parsed: grammar.Parsed = grammar.Command(
+                talk.RECORD_DECISION, items=(kind, why), words=what
+            )
+        else:
+            why = values.get(modals.WHY, "")
+            text, parsed = f"{kinds.CHANGES} {why}", grammar.Command(kinds.CHANGES, words=why)
+        opened = submitted.opened
+        said = Received(
+            submitted.member,
+            text,
+            opened.channel,
+            "",
+            opened.thread,
+            addressed=True,
+            origin=f"view:{submitted.view_id}",
+            parsed=parsed,
+        )
+        self._desk.said(said, self._desk.where(opened.channel, opened.thread))

@@ -1,0 +1,135 @@
+"""The desk's side of talking: record-context reads the thread once, and the forms act as
+the typed words do.
+
+A context record reads the thread since its last record and refuses when nothing new was
+said, when the thread cannot be read, or when there is no thread; the **Request changes**
+press opens a form instead of a hint, and its submission is the typed ``changes <why>``,
+authorized and recorded once.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from looproom.decide import kinds, talk
+from looproom.decide.authorization import AccessPolicy
+from looproom.decide.desk import Desk
+from looproom.decide.judging import Received
+from looproom.decide.verdict import ADMITTED, REFUSED
+from looproom.durable.queue import DurableQueue
+from looproom.from_slack import modals
+from looproom.from_slack.menu_desk import MenuDesk, WhyForm
+from looproom.relay import forms, relay
+from looproom.relay.decision import Decision
+from looproom.relay.sinks import LedgerSink, Sinks
+from looproom.room import buttons
+from looproom.room.memory import Memory
+from tests.unit.decide.test_desk import ALICE, MALLORY, Room, event, press
+
+LINES = [
+    talk.ThreadMessage("51.0", ALICE, "we keep v1"),
+    talk.ThreadMessage("52.0", MALLORY, "agreed"),
+]
+
+
+class Views:
+    def __init__(self) -> None:
+        self.opened: list[tuple[str, Mapping[str, Any]]] = []
+
+    def __call__(self, trigger: str, view: Mapping[str, Any]) -> bool:
+        self.opened.append((trigger, view))
+        return True
+
+
+@pytest.fixture
+def lines() -> list[talk.ThreadMessage] | None:
+    return list(LINES)
+
+
+@pytest.fixture
+def desk(tmp_path: Path, lines: list[talk.ThreadMessage] | None) -> Desk:
+    queue = DurableQueue(tmp_path / "q.sqlite3", relay.RELAY)
+    room = Room()
+    the_relay = relay.Relay(queue, Sinks(LedgerSink(tmp_path / "l.jsonl")), room)
+    memory = Memory({})
+    memory.observe(event("06"), "C1", "200.0", thread_ts="50.0")
+    policy = AccessPolicy("U0THELOOP", frozenset({ALICE}))
+    return Desk(memory, the_relay, room, lambda: policy, thread_lines=lambda _c, _t: lines)
+
+
+def stored(desk: Desk) -> list[dict[str, Any]]:
+    return [json.loads(item.payload)["decision"] for item in desk.relay.queue.list()]
+
+
+def record_context(desk: Desk, ts: str, thread: str = "50.0") -> Any:
+    said = Received(ALICE, "record-context", "C1", ts, thread_ts=thread)
+    return desk.said(said, desk.where("C1", thread))
+
+
+def test_context_goes_once_and_a_second_record_with_nothing_new_is_refused(desk: Desk) -> None:
+    first = record_context(desk, "53.0")
+    assert first.status == ADMITTED
+    (decision,) = stored(desk)
+    assert decision["count"] == 2 and decision["words"] == (
+        f"<@{ALICE}>: we keep v1\n\n<@{MALLORY}>: agreed"
+    )
+    again = record_context(desk, "54.0")
+    assert again.status == REFUSED and again.reason == "no-new-context"
+    assert len(stored(desk)) == 1
+
+
+@pytest.mark.parametrize("lines", [None])
+def test_a_thread_that_cannot_be_read_records_nothing(desk: Desk) -> None:
+    verdict = record_context(desk, "53.0")
+    assert verdict.reason == "thread-unreadable" and stored(desk) == []
+
+
+def test_record_context_without_a_thread_says_where_to_say_it(desk: Desk) -> None:
+    said = Received(ALICE, "record-context", "C1", "", origin="slash:T1")
+    verdict = desk.said(said, desk.where("C1", "50.0"))
+    assert verdict.reason == "no-thread" and stored(desk) == []
+
+
+def test_request_changes_asks_the_reason_and_the_answer_is_the_typed_change_request(
+    desk: Desk,
+) -> None:
+    views = Views()
+    desk = Desk(
+        desk.memory, desk.relay, desk.room, desk._policy, ask_why=WhyForm(desk.memory, views)
+    )
+    talking = MenuDesk(desk, views, desk._policy)
+    verdict = desk.pressed({**press(buttons.CHANGES, "200.0"), "trigger_id": "T1"})
+    assert verdict is not None and verdict.reason == "changes-without-reason"
+    assert desk.room.of("tell") == []  # type: ignore[attr-defined]
+    ((trigger, view),) = views.opened
+    assert trigger == "T1" and view["callback_id"] == modals.CHANGES_VIEW
+    values = {"why": {"why": {"type": "plain_text_input", "value": "rename the flag"}}}
+    submitted = {
+        "type": "view_submission",
+        "user": {"id": ALICE},
+        "view": {**view, "id": "V1", "state": {"values": values}},
+    }
+    assert talking.interactive(submitted) and talking.interactive(submitted)  # sent twice
+    (decision,) = stored(desk)
+    assert decision["kind"] == kinds.CHANGES and decision["words"] == "rename the flag"
+    typed = kinds.target(Decision.from_dict(decision), forms.Destinations())
+    assert typed["body"].startswith("changes requested\n\nrename the flag\n\n")
+
+
+def test_a_stranger_submitting_the_form_is_refused_like_typing_it(desk: Desk) -> None:
+    opened = modals.FormOrigin("C1", "50.0", "200.0")
+    view = modals.changes_view(opened, "requirements-approval")
+    values = {"why": {"why": {"type": "plain_text_input", "value": "no"}}}
+    submitted = {
+        "type": "view_submission",
+        "user": {"id": MALLORY},
+        "view": {**view, "id": "V2", "state": {"values": values}},
+    }
+    assert MenuDesk(desk, Views(), desk._policy).interactive(submitted)
+    assert stored(desk) == []
+    assert any("slack.authorizedUsers" in s[2] for s in desk.room.of("tell"))  # type: ignore[attr-defined]

@@ -1,0 +1,198 @@
+"""``/the-loop``: help, status, a verb on a work item — answered ephemerally, judged like typing."""
+
+from __future__ import annotations
+
+import time
+import urllib.parse
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from looproom.assembly import LoopRoom
+from looproom.events import Event
+from looproom.from_slack import slash
+from looproom.relay import forms
+from looproom.settings import Settings, jira_config
+from tests.support import signed
+from tests.support.rooms import plain_room
+
+ITEM = "github:acme/api#7"
+OPS_12 = "jira:acme.atlassian.net/OPS-12"
+ALICE, CAROL, MALLORY = "U0ALICE01", "U0CAROL01", "U0MALLORY"
+SECRET = "slash-signing-secret"
+
+
+@pytest.fixture
+def room(tmp_path: Path) -> Iterator[LoopRoom]:
+    settings = Settings(
+        authorized_users=frozenset({ALICE}),
+        collaborators=frozenset({CAROL}),
+        channel="C1",
+        rooms=(("acme/*", "C1"),),
+    )
+    with plain_room(tmp_path, settings, {"THELOOP_SLACK_SIGNING_SECRET": SECRET}) as built:
+        yield built
+
+
+def payload(text: str, member: str = ALICE, trigger: str = "t1") -> dict[str, Any]:
+    return {
+        "command": "/the-loop",
+        "text": text,
+        "user_id": member,
+        "channel_id": "C1",
+        "trigger_id": trigger,
+    }
+
+
+def ask(room: LoopRoom, text: str, **fields: Any) -> dict[str, Any]:
+    answer = room.decisions.slash.answer(payload(text, **fields))
+    assert answer is not None and answer["response_type"] == "ephemeral"
+    return answer
+
+
+def test_help_lists_every_verb_and_the_forms(room: LoopRoom) -> None:
+    text = ask(room, "help")["text"]
+    assert "/the-loop status" in text and "/the-loop new [<repo>:] <title>" in text
+    assert all(f"`{verb}`" in text for verb in ("start", "stop", "do", "review", "execute"))
+    assert ask(room, "")["text"] == text
+
+
+def test_an_unknown_word_is_answered_with_the_help(room: LoopRoom) -> None:
+    assert ask(room, "launch")["text"].startswith("`launch` is not something")
+
+
+def test_another_command_or_a_payload_without_a_member_is_not_ours(room: LoopRoom) -> None:
+    assert room.decisions.slash.answer({**payload("help"), "command": "/other"}) is None
+    assert room.decisions.slash.answer({**payload("help"), "user_id": ""}) is None
+
+
+def test_a_verb_names_its_work_item_and_is_recorded_once(room: LoopRoom) -> None:
+    first = ask(room, f"start {ITEM}")["text"]
+    assert first.startswith("👀 Recorded the start request for `github:acme/api#7`")
+    again = ask(room, f"start {ITEM}")["text"]  # the same trigger: Slack's redelivery
+    assert "already recorded" in again
+    fresh = ask(room, f"stop {ITEM}", trigger="t2")["text"]
+    assert fresh.startswith("👀 Recorded the stop request")
+    assert len(room.decisions.relay.queue.list()) == 2
+
+
+def test_a_verb_on_another_trackers_work_item_is_refused_with_the_reason(room: LoopRoom) -> None:
+    assert "jira:OPS-12 is not a GitHub issue" in ask(room, "start jira:OPS-12")["text"]
+    assert "slack.authorizedUsers" in ask(room, "start jira:OPS-12", member=MALLORY)["text"]
+    assert room.decisions.relay.queue.list() == []
+
+
+def test_a_verb_without_a_work_item_says_how_to_name_one(room: LoopRoom) -> None:
+    assert "github:owner/repo#7" in ask(room, "start")["text"]
+
+
+def test_the_grants_hold_for_the_slash_command_too(room: LoopRoom) -> None:
+    assert "`control.command`" in ask(room, f"start {ITEM}", member=CAROL)["text"]
+    assert "slack.authorizedUsers" in ask(room, f"start {ITEM}", member=MALLORY)["text"]
+    assert room.decisions.relay.queue.list() == []
+
+
+def test_status_shows_where_each_work_item_is_what_it_waits_on_and_who_is_asked(
+    room: LoopRoom,
+) -> None:
+    assert "follows no work item" in ask(room, "status")["text"]
+    gate = Event.from_wire(
+        {
+            "id": "g1",
+            "eventType": "phase-approval-pending",
+            "workItem": ITEM,
+            "detail": {"node": "design-approval"},
+        }
+    )
+    room.memory.observe(gate, "C1", "100.0")
+    text = ask(room, "status")["text"]
+    assert "`github:acme/api#7`" in text and "`design-approval` gate" in text
+    assert f"<@{ALICE}>" in text and f"<@{CAROL}>" not in text  # a collaborator cannot approve
+    assert "`github:acme/api#9`" in ask(room, "status acme/api#9")["text"]
+    assert "is not a work item ref" in ask(room, "status nonsense")["text"]
+
+
+def test_over_http_only_a_signed_command_is_answered(room: LoopRoom) -> None:
+    body = urllib.parse.urlencode(payload("help")).encode()
+    answer = room.routes.command(signed.slack_headers(SECRET, body), body)
+    assert answer.status == 200 and answer.body["response_type"] == "ephemeral"
+    forged = room.routes.command(signed.slack_headers("not-the-secret", body), body)
+    assert forged.status == 401
+    stale = room.routes.command(signed.slack_headers(SECRET, body, int(time.time()) - 600), body)
+    assert stale.status == 401
+    other = urllib.parse.urlencode({**payload("help"), "command": "/x"}).encode()
+    assert room.routes.command(signed.slack_headers(SECRET, other), other).status == 400
+
+
+def test_without_a_signing_secret_the_http_route_fails_closed() -> None:
+    checked = slash.verify({}, b"command=%2Fthe-loop", "", time.time())
+    assert checked.status == 503
+
+
+def test_the_manifest_points_slack_at_the_route_the_server_serves() -> None:
+    from looproom import manifest
+    from looproom.server import app
+
+    assert manifest.COMMANDS_PATH == app.COMMANDS
+    assert manifest.SLASH_COMMAND == slash.COMMAND
+
+
+def test_status_adds_the_loops_own_view_and_says_when_it_cannot_be_had(tmp_path: Path) -> None:
+    from tests.fakes.loop_api import FakeLoop
+
+    with FakeLoop({ITEM: False}) as loop:
+        loop.work_items[ITEM] = {"ref": ITEM, "control": {"command": "pause"}}
+        settings = Settings(authorized_users=frozenset({ALICE}))
+        with plain_room(tmp_path, settings, {"THELOOP_LOOP_API": loop.url}) as built:
+            built.memory.index("C1", "100.0", ITEM)
+            built.memory.put(ITEM, built.memory.get(ITEM))
+            text = ask(built, f"status {ITEM}")["text"]
+            assert "the-loop: last command `pause`" in text
+            loop.stop()
+            alone = ask(built, "status")["text"]
+            assert "shown from the room's memory alone" in alone and f"`{ITEM}`" in alone
+
+
+def test_with_the_jira_ledger_a_verb_names_a_jira_work_item_as_a_github_one(
+    tmp_path: Path,
+) -> None:
+    """A Jira ticket of the configured site, long or short form, is judged as if the
+    verb were typed in its thread; one of another site is refused, saying why."""
+    raw = {"site": "acme.atlassian.net", "deployment": "cloud", "projects": {"OPS": {}}}
+    site = jira_config.parse(raw, "jira")
+    settings = Settings(authorized_users=frozenset({ALICE}), channel="C1", jira=site)
+    with plain_room(tmp_path, settings) as room:
+        long = ask(room, "do jira:acme.atlassian.net/OPS-12 fix the flaky test")["text"]
+        assert long.startswith(f"👀 Recorded the ad-hoc task for `{OPS_12}`")
+        short = ask(room, "pause jira:OPS-12", trigger="t2")["text"]
+        assert short.startswith(f"👀 Recorded the pause request for `{OPS_12}`")
+        elsewhere = ask(room, "start jira:other.example/OPS-3", trigger="t3")["text"]
+        assert "not a ticket of the configured Jira site" in elsewhere
+        refused = ask(room, "start jira:OPS-12", member=MALLORY, trigger="t4")["text"]
+        assert "slack.authorizedUsers" in refused
+        relayed = [forms.decision_of(item.payload) for item in room.decisions.relay.queue.list()]
+        assert [(d.kind, d.work_item, d.words) for d in relayed] == [
+            ("do", OPS_12, "fix the flaky test"),
+            ("pause", OPS_12, ""),
+        ]
+
+
+def test_a_work_item_the_operator_never_configured_is_refused(room: LoopRoom) -> None:
+    """What a slash command names is bounded as in the-loop: a repository the settings
+    name, or a work item the room was shown — never any repository the token can reach."""
+    elsewhere = ask(room, "start github:stranger/repo#3")["text"]
+    assert "is not a work item of this room" in elsewhere and "`stranger/repo`" in elsewhere
+    assert (
+        "slack.authorizedUsers" in ask(room, "start github:stranger/repo#3", member=MALLORY)["text"]
+    )  # who may not start anything is told that, and nothing of the settings
+    room.decisions.desk.memory.observe(
+        Event.from_wire(
+            {"id": "e1", "eventType": "comment.agent", "workItem": "github:stranger/repo#4"}
+        )
+    )
+    shown = ask(room, "start github:stranger/repo#4", trigger="t2")["text"]
+    assert shown.startswith("👀 Recorded the start request for `github:stranger/repo#4`")
+    assert ask(room, "start github:ACME/web#9", trigger="t3")["text"].startswith("👀 Recorded")
+    assert len(room.decisions.relay.queue.list()) == 2
