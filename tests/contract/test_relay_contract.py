@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from the_loop.api.routes import GraphSkipBody, SessionReplyBody
 from the_loop.channels import bodies
 from the_loop.channels import slack as loop_slack
@@ -33,6 +35,7 @@ from looproom.relay import forms
 from looproom.relay.decision import Decision
 from looproom.room import checklist as checklists
 from looproom.room.memory import ItemState, observe
+from tests.support import loop_words
 from tests.support.messages import event, message
 
 WORK_ITEM = "github:acme/api#7"
@@ -333,8 +336,51 @@ def test_an_approval_whose_words_the_loop_reads_as_changes_is_refused() -> None:
     # … so it is refused, saying why, and nothing is relayed.
     verdict = _judge_at_gate(f"approve {words}")
     assert verdict.decision is None and "change request" in verdict.text
-    for phrase in forms.CHANGE_PHRASES:
-        assert classified(f"approved\n\n{phrase}") == "changes-requested"
+
+
+@pytest.mark.parametrize("phrase", loop_words.CHANGE_PHRASES)
+def test_each_phrase_the_unit_tests_hold_us_to_is_a_change_request_to_the_loop(
+    phrase: str,
+) -> None:
+    # The written-out list the unit tests check our refusal against is the-loop's: each
+    # phrase turns an approval into changes requested, in any case, anywhere in it.
+    assert classified(f"approved\n\n{phrase}") == "changes-requested"
+    assert classified(f"LGTM — {phrase.upper()}?") == "changes-requested"
+    # One letter short, it is no longer one.
+    assert classified(f"approved {phrase[:-1]}") in ("approved", "approved-with-comments")
+
+
+_WORDS = st.lists(
+    st.sampled_from(
+        [
+            *loop_words.CHANGE_PHRASES,
+            "approved",
+            "change",
+            "changes",
+            "request",
+            "requested",
+            "reject",
+            "please",
+            "Rejected",
+            "CHANGES",
+            " ",
+            ", ",
+            "\n",
+            "ok",
+        ]
+    ),
+    max_size=6,
+).map("".join)
+
+
+@settings(max_examples=300)
+@given(words=_WORDS)
+def test_we_refuse_an_approval_exactly_when_the_loop_would_read_it_as_changes(
+    words: str,
+) -> None:
+    # Glued words too: the-loop looks for the phrases anywhere, so must we.
+    read_as_changes = classified(relay_body(decision(kinds.APPROVE, words=words)))
+    assert (read_as_changes == "changes-requested") == bool(forms.approval_refusal(words))
 
 
 # -- the control plane's request models ------------------------------------------------------

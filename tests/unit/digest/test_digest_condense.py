@@ -215,6 +215,19 @@ def test_headings_are_bold_lines_in_the_digest() -> None:
     assert digest.startswith("*Title*\n\n*Setext*\n\nText.")
 
 
+@pytest.mark.parametrize("limit", [200, 300, 1500])
+def test_r1_3_a_text_of_exactly_the_limit_is_whole_and_one_past_it_is_cut(limit: int) -> None:
+    sentences = "One plain sentence of prose. " * 100
+    exact = sentences[: limit - 1] + "."
+    assert len(exact) == limit
+    assert condense(exact, limit, URL) == exact
+    over = sentences[:limit] + "."
+    digest = condense(over, limit, URL)
+    assert len(digest) <= limit
+    assert digest.endswith("\n\n" + FOOTER)
+    assert digest.removesuffix("\n\n" + FOOTER).endswith("sentence of prose.")
+
+
 def test_empty_and_whitespace_texts_digest_to_nothing() -> None:
     assert condense("", 300, URL) == ""
     assert condense(" \n\t ", 300, URL) == ""

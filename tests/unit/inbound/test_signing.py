@@ -40,6 +40,15 @@ def test_a_correctly_signed_fresh_request_verifies() -> None:
     verify(SECRET, _headers(), BODY, now=NOW - 299)
 
 
+def test_a_request_exactly_300_s_old_or_ahead_verifies_and_one_second_more_does_not() -> None:
+    # docs/webhook.md refuses "more than 300 s off": 300 s either side is still fresh.
+    verify(SECRET, _headers(), BODY, now=NOW + 300)
+    verify(SECRET, _headers(), BODY, now=NOW - 300)
+    for now in (NOW + 301, NOW - 301):
+        with pytest.raises(SignatureError, match="stale timestamp"):
+            verify(SECRET, _headers(), BODY, now=now)
+
+
 def test_header_names_are_case_insensitive() -> None:
     lowered = {name.lower(): value for name, value in _headers().items()}
     verify(SECRET, lowered, BODY, now=NOW)

@@ -7,10 +7,13 @@ import json
 from dataclasses import replace
 from typing import Any
 
+import pytest
+
 from looproom.decide import kinds
 from looproom.relay import forms
 from looproom.relay.decision import Decision
 from looproom.relay.forms import Destinations
+from tests.support import loop_words
 
 AT = "2026-11-30T10:00:00Z"
 
@@ -84,6 +87,20 @@ def test_a_skip_after_the_gate_needs_the_loops_checkout() -> None:
 def test_an_approval_that_reads_as_a_change_request_is_explained() -> None:
     assert forms.approval_refusal("looks good") == ""
     assert "please change" in forms.approval_refusal("Please change the title")
+
+
+@pytest.mark.parametrize("phrase", loop_words.CHANGE_PHRASES)
+def test_an_approval_carrying_any_of_the_loops_change_phrases_is_refused(phrase: str) -> None:
+    # Anywhere in the words, in any case: relayed, the-loop would read the opposite.
+    for words in (phrase, f"fine, {phrase.upper()} was yesterday", f"ok{phrase}ok"):
+        assert f"“{phrase}”" in forms.approval_refusal(words)
+
+
+@pytest.mark.parametrize(
+    "words", ["looks good", "change requested", "requested changes", "reject it later", ""]
+)
+def test_an_approval_with_words_the_loop_reads_as_approval_is_not_refused(words: str) -> None:
+    assert forms.approval_refusal(words) == ""
 
 
 def test_the_ledger_line_carries_the_decision_and_its_form() -> None:

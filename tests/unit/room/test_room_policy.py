@@ -79,6 +79,20 @@ def test_endgame_the_close_after_done_edits_the_done_message() -> None:
     assert decide(wire("14"), Told()) == Post()  # closed without being done: said
 
 
+def test_endgame_a_phase_heard_after_done_says_nothing() -> None:
+    # A late lifecycle line (a retried hook, a re-sent event) would reopen a finished story.
+    late = [
+        lifecycle("phase.started", "pr-review"),
+        lifecycle("phase.progress", "pr-review", "critic-review"),
+        lifecycle("phase.completed", "pr-review"),
+    ]
+    done = told_after(wire("13"))
+    assert [decide(event, done) for event in late] == [Drop("endgame")] * 3
+    # The same lines before the work item is done are heard.
+    assert decide(late[0], Told()) == Post()
+    assert decide(late[1], Told()) == Post("progress-open")
+
+
 def test_gate_collapse_the_gate_message_is_its_one_announcement() -> None:
     told = told_after(wire("06"))
     at_gate = lifecycle("phase.progress", "requirements-definition", "requirements-approval")
