@@ -70,8 +70,11 @@ class BotProcess:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.backend = backend
         self.host = host
-        self.port = port or free_port(host)
         self.extra_env = dict(env or {})
+        # A test that must know the address before the start (a URL the bot hands out
+        # naming it) names the port in the environment.
+        named = self.extra_env.get("THELOOP_HTTP_PORT", "")
+        self.port = port or (int(named) if named.isdigit() else 0) or free_port(host)
         self.extra_pythonpath = [str(p) for p in extra_pythonpath]
         self.console = console
         self.config = Path(config)

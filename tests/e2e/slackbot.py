@@ -82,15 +82,22 @@ def start(
 
 @contextmanager
 def relaying(
-    start: StartBot, settings_yaml: str, github: FakeGitHub, loop: FakeLoop, signing_secret: str
+    start: StartBot,
+    settings_yaml: str,
+    github: FakeGitHub,
+    loop: FakeLoop,
+    signing_secret: str,
+    extra: Mapping[str, str] | None = None,
 ) -> Iterator[SlackBot]:
     """A bot that relays to ``github`` and to the-loop's API ``loop``, with Slack's signing
-    secret for its HTTP routes; killed on the way out, before its relay sinks go away."""
+    secret for its HTTP routes (and ``extra`` in its environment); killed on the way out,
+    before its relay sinks go away."""
     env = {
         "THELOOP_GITHUB_TOKEN": TOKEN,
         "THELOOP_GITHUB_API": github.url,
         "THELOOP_LOOP_API": loop.url,
         "THELOOP_SLACK_SIGNING_SECRET": signing_secret,
+        **(extra or {}),
     }
     bot = start(settings_yaml, env)
     try:

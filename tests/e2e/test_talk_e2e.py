@@ -13,7 +13,10 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
+import urllib.error
 import urllib.parse
+import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +24,7 @@ from typing import Any
 
 import pytest
 
+from tests.e2e.botproc import free_port
 from tests.e2e.slackbot import LOOP, START_TIMEOUT, SlackBot, StartBot, corpus, relaying
 from tests.fakes.github_api import FakeGitHub
 from tests.fakes.loop_api import FakeLoop
@@ -67,6 +71,11 @@ class Rig:
 
     def say(self, member: str, text: str, thread_ts: str) -> dict[str, Any]:
         return self.bot.say(member, text, thread_ts)
+
+    def say_with(
+        self, member: str, text: str, thread_ts: str, files: list[dict[str, Any]]
+    ) -> dict[str, Any]:
+        return self.bot.say(member, text, thread_ts, files=files)
 
     def comments(self, number: int = 7) -> list[str]:
         return self.github.posted(REPO, number)
@@ -352,3 +361,47 @@ def test_a_screenshot_and_a_voice_note_on_a_reply_reach_the_session_as_files(rig
     (comment,) = rig.comments()
     assert shot["permalink"] in comment and voice["permalink"] in comment
     assert "files-pri" not in comment and "saved at" not in comment
+
+
+def fetched(link: str) -> tuple[int, bytes]:
+    """What the session gets from a link, as `curl` would: the status and the body."""
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    try:
+        with opener.open(link, timeout=TIMEOUT) as answer:
+            return answer.status, answer.read()
+    except urllib.error.HTTPError as refused:
+        return refused.code, refused.read()
+
+
+def test_a_file_on_a_reply_reaches_a_session_that_shares_no_disk_with_the_bot(
+    slack_bot: StartBot, fake_slack: FakeSlack, tmp_path: Path
+) -> None:
+    port = free_port()
+    public = f"http://127.0.0.1:{port}"
+    extra = {"THELOOP_HTTP_PORT": str(port), "THELOOP_PUBLIC_URL": public}
+    with (
+        FakeGitHub({REPO: {7, 8}}) as github,
+        FakeLoop({ITEM: False}) as loop,
+        relaying(slack_bot, SETTINGS, github, loop, SIGNING_SECRET, extra) as bot,
+    ):
+        rig = Rig(bot, fake_slack, github, loop)
+        png = b"\x89PNG\r\n\x1a\n" + b"pixels" * 50
+        shot = rig.slack.add_file("screen shot.png", png, "image/png")
+        said = rig.say_with(ALICE, f"<@{BOT_USER}> see this", rig.thread(), [shot])
+        wait_for(lambda: "white_check_mark" in rig.reactions(said["ts"]), TIMEOUT, "the ✅")
+
+        (reply,) = rig.loop.replies
+        assert "saved at" not in reply["text"] and str(tmp_path) not in reply["text"]
+        (link,) = re.findall(r"download it from (\S+)", reply["text"])
+        assert link.startswith(f"{public}/theloop/files?")
+        # the-loop's side keeps what it downloads on a disk of its own.
+        assert fetched(link) == (200, png)
+        # A bot that no longer holds the file (another replica, a fresh volume) serves it.
+        shutil.rmtree(bot.process.data_dir / "theloop" / "files")
+        assert fetched(link) == (200, png)
+        # The link names its work item: the same link for another is refused, unread.
+        here, there = (urllib.parse.quote(w, safe="") for w in (ITEM, GONE))
+        assert fetched(link.replace(here, there))[0] == 403
+        (comment,) = rig.comments()
+        assert "/theloop/files" not in comment and "files-pri" not in comment
+        assert shot["permalink"] in comment

@@ -142,6 +142,7 @@ class LoopRoom:
             pressed=self.decisions.listener.pressed,
             fleet=self.fleet,
             answered=answered,
+            files=self.decisions.sinks.files,
         )
         self.admin = Answers(
             env,

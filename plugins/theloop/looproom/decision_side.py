@@ -15,7 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from looproom.attach import fetch as file_fetch
+from looproom.attach import links as file_links
 from looproom.attach import slack_files
+from looproom.attach.links import FileLinks
 from looproom.catchup.catchup import CatchUp
 from looproom.catchup.cursors import Cursors
 from looproom.catchup.listen_modes import ListenAll
@@ -111,6 +113,7 @@ def _sinks(
         loop=loop,
         keywords=said,
         jira=JiraSink(jira) if jira is not None else None,
+        files=files,
     )
 
 
@@ -118,7 +121,8 @@ def _file_store(
     env: Environment, data_dir: Path, slack: SlackTransport | None
 ) -> slack_files.FileStore | None:
     """Where attached files are fetched to, with the bot token, from Slack's file hosts
-    (and the Slack API address the operator set, for a proxy or a test's loopback)."""
+    (and the Slack API address the operator set, for a proxy or a test's loopback); with
+    the bot's public address, the links the session downloads them from."""
     if slack is None:
         return None
     allowed = list(file_fetch.SLACK_ORIGINS)
@@ -130,7 +134,10 @@ def _file_store(
         found = reply.data.get("file") if reply.ok else None
         return found if isinstance(found, Mapping) else None
 
-    return slack_files.FileStore(data_dir / FILES_DIR, slack.token, allowed, info=info)
+    links = None
+    if env.public_url:
+        links = FileLinks(env.public_url, lambda: file_links.key_from(slack.token()))
+    return slack_files.FileStore(data_dir / FILES_DIR, slack.token, allowed, info=info, links=links)
 
 
 def _opener(

@@ -309,6 +309,7 @@ def test_the_environment_is_read_as_set() -> None:
         ({"THELOOP_LOOP_API": "localhost:7000"}, "THELOOP_LOOP_API: must be an http(s) URL"),
         ({"THELOOP_GITHUB_API": "ftp://x"}, "THELOOP_GITHUB_API: must be an http(s) URL"),
         ({"THELOOP_SLACK_API_URL": "slack"}, "THELOOP_SLACK_API_URL: must be an http(s) URL"),
+        ({"THELOOP_PUBLIC_URL": "bot.internal:3141"}, "THELOOP_PUBLIC_URL: must be an http(s) URL"),
         ({"THELOOP_BACKEND": "SlackV3"}, "THELOOP_BACKEND: SlackV3 needs THELOOP_SLACK_BOT_TOKEN"),
         ({"THELOOP_LOG_LEVEL": "verbose"}, "THELOOP_LOG_LEVEL: must be one of DEBUG, INFO,"),
         ({"THELOOP_DELIVERY_SLOTS": "0"}, "THELOOP_DELIVERY_SLOTS: must be an integer from 1 to"),

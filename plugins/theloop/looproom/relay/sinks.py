@@ -189,7 +189,7 @@ class LoopSink:
         request, attached = target["json"], target.get("files")
         if not attached or self._files is None:
             return request
-        told = section(self._files.fetch_all(attached))
+        told = section(self._files.fetch_all(attached, str(request.get("ref", ""))))
         return {**request, "text": f"{request.get('text', '')}\n\n{told}".strip()}
 
     def _reply_sent(self, request: Mapping[str, Any], first_try: float, key: str) -> Outcome | None:
@@ -304,6 +304,8 @@ class Sinks:
     #: the-loop's control keywords: the words a control command's comment opens with.
     keywords: Keywords = field(default_factory=Keywords)
     jira: JiraSink | None = None
+    #: Where files attached to replies are fetched and, by link, served from.
+    files: FileStore | None = None
 
     def available(self, repos: Mapping[str, str]) -> forms.Destinations:
         """The destinations these sinks reach (``repos``: the-loop's checkouts for skips)."""

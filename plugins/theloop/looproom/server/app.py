@@ -2,7 +2,8 @@
 
 ``POST /theloop/events`` (the-loop's signed events), ``POST /theloop/slack/interactive``
 (Slack's signed presses), ``POST /theloop/slack/commands`` (the signed ``/the-loop``
-slash command), ``GET /theloop/health`` and ``GET /theloop/metrics``. Any other
+slash command), ``GET /theloop/health``, ``GET /theloop/metrics`` and ``GET /theloop/files``
+(a file attached to a reply, for a signed link the relay handed the session). Any other
 path is a JSON 404, any other method a JSON 405 naming the allowed one. A bug in a handler
 is a JSON 500 without a traceback; bad input never reaches one (the handlers answer 4xx).
 
@@ -16,11 +17,13 @@ from __future__ import annotations
 import io
 import json
 import logging
+import urllib.parse
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, Protocol
 
+from looproom.attach.serving import Served
 from looproom.http.rules import MAX_BODY_BYTES
 from looproom.inbound.webhook import Answer, Request
 
@@ -31,6 +34,7 @@ INTERACTIVE = "/theloop/slack/interactive"
 COMMANDS = "/theloop/slack/commands"
 HEALTH = "/theloop/health"
 METRICS = "/theloop/metrics"
+FILES = "/theloop/files"
 
 
 class Service(Protocol):
@@ -45,6 +49,8 @@ class Service(Protocol):
     def health(self) -> Answer: ...
 
     def metrics_text(self) -> tuple[bytes, str]: ...
+
+    def file(self, query: str) -> Served | Answer: ...
 
 
 StartResponse = Callable[..., Any]
@@ -74,6 +80,7 @@ class App:
             COMMANDS: (("POST",), self._commands),
             HEALTH: (("GET", "HEAD"), self._health),
             METRICS: (("GET", "HEAD"), self._metrics),
+            FILES: (("GET",), self._file),
         }
         for path, mount in (mounts or {}).items():
             if path in self._routes or path != path.rstrip("/") or not path.startswith("/"):
@@ -127,6 +134,19 @@ class App:
         body, content_type = self._service.metrics_text()
         return WsgiReply("200 OK", [("Content-Type", content_type)], body)
 
+    def _file(self, environ: dict[str, Any]) -> WsgiReply:
+        found = self._service.file(str(environ.get("QUERY_STRING") or ""))
+        if isinstance(found, Answer):
+            return _json(found)
+        name = urllib.parse.quote(found.name)
+        headers = [
+            ("Content-Type", found.mimetype),
+            ("Content-Disposition", f"attachment; filename*=UTF-8''{name}"),
+            ("X-Content-Type-Options", "nosniff"),
+            ("Cache-Control", "private, no-store"),
+        ]
+        return WsgiReply("200 OK", headers, found.body)
+
     def _mounted(self, path: str, mount: Mount, environ: dict[str, Any]) -> WsgiReply:
         body = _body(environ, _length(environ))
         if len(body) > MAX_BODY_BYTES:
@@ -160,9 +180,11 @@ _REASONS = {
     403: "Forbidden",
     404: "Not Found",
     405: "Method Not Allowed",
+    410: "Gone",
     413: "Content Too Large",
     422: "Unprocessable Content",
     500: "Internal Server Error",
+    502: "Bad Gateway",
     503: "Service Unavailable",
 }
 

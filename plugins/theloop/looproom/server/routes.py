@@ -2,7 +2,8 @@
 
 ``POST /theloop/events`` stores the-loop's signed event before answering; the Slack
 routes take a slash command or a press only once Slack's signature holds; health says
-whether storage takes writes and both workers run; metrics is the Prometheus text.
+whether storage takes writes and both workers run; metrics is the Prometheus text; a file
+link is answered with the file only when its signature holds and it has not expired.
 """
 
 from __future__ import annotations
@@ -12,6 +13,10 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from looproom.attach import serving
+from looproom.attach.links import Refused
+from looproom.attach.serving import Served
+from looproom.attach.slack_files import FileStore
 from looproom.decide import presses
 from looproom.durable.contract import WorkQueue
 from looproom.durable.sqlite import StorageError
@@ -47,14 +52,16 @@ class Routes:
         pressed: Callable[[Mapping[str, Any]], None],
         fleet: Fleet | None = None,
         answered: Recent | None = None,
+        files: FileStore | None = None,
     ) -> None:
         """``secret``: the-loop's webhook secret (without ``fleet``, whose instances each
         have one); ``signing_secret``: Slack's; ``pressed`` takes a verified press;
-        ``answered`` keeps the webhook's last answers for the doctor."""
+        ``answered`` keeps the webhook's last answers for the doctor; ``files`` serves the
+        links to attached files."""
         self._secret, self._signing_secret = secret, signing_secret
         self._inbox, self._worker, self._relay, self._stores = inbox, worker, relay, stores
         self._metrics, self._slash, self._pressed = metrics, slash_desk, pressed
-        self._fleet = fleet
+        self._fleet, self._files = fleet, files
         self.answered = answered if answered is not None else Recent()
 
     def receive(self, request: ingress.Request) -> ingress.Answer:
@@ -94,6 +101,16 @@ class Routes:
         return Mount(
             app, lambda headers, body: slack_events.admit(headers, body, secret, time.time())
         )
+
+    def file(self, query: str) -> Served | ingress.Answer:
+        """``GET /theloop/files``: an attached file, for a link the relay handed out."""
+        if self._files is None:
+            return ingress.Answer(404, {"error": "this bot hands out no file links"})
+        found = serving.served(self._files, query)
+        if isinstance(found, Refused):
+            log.warning("file link refused: %s", found.error)
+            return ingress.Answer(found.status, {"error": found.error})
+        return found
 
     def health(self) -> ingress.Answer:
         """``GET /theloop/health``: 200 when storage takes writes and both workers run."""

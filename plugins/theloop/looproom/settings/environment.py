@@ -52,6 +52,7 @@ _PLAIN = {
     "loop_config": "THELOOP_LOOP_CONFIG",
     "log_level": "THELOOP_LOG_LEVEL",
     "slack_api_url": "THELOOP_SLACK_API_URL",
+    "public_url": "THELOOP_PUBLIC_URL",
     "database_url": "THELOOP_DATABASE_URL",
     "lease_seconds": "THELOOP_LEASE_SECONDS",
     "replica": "THELOOP_REPLICA",
@@ -65,6 +66,7 @@ _URLS = (
     "THELOOP_LOOP_API",
     "THELOOP_LOOP_STREAM",
     "THELOOP_SLACK_API_URL",
+    "THELOOP_PUBLIC_URL",
     "THELOOP_DATABASE_URL",
 )
 #: The shared mode's lease: how long a stopped replica's claim holds before another takes it.
@@ -100,6 +102,9 @@ class Environment:
     log_level: str = "INFO"
     #: Another Slack Web API base URL (a proxy, GovSlack, a test fake); "" is Slack's own.
     slack_api_url: str = ""
+    #: The bot's HTTP server as the-loop reaches it: files attached to a reply are handed
+    #: to the session as links there ("" = as paths on the bot's disk).
+    public_url: str = ""
     #: The shared mode: every replica's state in this PostgreSQL database ("" = SQLite).
     #: Out of ``repr``: it may carry a password (``describe`` shows it redacted).
     database_url: str = field(default="", repr=False)
@@ -315,7 +320,8 @@ def _slots(raw: str, errors: list[str]) -> int:
 
 
 def _peer_urls(get: Callable[..., str], errors: list[str]) -> dict[str, str]:
-    """GitHub's API, the-loop's API and stream, Slack's Web API: each checked as a URL."""
+    """GitHub's API, the-loop's API and stream, Slack's Web API, the bot's own address as
+    the-loop reaches it: each checked as a URL."""
     return {
         name: _url(get(variable, default=default), variable, errors)
         for name, variable, default in (
@@ -323,6 +329,7 @@ def _peer_urls(get: Callable[..., str], errors: list[str]) -> dict[str, str]:
             ("loop_api", "THELOOP_LOOP_API", ""),
             ("loop_stream", "THELOOP_LOOP_STREAM", ""),
             ("slack_api_url", "THELOOP_SLACK_API_URL", ""),
+            ("public_url", "THELOOP_PUBLIC_URL", ""),
         )
     }
 
