@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import runpy
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
+from errbot.bootstrap import bot_config_defaults
+from slack_sdk.web import WebClient
+from slackv3.slackv3 import SlackBackend
 
 from looproom.settings import ConfigError, Environment
+from tests.fakes.slack_api import BOT_TOKEN, FakeSlack
 
 CONFIG = Path(__file__).resolve().parents[2] / "config.py"
 
@@ -74,10 +81,45 @@ def test_errbots_own_webserver_is_not_loaded(tmp_path: Path) -> None:
     assert "Errbot core plugins: ACLs" in result.stdout and "Webserver" not in result.stdout
 
 
-def test_another_slack_api_address_runs_slackv3_with_its_client_there(tmp_path: Path) -> None:
-    slack = {"THELOOP_BACKEND": "SlackV3", "THELOOP_SLACK_BOT_TOKEN": "xoxb-config-test"}
-    plain = _load(tmp_path, **slack)
-    moved = _load(tmp_path, **slack, THELOOP_SLACK_API_URL="http://127.0.0.1:9/api")
-    assert plain.returncode == 0 and moved.returncode == 0, plain.stderr + moved.stderr
-    assert "theloop: SlackV3 backend" in plain.stdout
-    assert "theloop: SlackV3Url backend" in moved.stdout
+def _slack_client(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, **env: str) -> WebClient:
+    """The Web API client of the backend ``config.py`` names, as Errbot builds that backend
+    and SlackV3 then gives it its client (``serve_once``)."""
+    for name in [k for k in os.environ if k.startswith(("THELOOP_", "THE_LOOP_"))]:
+        monkeypatch.delenv(name)
+    base = {"THELOOP_DATA_DIR": str(tmp_path / "data"), "THELOOP_BACKEND": "SlackV3"}
+    for name, value in {**base, "THELOOP_SLACK_BOT_TOKEN": BOT_TOKEN, **env}.items():
+        monkeypatch.setenv(name, value)
+    names = runpy.run_path(str(CONFIG))
+    config = SimpleNamespace(**{key: value for key, value in names.items() if key.isupper()})
+    bot_config_defaults(config)
+    if config.BACKEND == "SlackV3":
+        backend_class: type = SlackBackend
+    else:
+        assert config.BACKEND == "SlackV3Url"
+        folder = Path(config.BOT_EXTRA_BACKEND_DIR[0]) / "slackv3_url"
+        spec = importlib.util.spec_from_file_location("slackv3_url", folder / "slackv3_url.py")
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        backend_class = module.SlackV3Url
+    backend = backend_class(config)
+    backend.thread_pool.close()
+    backend.slack_web = WebClient(token=backend.token, proxy=backend.proxies)
+    return backend.slack_web
+
+
+def test_unset_the_slack_client_calls_slack_itself(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert _slack_client(tmp_path, monkeypatch).base_url == "https://slack.com/api/"
+
+
+@pytest.mark.parametrize("written", ["{url}", "{url}/"])
+def test_another_slack_api_address_is_the_one_the_slack_client_calls(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, written: str
+) -> None:
+    with FakeSlack() as slack:
+        url = slack.url.rstrip("/")
+        client = _slack_client(tmp_path, monkeypatch, THELOOP_SLACK_API_URL=written.format(url=url))
+        assert client.auth_test()["user_id"]
+        assert [call.method for call in slack.calls] == ["auth.test"]

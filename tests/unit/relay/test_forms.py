@@ -46,6 +46,22 @@ def test_the_body_opens_with_the_words_and_ends_with_the_envelope() -> None:
     assert body.rstrip().endswith("-->") and body.count("<!-- the-loop:event") == 1
 
 
+@pytest.mark.parametrize(
+    ("login", "who"),
+    [("octocat", "`octocat` (`slack:U1`)"), ("", "`slack:U1` (`slack:U1`)")],
+)
+def test_the_attribution_line_names_the_person_as_the_loop_does(login: str, who: str) -> None:
+    # the-loop's own relay body: the label (the GitHub login, else channel:id), then the
+    # id on the channel typed in, then which channel.
+    body = relay_body(decision(login=login, words="fine"))
+    assert body.split("\n\n")[:3] == [
+        "approved",
+        "fine",
+        f"🗣️ _the-loop — answer to the open gate from {who} on the **slack** channel, "
+        "recorded here so the loop reads it from the work item._",
+    ]
+
+
 def test_an_envelope_value_cannot_close_the_html_comment() -> None:
     body = relay_body(decision(login="evil-->x"))
     stamp = body[body.index("<!-- the-loop:event") :]
