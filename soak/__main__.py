@@ -17,8 +17,8 @@ sys.path[:0] = [str(REPO), str(REPO / "plugins" / "theloop")]
 
 from soak import ledger as books  # noqa: E402 - after the path set-up above
 from soak.driver import Driver  # noqa: E402
-from soak.faults import KINDS, schedule  # noqa: E402
-from soak.rig import Rig  # noqa: E402
+from soak.faults import KINDS, SHARED_KINDS, Fault, schedule  # noqa: E402
+from soak.rig import LEASE, Rig  # noqa: E402
 
 #: How often the driver looks at its work items and the fault schedule.
 TICK = 0.05
@@ -33,7 +33,31 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--latency", type=float, default=0.05, help="seconds per Slack call")
     parser.add_argument("--drain", type=float, default=300.0, help="most seconds to drain (300)")
     parser.add_argument("--keep", type=Path, default=None, help="keep the bot's data dir here")
+    parser.add_argument(
+        "--replicas",
+        type=int,
+        default=1,
+        choices=(1, 2),
+        help="1: one bot on SQLite; 2: two bots on a PostgreSQL of the soak's own (1)",
+    )
+    parser.add_argument(
+        "--faults",
+        default="all",
+        help="the kinds of fault played, comma-separated, or none (all): the seed's schedule "
+        "with the others left out",
+    )
     return parser.parse_args()
+
+
+def chosen(faults: list[Fault], kinds: str) -> list[Fault]:
+    """The schedule's faults of the ``kinds`` named (``all``, ``none`` or a comma list)."""
+    if kinds == "all":
+        return faults
+    wanted = set() if kinds == "none" else {kind.strip() for kind in kinds.split(",")}
+    unknown = wanted - set(KINDS + SHARED_KINDS)
+    if unknown:
+        raise SystemExit(f"--faults: no such kind {', '.join(sorted(unknown))}")
+    return [fault for fault in faults if fault.kind in wanted]
 
 
 def main() -> int:
@@ -41,10 +65,11 @@ def main() -> int:
     seed = args.seed if args.seed is not None else int(time.time()) % 100_000
     rng = random.Random(seed)
     seconds = args.minutes * 60
-    faults = schedule(seed, seconds)
+    faults = chosen(schedule(seed, seconds, args.replicas, LEASE), args.faults)
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    mode = "one bot on SQLite" if args.replicas == 1 else f"{args.replicas} replicas on PostgreSQL"
     print(
-        f"soak: {args.minutes:g} min, seed {seed}, {args.items} work items at once in "
+        f"soak: {args.minutes:g} min, seed {seed}, {mode}, {args.items} work items at once in "
         f"{args.rooms} rooms; load average {load}"
     )
     print(f"fault schedule ({len(faults)}; re-run with --seed {seed}):")
@@ -53,7 +78,7 @@ def main() -> int:
     sys.stdout.flush()
     with tempfile.TemporaryDirectory(prefix="theloop-soak-") as scratch:
         data = args.keep or Path(scratch) / "bot"
-        rig = Rig(data, args.rooms, args.latency)
+        rig = Rig(data, args.rooms, args.latency, args.replicas)
         try:
             return run(rig, Driver(rig, rng, args.items), deque(faults), seconds, args.drain)
         finally:
@@ -106,9 +131,13 @@ def report(rig: Rig, driver: Driver, elapsed: float, drained: float) -> int:
     print(f"\nsoak done in {elapsed:.0f} s (drained in {drained:.0f} s)")
     print(f"  work items        {len(driver.items)}")
     print(f"  events accepted   {found.events}: " + _counts(found.outcomes))
+    if len(rig.bots) > 1:
+        spread = ", ".join(f"replica-{n} {driver.accepted_by[n]}" for n in range(len(rig.bots)))
+        print(f"  accepted by       {spread}")
     print(f"  decisions         {sum(found.decisions.values())}: " + _counts(found.decisions))
-    print(f"  kills             {rig.fired['kill']}")
-    print("  faults            " + ", ".join(f"{k} {rig.fired[k]}" for k in KINDS[1:]))
+    print(f"  kills             {rig.fired['kill']}" + _by_replica(rig))
+    kinds = KINDS[1:] + (SHARED_KINDS if rig.db is not None else ())
+    print("  faults            " + ", ".join(f"{k} {rig.fired[k]}" for k in kinds))
     print("  calls struck      " + (_counts(struck) or "none"))
     print(f"  lost              {len(found.lost)}")
     print(f"  doubled           {len(found.doubled)}")
@@ -118,6 +147,8 @@ def report(rig: Rig, driver: Driver, elapsed: float, drained: float) -> int:
         + (f"({_counts(refused)})" if refused else "")
     )
     print(f"  webhook→Slack     p50 {p50:.2f} s, p99 {p99:.2f} s ({len(found.latencies)} events)")
+    if rig.db is not None:
+        _outages(rig, driver)
     for problem in found.lost:
         print(f"  LOST    {problem}")
     for problem in found.doubled:
@@ -127,6 +158,23 @@ def report(rig: Rig, driver: Driver, elapsed: float, drained: float) -> int:
     failed = not found.ok or parked or refused
     print("soak: FAILED" if failed else "soak: passed")
     return 1 if failed else 0
+
+
+def _by_replica(rig: Rig) -> str:
+    if len(rig.bots) == 1:
+        return ""
+    return " (" + ", ".join(f"replica-{n} {rig.kills[n]}" for n in range(len(rig.bots))) + ")"
+
+
+def _outages(rig: Rig, driver: Driver) -> None:
+    """What the database's outages cost: the longest, and the longest an event was held
+    by one — refused (503) at the sender, then on its way to Slack — first send to landed."""
+    assert rig.db is not None
+    held = books.held_by_outages(driver.items, rig.slack, rig.db.during_outage)
+    print(
+        f"  database outages  {len(rig.db.outages)}, the longest {rig.db.longest_outage():.1f} s; "
+        f"an event held by one at most {held:.1f} s (first send → in Slack)"
+    )
 
 
 def _counts(counter: dict[str, int]) -> str:

@@ -6,6 +6,10 @@ on by a step when its time comes (see :mod:`soak.items`). An event is sent until
 webhook accepts it — a refused connection (the bot was killed) or a 503 is sent again with
 the same id, as the-loop's sender does. Nothing here sleeps for the bot: every wait is a
 step tried again later, bounded by the run's time and the drain's.
+
+With several replicas each request goes to one that runs, drawn, as a load balancer with a
+health check sends it (:meth:`soak.rig.Rig.pick`); Socket Mode envelopes go to the open
+connections in turn, as Slack spreads them.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import json
 import random
 import time
 import urllib.parse
+from collections import Counter
 from typing import Any
 
 from soak.items import ANSWER, ANSWERS, APPROVE, STORY, Decision, Item
@@ -37,6 +42,8 @@ class Driver:
     def __init__(self, rig: Rig, rng: random.Random, items: int) -> None:
         self.rig, self.rng, self.width = rig, rng, items
         self.items: list[Item] = []
+        #: Events each replica's webhook accepted, by its index: the load balancer's spread.
+        self.accepted_by: Counter[int] = Counter()
         self._numbers = [0] * rig.rooms
 
     def tick(self) -> None:
@@ -73,19 +80,20 @@ class Driver:
         previous = STORY[item.step - 1] if item.step else ""
         if previous in ANSWERS and not self._relayed(item, previous):
             return False  # the-loop moves on once the decision reached it
-        if not self.rig.up:
+        bot = self.rig.pick(self.rng)
+        if bot is None:
             return False
         event = item.event(stem)
+        item.first_tried.setdefault(event["id"], time.monotonic())
         body = json.dumps(event).encode()
         headers = signed.webhook_headers(SECRET, body)
         try:
-            status, answer = signed.post(
-                self.rig.bot.host, self.rig.bot.port, signed.WEBHOOK_PATH, body, headers
-            )
+            status, answer = signed.post(bot.host, bot.port, signed.WEBHOOK_PATH, body, headers)
         except (OSError, http.client.HTTPException):
             return False  # killed mid-request: sent again, the same id
         if status in (200, 202):
             item.accepted.append((event, time.monotonic()))
+            self.accepted_by[self.rig.bots.index(bot)] += 1
             return True
         if status >= 500:
             return False
@@ -139,7 +147,8 @@ class Driver:
     def _press(self, item: Item, message: dict[str, Any], decision: Decision) -> bool:
         """The button pressed, as Slack posts it to the bot's signed interactive route;
         admitted once the bot answers 200, pressed again otherwise."""
-        if not self.rig.up:
+        bot = self.rig.pick(self.rng)
+        if bot is None:
             return False
         payload = _press_payload(item, message, BUTTONS[decision.kind])
         body = urllib.parse.urlencode({"payload": json.dumps(payload)}).encode()
@@ -147,7 +156,7 @@ class Driver:
         decision.tried = True
         try:
             status, _answer = signed.post(
-                self.rig.bot.host, self.rig.bot.port, signed.INTERACTIVE_PATH, body, headers
+                bot.host, bot.port, signed.INTERACTIVE_PATH, body, headers
             )
         except (OSError, http.client.HTTPException):
             return False
@@ -157,7 +166,7 @@ class Driver:
     def _press_socket(self, item: Item, message: dict[str, Any], decision: Decision) -> bool:
         """The button pressed, as Slack hands it to the bot's Socket Mode connection:
         admitted once the bot acknowledged the envelope, pressed again otherwise."""
-        if not self.rig.up or not self.rig.slack.socket_connected():
+        if self.rig.pick(self.rng) is None or not self.rig.slack.socket_connected():
             return False
         payload = _press_payload(item, message, BUTTONS[decision.kind])
         decision.tried = True

@@ -7,6 +7,13 @@ bot calls next; a the-loop restart stops its API for a few seconds — at once, 
 it dropped the connection of the next reply handed to a session (delivered or not: the bot
 cannot tell); a GitHub fault answers the next comment posts 502; a kill is ``SIGKILL`` of
 the bot, which is started again at once.
+
+With ``replicas`` (the shared mode, two bots on one PostgreSQL) a kill strikes either
+replica, in turn by pairs, and starts it again at once or a lease later; the database is
+restarted every few minutes (down 2–60 s); and two more kinds join the round: ``db-cut``
+(the bots' connections terminated) and ``replica-pause`` (a replica stopped with SIGSTOP
+for longer than a lease, then continued). The single bot's schedule for a seed is what it
+was before these existed: the shared mode's choices come from a generator of their own.
 """
 
 from __future__ import annotations
@@ -27,6 +34,12 @@ KINDS = (
     "loop-lost-answer",
     "github-502",
 )
+#: The shared mode's own kinds (``--replicas 2``), in the order the summary prints them.
+SHARED_KINDS = ("db-restart", "db-cut", "replica-pause")
+#: A database restart every few minutes: the first after this many seconds, then every
+#: interval or so; each keeps the server down for 2–60 s.
+FIRST_DB_RESTART, DB_RESTART_EVERY, DB_RESTART_JITTER = 80.0, 200.0, 30.0
+DB_DOWN = (2.0, 60.0)
 #: A kill about once a minute: the first after this many seconds, then every minute or so.
 FIRST_KILL, KILL_EVERY, KILL_JITTER = 40.0, 60.0, 10.0
 #: Every other fault: one about every this many seconds, the kinds in a shuffled round so
@@ -58,19 +71,56 @@ class Fault:
         return f"{self.at:7.1f}s  {self.kind:<17} {said}"
 
 
-def schedule(seed: int, seconds: float) -> list[Fault]:
-    """The faults of a run of ``seconds``, in time order; the same seed, the same faults."""
+def schedule(seed: int, seconds: float, replicas: int = 1, lease: float = 10.0) -> list[Fault]:
+    """The faults of a run of ``seconds``, in time order; the same seed, the same faults.
+    ``replicas`` above one adds the shared mode's (``lease``: the replicas' lease, s)."""
     rng = random.Random(seed)
+    shared = random.Random(seed + 1) if replicas > 1 else None
     faults = [Fault(round(at, 1), "kill") for at in _kill_times(rng, seconds)]
+    if shared is not None:
+        faults = _aim_kills(shared, faults, replicas, lease)
+        faults += _db_restarts(shared, seconds)
     at, kinds = rng.uniform(3.0, OTHER_EVERY), []
     while at < seconds:
         if not kinds:
-            kinds = list(KINDS[1:])
-            rng.shuffle(kinds)
+            kinds = list(KINDS[1:]) + (list(SHARED_KINDS[1:]) if shared else [])
+            (shared or rng).shuffle(kinds)
         kind = kinds.pop()
-        faults.append(Fault(round(at, 1), kind, _options(rng, kind)))
+        options = _shared_options(shared, kind, replicas, lease) if shared else {}
+        faults.append(Fault(round(at, 1), kind, options or _options(rng, kind)))
         at += rng.uniform(0.5 * OTHER_EVERY, 1.5 * OTHER_EVERY)
     return sorted(faults, key=lambda fault: fault.at)
+
+
+def _aim_kills(rng: random.Random, kills: list[Fault], replicas: int, lease: float) -> list[Fault]:
+    """Each kill at a replica — every replica in turn, shuffled by rounds, so they are
+    spread over all — started again at once, or a lease later (its claims lapse first)."""
+    aimed, turn = [], []
+    for kill in kills:
+        if not turn:
+            turn = list(range(replicas))
+            rng.shuffle(turn)
+        after = rng.choice((0.0, 0.0, round(lease + rng.uniform(1.0, 5.0), 1)))
+        aimed.append(Fault(kill.at, "kill", {"replica": turn.pop(), "after": after}))
+    return aimed
+
+
+def _db_restarts(rng: random.Random, seconds: float) -> list[Fault]:
+    faults, at = [], FIRST_DB_RESTART
+    while at < seconds:
+        when = at + rng.uniform(-DB_RESTART_JITTER, DB_RESTART_JITTER)
+        down = round(rng.uniform(*DB_DOWN), 1)
+        if when < seconds:
+            faults.append(Fault(round(when, 1), "db-restart", {"down": down}))
+        at += DB_RESTART_EVERY
+    return faults
+
+
+def _shared_options(rng: random.Random, kind: str, replicas: int, lease: float) -> dict[str, Any]:
+    if kind == "replica-pause":
+        pause = round(lease + rng.uniform(2.0, 8.0), 1)
+        return {"replica": rng.randrange(replicas), "for": pause}
+    return {}
 
 
 def _kill_times(rng: random.Random, seconds: float) -> list[float]:

@@ -54,6 +54,9 @@ class Item:
     due: float = 0.0  # monotonic time its next step may be tried
     #: The accepted events, in the order the webhook accepted them: (event, accepted at).
     accepted: list[tuple[dict[str, Any], float]] = field(default_factory=list)
+    #: Each event's first send (monotonic), by id: how long the sender held it is the
+    #: time from there to its acceptance.
+    first_tried: dict[str, float] = field(default_factory=dict)
     decisions: dict[str, Decision] = field(default_factory=dict)
 
     @property

@@ -23,6 +23,7 @@ Latency: from the webhook's 2xx to the first landed post or edit carrying the ev
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -147,6 +148,23 @@ def percentile(values: list[float], share: float) -> float:
     ordered = sorted(values)
     rank = max(0, min(len(ordered) - 1, round(share * len(ordered) + 0.5) - 1))
     return ordered[rank]
+
+
+def held_by_outages(
+    items: list[Item], slack: FakeSlack, during: Callable[[float, float], bool]
+) -> float:
+    """The longest an event whose way overlapped a database outage took from its first
+    send (refused 503 while the database was down) to its first landed post or edit."""
+    posts, edits, _parents = _landed(slack)
+    longest = 0.0
+    for item in items:
+        for event, _at in item.accepted:
+            key = event["id"]
+            landed = [c.at for c in (*posts.get(key, []), *edits.get(key, []))]
+            first = item.first_tried.get(key)
+            if landed and first is not None and during(first, min(landed)):
+                longest = max(longest, min(landed) - first)
+    return longest
 
 
 def limit_refusals(slack: FakeSlack) -> Counter[str]:

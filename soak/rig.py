@@ -6,17 +6,26 @@ control plane, with a theloop.yaml that routes each repository to a room of its 
 kill is ``SIGKILL``; the bot is started again at once on the same data dir and port, in
 a thread, so the driver keeps going (the webhook refuses connections meanwhile, and the
 driver sends again, as the-loop's sender does).
+
+With ``replicas`` above one (the shared mode) there are that many bots, each with a data
+dir and port of its own, on one PostgreSQL database of the soak's making
+(:mod:`soak.database`), with a short lease so that a takeover is seen often; a kill or a
+pause strikes one of them, and the queues are read from the database.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
+import random
+import signal
 import sqlite3
 import threading
 import time
 from collections import Counter
 from pathlib import Path
 
+from soak.database import SoakDatabase
 from soak.faults import Fault
 from tests.e2e.botproc import BotProcess
 from tests.e2e.slackbot import START_TIMEOUT, slack_env
@@ -48,8 +57,8 @@ LIMITS = {
     "conversations.info": Limit(per_minute=50, burst=100),
     "chat.postEphemeral": Limit(per_minute=100, burst=200),
 }
-#: A delivered or dropped queue item; anything else is open (pending, in flight, parked).
-_CLOSED = ("done", "dropped")
+#: The replicas' lease in the soak (s): short, so a takeover happens within a run.
+LEASE = 10.0
 
 
 def repo(room: int) -> str:
@@ -76,9 +85,9 @@ def settings(rooms: int) -> str:
 
 
 class Rig:
-    """The fakes and the bot of one soak; :meth:`close` stops them all."""
+    """The fakes and the bots of one soak; :meth:`close` stops them all."""
 
-    def __init__(self, data_dir: Path, rooms: int, latency: float) -> None:
+    def __init__(self, data_dir: Path, rooms: int, latency: float, replicas: int = 1) -> None:
         self.rooms = rooms
         self.slack = FakeSlack(
             channels=[channel(n) for n in range(rooms)], latency=latency, limits=LIMITS
@@ -86,14 +95,15 @@ class Rig:
         self.github = FakeGitHub({repo(n): set() for n in range(rooms)})
         self.loop = FakeLoop({})
         self.fired: Counter[str] = Counter()
-        #: Why the run cannot go on (the bot would not start again), once it cannot.
-        self.broken = ""
-        self._restarting: threading.Thread | None = None
+        #: Kills by replica (its index).
+        self.kills: Counter[int] = Counter()
+        self._broken = ""
+        self._restarting: dict[int, threading.Thread] = {}
+        self._paused: dict[int, threading.Timer] = {}
         self._loop_back: list[threading.Timer] = []
         #: A reply's dropped answer that, once struck, restarts the-loop: (fault, down).
         self._restart_after: tuple[LoopFault, float] | None = None
-        data_dir.mkdir(parents=True, exist_ok=True)
-        (data_dir / "theloop.yaml").write_text(settings(rooms), encoding="utf-8")
+        self.db = SoakDatabase() if replicas > 1 else None
         self.slack.start()
         self.github.start()
         self.loop.start()
@@ -104,10 +114,32 @@ class Rig:
             "THELOOP_LOOP_API": self.loop.url,
             "THELOOP_SLACK_SIGNING_SECRET": SIGNING_SECRET,
         }
-        self.bot = BotProcess(data_dir, backend="SlackV3", env=env)
+        self.bots: list[BotProcess] = []
+        for n in range(replicas):
+            where = data_dir if replicas == 1 else data_dir / f"replica-{n}"
+            where.mkdir(parents=True, exist_ok=True)
+            (where / "theloop.yaml").write_text(settings(rooms), encoding="utf-8")
+            own = dict(env)
+            if self.db is not None:
+                own.update(
+                    THELOOP_DATABASE_URL=self.db.url,
+                    THELOOP_REPLICA=f"replica-{n}",
+                    THELOOP_LEASE_SECONDS=f"{LEASE:g}",
+                )
+            self.bots.append(BotProcess(where, backend="SlackV3", env=own))
+
+    @property
+    def bot(self) -> BotProcess:
+        return self.bots[0]
+
+    @property
+    def broken(self) -> str:
+        """Why the run cannot go on (a bot or the database would not start again)."""
+        return self._broken or (self.db.broken if self.db is not None else "")
 
     def start(self) -> None:
-        self.bot.start(timeout=START_TIMEOUT)
+        for bot in self.bots:
+            bot.start(timeout=START_TIMEOUT)
 
     def add_item(self, ref: str) -> None:
         """A new work item ``github:acme/soakN#M``: its issue on GitHub, its session in
@@ -118,12 +150,25 @@ class Rig:
         with self.loop._changed:
             self.loop.sessions[ref] = False
 
+    def running(self, n: int) -> bool:
+        """Whether replica ``n`` runs: started, not being started again, not paused."""
+        restarting = n in self._restarting and self._restarting[n].is_alive()
+        process = self.bots[n].process
+        alive = process is not None and process.poll() is None
+        return alive and not restarting and n not in self._paused
+
     @property
     def up(self) -> bool:
-        """Whether the bot runs and is not being started again after a kill."""
-        restarting = self._restarting is not None and self._restarting.is_alive()
-        process = self.bot.process
-        return not restarting and process is not None and process.poll() is None
+        """Whether every bot runs (none is being started again or paused) and the
+        database, if any, is up."""
+        running = all(self.running(n) for n in range(len(self.bots)))
+        return running and (self.db is None or self.db.up)
+
+    def pick(self, rng: random.Random) -> BotProcess | None:
+        """The bot a load balancer hands the next request to: one that runs, drawn (a
+        health check takes a killed or stalled one out); None when none runs."""
+        running = [bot for n, bot in enumerate(self.bots) if self.running(n)]
+        return rng.choice(running) if running else None
 
     # -- faults ------------------------------------------------------------------------
 
@@ -132,7 +177,7 @@ class Rig:
         self.fired[fault.kind] += 1
         options = fault.options
         if fault.kind == "kill":
-            self.kill()
+            self.kill(options.get("replica", 0), options.get("after", 0.0))
         elif fault.kind == "slack-429":
             self.slack.fail(
                 options["method"], "429", times=options["times"], retry_after=options["retry_after"]
@@ -155,25 +200,63 @@ class Rig:
                 self._restart_after = (self.loop.faults[-1], options["down"])
         elif fault.kind == "github-502":
             self.github.fail("/comments", 502, times=options["times"])
+        else:
+            self._play_shared(fault)
 
-    def kill(self) -> None:
-        """``SIGKILL`` the bot (unless it is still starting) and start it again in a thread."""
-        if not self.up:
-            self.fired["kill"] -= 1  # it is not running: nothing to kill this time
+    def _play_shared(self, fault: Fault) -> None:
+        assert self.db is not None, f"{fault.kind} is a fault of the shared mode"
+        if fault.kind == "db-restart":
+            if not self.db.restart(fault.options["down"]):
+                self.fired[fault.kind] -= 1  # already down: not a restart of its own
+        elif fault.kind == "db-cut":
+            self.db.cut()
+        elif fault.kind == "replica-pause":
+            self.pause(fault.options["replica"], fault.options["for"])
+
+    def kill(self, n: int, after: float = 0.0) -> None:
+        """``SIGKILL`` replica ``n`` (another that runs when it does not) and start it
+        again in a thread, ``after`` s later."""
+        if not self.running(n):
+            n = next((m for m in range(len(self.bots)) if self.running(m)), -1)
+        if n < 0:
+            self.fired["kill"] -= 1  # none is running: nothing to kill this time
             return
-        self.bot.kill()
-        self._restarting = threading.Thread(target=self._start_again, daemon=True)
-        self._restarting.start()
+        self.kills[n] += 1
+        self.bots[n].kill()
+        self._restarting[n] = threading.Thread(
+            target=self._start_again, args=(n, after), daemon=True
+        )
+        self._restarting[n].start()
 
-    def _start_again(self) -> None:
+    def _start_again(self, n: int, after: float) -> None:
+        time.sleep(after)
+        bot = self.bots[n]
         for _ in range(3):  # a start that fails (a busy machine) is tried again
             try:
-                self.bot.start(timeout=START_TIMEOUT)
+                bot.start(timeout=START_TIMEOUT)
                 return
             except (RuntimeError, AssertionError) as exc:
-                self.bot.kill()
+                bot.kill()
                 said = str(exc)[-2000:]
-        self.broken = f"the bot did not start again after a kill, three times:\n{said}"
+        self._broken = f"replica {n} did not start again after a kill, three times:\n{said}"
+
+    def pause(self, n: int, seconds: float) -> None:
+        """``SIGSTOP`` replica ``n`` (its clock and network frozen as a whole) for
+        ``seconds`` — longer than a lease — then ``SIGCONT``."""
+        process = self.bots[n].process
+        if not self.running(n) or process is None:
+            self.fired["replica-pause"] -= 1
+            return
+        os.killpg(process.pid, signal.SIGSTOP)
+        timer = threading.Timer(seconds, self._resume, args=(n, process.pid))
+        timer.daemon = True
+        self._paused[n] = timer
+        timer.start()
+
+    def _resume(self, n: int, pid: int) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pid, signal.SIGCONT)
+        self._paused.pop(n, None)
 
     def restart_loop(self, down: float) -> None:
         """the-loop's API goes away (connections refused) and comes back ``down`` s later."""
@@ -208,13 +291,20 @@ class Rig:
         self._restart_after = None
         for timer in self._loop_back:
             timer.join()
-        if self._restarting is not None:
-            self._restarting.join()
+        for timer in list(self._paused.values()):
+            timer.join()
+        for thread in list(self._restarting.values()):
+            thread.join()
+        if self.db is not None:
+            self.db.calm()
 
-    # -- the bot's queues ----------------------------------------------------------------
+    # -- the bots' queues ---------------------------------------------------------------
 
     def queue_states(self) -> dict[tuple[str, str], int]:
-        """``(queue, state)`` → how many items, read from the bot's SQLite file (read only)."""
+        """``(queue, state)`` → how many items: the bot's SQLite file (read only), or the
+        shared database (empty while it cannot say)."""
+        if self.db is not None:
+            return self.db.queue_states() or {}
         path = self.bot.queue_file
         if not path.exists():
             return {}
@@ -224,6 +314,8 @@ class Rig:
 
     def inbox_state(self, key: str) -> str:
         """The inbox's state for the event ``key`` (``""``: not stored)."""
+        if self.db is not None:
+            return self.db.inbox_state(key)
         path = self.bot.queue_file
         if not path.exists():
             return ""
@@ -234,7 +326,10 @@ class Rig:
         return str(row[0]) if row else ""
 
     def open_items(self) -> int:
-        """Items pending or in flight in either queue (parked ones are counted apart)."""
+        """Items pending or in flight in either queue (parked ones are counted apart); a
+        large number while the database cannot say."""
+        if self.db is not None and self.db.queue_states() is None:
+            return 1_000_000
         states = self.queue_states()
         return sum(n for (_q, state), n in states.items() if state in ("pending", "inflight"))
 
@@ -243,6 +338,12 @@ class Rig:
 
     def close(self) -> None:
         self.slack.release()
-        self.bot.kill()
+        for n, bot in enumerate(self.bots):
+            if n in self._paused and bot.process is not None:
+                self._paused[n].cancel()
+                self._resume(n, bot.process.pid)
+            bot.kill()
         for fake in (self.slack, self.github, self.loop):
             fake.stop()
+        if self.db is not None:
+            self.db.close()

@@ -388,7 +388,8 @@ class FakeSlack(LoopbackHTTP):
     def push_envelope(
         self, payload: dict[str, Any], *, kind: str = "events_api", timeout: float = 10.0
     ) -> dict[str, Any] | None:
-        """Send an envelope to the connected client; return its ack (None: no ack in time)."""
+        """Send an envelope to one connected client — the open connections in turn, as
+        Slack spreads an app's envelopes — and return its ack (None: no ack in time)."""
         envelope_id = str(uuid.uuid4())
         envelope = {
             "envelope_id": envelope_id,
@@ -400,7 +401,11 @@ class FakeSlack(LoopbackHTTP):
         }
         if not self.wait_for(lambda: any(ws.open for ws in self._sockets), timeout):
             return None
-        next(ws for ws in self._sockets if ws.open).send_text(json.dumps(envelope))
+        with self._changed:
+            open_sockets = [ws for ws in self._sockets if ws.open]
+        if not open_sockets:
+            return None
+        open_sockets[next(self._turn) % len(open_sockets)].send_text(json.dumps(envelope))
         self.wait_for(lambda: envelope_id in self.envelope_acks, timeout)
         return self.envelope_acks.get(envelope_id)
 
@@ -420,9 +425,9 @@ class FakeSlack(LoopbackHTTP):
             ws.close()
         return len(open_sockets)
 
-    def socket_connected(self) -> bool:
-        """Whether a Socket Mode client is connected now."""
-        return any(ws.open for ws in self._sockets)
+    def socket_connected(self, count: int = 1) -> bool:
+        """Whether at least ``count`` Socket Mode clients are connected now."""
+        return sum(1 for ws in self._sockets if ws.open) >= count
 
     # -- dispatch (called from the server's threads) -----------------------------------------
 

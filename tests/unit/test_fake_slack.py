@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
@@ -124,3 +126,35 @@ def test_dropped_sockets_are_closed_and_the_client_connects_again() -> None:
             client.auto_reconnect_enabled = False
             slack.stop()
             client.close()
+
+
+def test_envelopes_are_spread_over_an_apps_open_connections_one_each() -> None:
+    # Slack hands each envelope to one of the app's connections: two replicas share the work.
+    with FakeSlack() as slack:
+        web = WebClient(token=BOT_TOKEN, base_url=slack.url)
+        heard: dict[int, list[int]] = {0: [], 1: []}
+        clients = [SocketModeClient(app_token=APP_TOKEN, web_client=web) for _ in range(2)]
+
+        def listener(n: int) -> Callable[[SocketModeClient, SocketModeRequest], None]:
+            def on_request(sm: SocketModeClient, request: SocketModeRequest) -> None:
+                heard[n].append(request.payload["n"])
+                sm.send_socket_mode_response(SocketModeResponse(request.envelope_id))
+
+            return on_request
+
+        for n, client in enumerate(clients):
+            client.socket_mode_request_listeners.append(listener(n))
+        try:
+            for client in clients:
+                client.connect()
+            assert slack.wait_for(lambda: slack.socket_connected(count=2))
+            acks = [slack.push_envelope({"n": n}, kind="interactive") for n in range(4)]
+        finally:
+            for client in clients:
+                client.auto_reconnect_enabled = False
+            slack.stop()
+            for client in clients:
+                client.close()
+        assert all(ack is not None for ack in acks)
+        assert sorted(heard[0] + heard[1]) == [0, 1, 2, 3]
+        assert (len(heard[0]), len(heard[1])) == (2, 2)
