@@ -34,8 +34,8 @@ from the_loop.channels.base import Event as LoopEvent  # noqa: E402
 
 from looproom.events import KNOWN_EVENTS, Event  # noqa: E402
 from looproom.room import voice  # noqa: E402
-from looproom.room.policy_memory import ToldBook  # noqa: E402
-from looproom.room.routing import RoomBook  # noqa: E402
+from looproom.room.delivery_log import DeliveryLog  # noqa: E402
+from looproom.room.routing import BindingBook  # noqa: E402
 from looproom.room.slack_outlet import SlackOutlet  # noqa: E402
 from looproom.settings import Settings  # noqa: E402
 from looproom.slack.pacer import Pacer  # noqa: E402
@@ -64,7 +64,7 @@ def ours(style: str) -> tuple[int, list[dict[str, Any]]]:
         store: dict[str, Any] = {}
         settings = Settings(channel=ROOM, subscribe=KNOWN_EVENTS, room_style=style)
         outlet = SlackOutlet(
-            transport, RoomBook(store), settings, interactive=True, told=ToldBook(store)
+            transport, BindingBook(store), settings, interactive=True, told=DeliveryLog(store)
         )
         for wire in timeline.work_item():
             clock.now += 5.0  # beyond the pacing: this counts messages, not speed

@@ -2,7 +2,7 @@
 
 Every rule lives in the pure ``looproom`` package, which never imports Errbot, so it is
 tested without a bot (docs/architecture.md). ``activate`` builds this activation's one
-:class:`looproom.assembly.LoopRoom` from what only Errbot has — its storage, its data
+:class:`looproom.assembly.Activation` from what only Errbot has — its storage, its data
 directory, the backend's Slack client or its ``send``, who the bot is — and each command
 below passes what it received on to that object. The typed verbs are not methods here: one
 ``!verb`` command per row of the decision kinds' table is registered through Errbot's
@@ -26,7 +26,7 @@ from errbot import BotPlugin, Command, arg_botcmd, botcmd, core_plugins
 # Errbot puts every folder holding a .plug file on sys.path, so the core imports plainly.
 from looproom import configured, manifest, people
 from looproom.admin import text as admin_text
-from looproom.assembly import LoopRoom
+from looproom.assembly import Activation
 from looproom.decide import kinds
 from looproom.decide.kind_row import DecisionKind
 from looproom.inbound import slack_events
@@ -49,7 +49,7 @@ class TheLoop(BotPlugin):
     """the-loop's room: its events in rooms and threads; decisions and control verbs
     (execute, skip, approve, changes, start, stop, …) taken back from the members granted them."""
 
-    _core: LoopRoom | None = None
+    _core: Activation | None = None
     _unlisten: Callable[[], None] | None = None
     _unlisten_commands: Callable[[], None] | None = None
     _http: HttpServer | None = None
@@ -61,7 +61,7 @@ class TheLoop(BotPlugin):
         slack_web = getattr(self._bot, "slack_web", None)
         data_dir = Path(self.bot_config.BOT_DATA_DIR) / "theloop"
         kept = Keeper(data_dir / KEPT_LIMITS)
-        core = LoopRoom(
+        core = Activation(
             env,
             settings,
             store=self,
@@ -102,7 +102,7 @@ class TheLoop(BotPlugin):
                 self._say(admin_id, core.first_run_line)
         self.create_dynamic_plugin(VERBS_PLUGIN, self._verb_commands(), doc=VERBS_DOC)
 
-    def _mounts(self, core: LoopRoom) -> dict[str, Mount]:
+    def _mounts(self, core: Activation) -> dict[str, Mount]:
         """SlackV3 without an app token runs Slack's Events API: it registers its view on
         Errbot's Flask app, which nothing else serves, so this server serves it at its path."""
         if getattr(self._bot, "slack_events", None) is None:

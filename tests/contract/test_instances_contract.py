@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from looproom import configured
-from looproom.assembly import LoopRoom
+from looproom.assembly import Activation
 from looproom.decide import kinds
 from looproom.durable.queue import DurableQueue
 from looproom.inbound import webhook as ingress
@@ -69,7 +69,7 @@ def environment(tmp_path: Path, a: FakeLoop, b: FakeLoop) -> Environment:
 
 @dataclass
 class Bot:
-    room: LoopRoom
+    room: Activation
     sent: list[tuple[str, str]] = field(default_factory=list)
 
     def post(self, event: dict[str, Any], secret: str, key_id: str = "") -> ingress.Answer:
@@ -86,11 +86,11 @@ class Bot:
 
 @pytest.fixture
 def make_bot(tmp_path: Path, loops: tuple[FakeLoop, FakeLoop]) -> Iterator[Callable[..., Bot]]:
-    built: list[LoopRoom] = []
+    built: list[Activation] = []
 
     def make(store: dict[str, Any] | None = None, env: Environment | None = None) -> Bot:
         sent: list[tuple[str, str]] = []
-        room = LoopRoom(
+        room = Activation(
             env or environment(tmp_path, *loops),
             Settings(),
             store=store if store is not None else {},

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
-from looproom.assembly import LoopRoom
+from looproom.assembly import Activation
 from looproom.settings import Environment, Settings
 
 WEBHOOK_SECRET = "x" * 32
@@ -22,10 +22,10 @@ def plain_room(
     say: Callable[[str, str], None] = lambda _to, _text: None,
     admins: tuple[str, ...] = (),
     bot_member: str = "U0THELOOP",
-) -> Iterator[LoopRoom]:
-    """A :class:`LoopRoom` on ``data_dir`` with ``settings``, its environment a webhook
+) -> Iterator[Activation]:
+    """A :class:`Activation` on ``data_dir`` with ``settings``, its environment a webhook
     secret plus ``env``; what it would say to a person goes to ``say``."""
-    room = LoopRoom(
+    room = Activation(
         Environment.from_env({"THELOOP_WEBHOOK_SECRET": WEBHOOK_SECRET, **(env or {})}),
         settings if settings is not None else Settings(),
         store={},

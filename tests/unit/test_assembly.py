@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from looproom.assembly import LoopRoom
+from looproom.assembly import Activation
 from looproom.inbound import webhook as ingress
 from looproom.inbound.signing import sign
 from looproom.kickoff.opening import Stored, Wanted
@@ -37,14 +37,14 @@ class Chat:
 
 
 @pytest.fixture
-def make_room() -> Iterator[Callable[..., LoopRoom]]:
+def make_room() -> Iterator[Callable[..., Activation]]:
     """A room built as the plugin builds it, on the plain path; stopped after the test."""
-    built: list[LoopRoom] = []
+    built: list[Activation] = []
 
     def make(
         data_dir: Path, chat: Chat, settings: Settings, *, admins: tuple[str, ...] = ("@admin",)
-    ) -> LoopRoom:
-        room = LoopRoom(
+    ) -> Activation:
+        room = Activation(
             Environment.from_env({"THELOOP_WEBHOOK_SECRET": SECRET}),
             settings,
             store={},
@@ -62,7 +62,7 @@ def make_room() -> Iterator[Callable[..., LoopRoom]]:
         room.stop()
 
 
-def _receive(room: LoopRoom, event: dict[str, Any]) -> int:
+def _receive(room: Activation, event: dict[str, Any]) -> int:
     body = json.dumps(event).encode()
     stamp = int(time.time())
     headers = {"X-TheLoop-Timestamp": str(stamp), "X-TheLoop-Signature": sign(SECRET, stamp, body)}
@@ -74,7 +74,7 @@ def _ask(n: int, work_item: str = ITEM) -> dict[str, Any]:
 
 
 def test_a_binding_made_by_the_admin_command_steers_the_next_delivery(
-    tmp_path: Path, make_room: Callable[..., LoopRoom]
+    tmp_path: Path, make_room: Callable[..., Activation]
 ) -> None:
     chat = Chat()
     room = make_room(tmp_path, chat, Settings(channel="#the-loop"))
@@ -86,7 +86,7 @@ def test_a_binding_made_by_the_admin_command_steers_the_next_delivery(
 
 
 def test_without_a_room_the_admins_hear_it_and_without_admins_it_waits(
-    tmp_path: Path, make_room: Callable[..., LoopRoom]
+    tmp_path: Path, make_room: Callable[..., Activation]
 ) -> None:
     chat = Chat()
     room = make_room(tmp_path, chat, Settings())
@@ -98,7 +98,7 @@ def test_without_a_room_the_admins_hear_it_and_without_admins_it_waits(
 
 
 def test_a_typed_decision_is_checked_against_what_the_room_was_shown(
-    tmp_path: Path, make_room: Callable[..., LoopRoom]
+    tmp_path: Path, make_room: Callable[..., Activation]
 ) -> None:
     chat = Chat()
     settings = Settings(
@@ -119,7 +119,7 @@ def test_a_typed_decision_is_checked_against_what_the_room_was_shown(
 
 
 def test_a_decision_stored_before_decisions_carried_their_words_is_told_by_its_label(
-    tmp_path: Path, make_room: Callable[..., LoopRoom]
+    tmp_path: Path, make_room: Callable[..., Activation]
 ) -> None:
     """A decision queued by an older bot has no label or receipt: the room is still told
     of it as the table of kinds names it, not by its bare kind."""
@@ -136,7 +136,7 @@ def test_a_decision_stored_before_decisions_carried_their_words_is_told_by_its_l
 
 
 def test_queue_commands_reach_the_relay_queue_for_a_decisions_key(
-    tmp_path: Path, make_room: Callable[..., LoopRoom]
+    tmp_path: Path, make_room: Callable[..., Activation]
 ) -> None:
     room = make_room(tmp_path, Chat(), Settings())
     room.decisions.relay.queue.put("relay:abc", "{}")
@@ -147,7 +147,7 @@ def test_queue_commands_reach_the_relay_queue_for_a_decisions_key(
 
 
 def test_queue_commands_reach_the_kickoff_queue_for_a_requests_key(
-    tmp_path: Path, make_room: Callable[..., LoopRoom]
+    tmp_path: Path, make_room: Callable[..., Activation]
 ) -> None:
     room = make_room(tmp_path, Chat(), Settings())
     kickoffs = room.stores.kickoff
@@ -164,7 +164,7 @@ def test_queue_commands_reach_the_kickoff_queue_for_a_requests_key(
 
 
 def test_status_shows_each_act_and_who_holds_it(
-    tmp_path: Path, make_room: Callable[..., LoopRoom]
+    tmp_path: Path, make_room: Callable[..., Activation]
 ) -> None:
     settings = Settings(
         authorized_users=frozenset({"U0DECIDER"}),
@@ -180,7 +180,7 @@ def test_status_shows_each_act_and_who_holds_it(
 
 
 def test_status_shows_the_reactions_the_catch_up_and_the_jira_ledger_never_its_token(
-    tmp_path: Path, make_room: Callable[..., LoopRoom], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, make_room: Callable[..., Activation], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("THELOOP_JIRA_TOKEN", "jira-token-never-shown")
     settings = Settings.from_mapping(

@@ -87,7 +87,7 @@ NAMED_MODULE = re.compile(r"\blooproom((?:\.[a-z_]+)+)")
 
 
 def _module_exists(dotted: str) -> bool:
-    """Whether ``looproom<dotted>`` is a module, or a name one defines (``.assembly.LoopRoom``)."""
+    """Whether ``looproom<dotted>`` is a module, or a name one defines (``.events.Event``)."""
     parts = dotted.strip(".").split(".")
     path = CORE.joinpath(*parts)
     if path.with_suffix(".py").is_file() or (path / "__init__.py").is_file():

@@ -2,12 +2,12 @@
 
 The Errbot plugin (``plugins/theloop/theloop.py``) reads the settings and hands this module
 what only Errbot has — its storage, its data directory, the backend's Slack client or a
-plain way to send a line, who the bot is — and gets back one :class:`LoopRoom` to start
+plain way to send a line, who the bot is — and gets back one :class:`Activation` to start
 and stop, whose parts it asks: ``decisions.listener`` what people say and press,
 ``routes`` the HTTP requests, ``admin`` the admin commands. Nothing here imports Errbot,
 so the wiring runs in a unit test; nothing here reads a message or draws an answer.
 
-One room book and one memory serve the delivery worker, the admin commands and the
+One binding book and one memory serve the delivery worker, the admin commands and the
 decision desk alike: each guards its read-modify-writes with a lock of its own, so two of
 either over the same storage could interleave them.
 """
@@ -35,15 +35,15 @@ from looproom.kickoff.opening import KICKOFF
 from looproom.metrics import Metrics
 from looproom.relay.relay import RELAY
 from looproom.room.cards import Cards
+from looproom.room.delivery_log import DeliveryLog
 from looproom.room.memory import Memory
 from looproom.room.outlets import Outlet, PlainOutlet, event_delivery
-from looproom.room.policy_memory import ToldBook
 from looproom.room.pulls import PullReader
-from looproom.room.routing import RoomBook
+from looproom.room.routing import BindingBook
 from looproom.room.slack_outlet import SlackOutlet
 from looproom.server.routes import Routes
 from looproom.settings import Environment, Settings
-from looproom.slack.rooms import Say
+from looproom.slack.speakers import Say
 from looproom.slack.transport import SlackTransport
 from looproom.stores import open_stores
 
@@ -63,7 +63,7 @@ class Observers:
         self._effects.observe(event, channel, ts, thread_ts)
 
 
-class LoopRoom:
+class Activation:
     """Everything one activation runs: the inbox and its worker, the stream follower, the
     decisions, the HTTP routes and the admin commands."""
 
@@ -94,7 +94,7 @@ class LoopRoom:
         secret = "" if env.instances else local_secret.ensure(env, data_dir, console=console)
         #: On the Text backend with a local secret: the one line that sends an event.
         self.first_run_line = local_secret.first_run_line(env, data_dir, secret)
-        self.book, self.memory, self.told = RoomBook(store), Memory(store), ToldBook(store)
+        self.book, self.memory, self.told = BindingBook(store), Memory(store), DeliveryLog(store)
         self.inbox = self.stores.inbox
         #: Many the-loop instances (``instances:``); None: the one of the environment.
         self.fleet = Fleet(env.instances, store, self.inbox) if env.instances else None

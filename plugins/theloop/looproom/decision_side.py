@@ -48,12 +48,12 @@ from looproom.relay.sinks import ControlPlane, GitHubSink, LedgerSink, LoopSink,
 from looproom.room.channel_moves import ChannelMoves
 from looproom.room.memory import Memory
 from looproom.room.roster import Roster
-from looproom.room.routing import RoomBook, ThreadBinding
+from looproom.room.routing import BindingBook, ThreadBinding
 from looproom.settings import ConfigError, Environment, Settings, jira_config, keywords
 from looproom.slack.channels import ChannelIds
-from looproom.slack.queued_room import QueuedRoom
+from looproom.slack.queued_speaker import QueuedSpeaker
 from looproom.slack.reactions import Reacting
-from looproom.slack.rooms import PlainRoom, Say, SlackPoster, SlackRoom, view_opener
+from looproom.slack.speakers import PlainSpeaker, Say, SlackPoster, SlackSpeaker, view_opener
 from looproom.slack.transport import SlackTransport
 
 #: Where the files people attach to replies are kept for the sessions to read.
@@ -146,7 +146,7 @@ def _opener(
     slack: SlackTransport | None,
     store: MutableMapping[str, Any] | None,
     memory: Memory,
-    book: RoomBook,
+    book: BindingBook,
     decisions: Decisions,
     queue: WorkQueue | None,
 ) -> Opener | None:
@@ -170,7 +170,7 @@ def _opener(
 
 def _catch_up(
     slack: SlackTransport | None,
-    book: RoomBook,
+    book: BindingBook,
     listener: Listener,
     cursors: Cursors,
     places: Places,
@@ -194,7 +194,7 @@ def _slash_desk(
     env: Environment,
     settings: Settings,
     decisions: Decisions,
-    book: RoomBook,
+    book: BindingBook,
     memory: Memory,
     store: MutableMapping[str, Any],
     fleet: Fleet | None,
@@ -222,7 +222,7 @@ class Decisions:
         env: Environment,
         settings: Settings,
         *,
-        book: RoomBook,
+        book: BindingBook,
         memory: Memory,
         relay_queue: WorkQueue,
         kickoff_queue: WorkQueue | None = None,
@@ -249,8 +249,8 @@ class Decisions:
         )
         # On Slack, said off the caller's thread: a press is answered within Slack's
         # 3 s, and the desk's lock is never held across a Slack call.
-        self._voice = QueuedRoom(SlackRoom(slack)) if slack is not None else None
-        room = Reacting(self._voice or PlainRoom(say), settings.reactions)
+        self._voice = QueuedSpeaker(SlackSpeaker(slack)) if slack is not None else None
+        room = Reacting(self._voice or PlainSpeaker(say), settings.reactions)
         self.cursors = cursors if cursors is not None else Cursors({})
         self.roster = Roster(kept)
         #: The rooms an admin switched to hear every message as words to the bot.

@@ -25,10 +25,10 @@ from looproom.durable.queue import DurableQueue, Item
 from looproom.durable.sqlite import StorageError
 from looproom.durable.worker import Worker
 from looproom.events import KNOWN_EVENTS, Event
-from looproom.room.routing import RoomBook
+from looproom.room.routing import BindingBook
 from looproom.room.slack_outlet import SlackOutlet
 from looproom.settings import Settings as RoomSettings
-from looproom.slack import replies as t
+from looproom.slack import responses as t
 from looproom.slack.limits import MethodLimits, Tier
 from looproom.slack.transport import SlackTransport
 from tests.fakes.slack_api import BOT_TOKEN, FakeSlack, Limit
@@ -362,9 +362,9 @@ def _patient_edits(transport: SlackTransport, slack: FakeSlack, slots: int, each
 
     def slot(ts: str) -> None:
         for n in range(each):
-            reply = transport.update_message(ROOM, ts, text=f"edit {n}", patience=TIMEOUT)
+            response = transport.update_message(ROOM, ts, text=f"edit {n}", patience=TIMEOUT)
             with lock:
-                replies.append(reply)
+                replies.append(response)
 
     threads = [threading.Thread(target=slot, args=(ts,)) for ts in posted]
     for thread in threads:
@@ -401,7 +401,7 @@ def _outlet(slack: FakeSlack, limits: MethodLimits) -> SlackOutlet:
     transport = SlackTransport.beside(client, max_inline_wait=0.0)
     transport.limits = limits
     room = RoomSettings(channel="#the-loop", subscribe=KNOWN_EVENTS)
-    return SlackOutlet(transport, RoomBook({}), room)
+    return SlackOutlet(transport, BindingBook({}), room)
 
 
 def _card(slack: FakeSlack) -> str:

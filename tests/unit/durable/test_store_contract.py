@@ -25,7 +25,7 @@ from looproom.durable.queue import DurableQueue
 from looproom.postgres.database import Database
 from looproom.postgres.queue import PostgresQueue
 from looproom.postgres.state import PostgresState
-from looproom.room.routing import RoomBook, ThreadBinding
+from looproom.room.routing import BindingBook, ThreadBinding
 from tests.support.errbot_storage import open_sqlite_storage
 
 LEASE = 30.0
@@ -284,7 +284,7 @@ def test_the_state_is_a_mapping_whose_values_keep_their_order(store: Store) -> N
 
 
 def test_a_thread_binding_written_by_one_book_is_read_by_another(store: Store) -> None:
-    first, second = store.books(RoomBook, 2)
+    first, second = store.books(BindingBook, 2)
     first.remember(ThreadBinding("acme/app#1", "C1", "100.1"))
     assert second.thread("acme/app#1", "C1") == ThreadBinding("acme/app#1", "C1", "100.1")
     second.forget("acme/app#1", "C1")
@@ -293,7 +293,7 @@ def test_a_thread_binding_written_by_one_book_is_read_by_another(store: Store) -
 
 def test_a_parent_owed_a_redraw_is_still_owed_when_another_book_reads_it(store: Store) -> None:
     """What survives a crash: the card's state, owed, in the store (drawn after a start)."""
-    first, second = store.books(RoomBook, 2)
+    first, second = store.books(BindingBook, 2)
     first.remember(ThreadBinding("acme/app#1", "C1", "100.1", "🔧 Working", "f0"))
     assert first.want(ThreadBinding("acme/app#1", "C1", "100.1"), "🎉 Done", "https://x/1")
     (owed,) = [t for t in second.threads() if t.dirty]

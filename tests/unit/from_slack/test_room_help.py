@@ -32,7 +32,7 @@ def test_only_a_mention_of_the_bot_opening_with_help_asks_for_it() -> None:
 
 
 def test_in_a_work_items_thread_no_ref_is_needed_and_the_deployments_words_are_shown() -> None:
-    text = room_help.text(room_help.Room("github:acme/api#7", thread_bound=True), policy())
+    text = room_help.text(room_help.AskedIn("github:acme/api#7", thread_bound=True), policy())
     assert "about `github:acme/api#7`; no ref is needed" in text
     assert "• `start` — relayed as `loop go`" in text
     assert "• `cleanup` (switched off in this deployment)" in text
@@ -41,14 +41,14 @@ def test_in_a_work_items_thread_no_ref_is_needed_and_the_deployments_words_are_s
 
 
 def test_a_kickoff_room_with_several_repositories_teaches_the_prefix() -> None:
-    room = room_help.Room(repository="acme/api", kickoff=("acme/api", "acme/web"))
+    room = room_help.AskedIn(repository="acme/api", kickoff=("acme/api", "acme/web"))
     text = room_help.text(room, policy())
     assert "`#7` means `acme/api#7`" in text
     assert "`@theloop <title>` as a new message" in text and "`<repo>: <title>`" in text
 
 
 def test_what_the_room_is_not_granted_is_said_so() -> None:
-    text = room_help.text(room_help.Room(), policy(granted=frozenset({CONTEXT})))
+    text = room_help.text(room_help.AskedIn(), policy(granted=frozenset({CONTEXT})))
     assert "`approve` <work item> (not granted here: `gate.feedback`)" in text
     assert "Granted here: `context.added`, `work-item.reply`" in text
     assert REPLY in text

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from looproom.assembly import LoopRoom
+from looproom.assembly import Activation
 from looproom.events import Event
 from looproom.from_slack import slash
 from looproom.relay import forms
@@ -25,7 +25,7 @@ SECRET = "slash-signing-secret"
 
 
 @pytest.fixture
-def room(tmp_path: Path) -> Iterator[LoopRoom]:
+def room(tmp_path: Path) -> Iterator[Activation]:
     settings = Settings(
         authorized_users=frozenset({ALICE}),
         collaborators=frozenset({CAROL}),
@@ -46,29 +46,29 @@ def payload(text: str, member: str = ALICE, trigger: str = "t1") -> dict[str, An
     }
 
 
-def ask(room: LoopRoom, text: str, **fields: Any) -> dict[str, Any]:
+def ask(room: Activation, text: str, **fields: Any) -> dict[str, Any]:
     answer = room.decisions.slash.answer(payload(text, **fields))
     assert answer is not None and answer["response_type"] == "ephemeral"
     return answer
 
 
-def test_help_lists_every_verb_and_the_forms(room: LoopRoom) -> None:
+def test_help_lists_every_verb_and_the_forms(room: Activation) -> None:
     text = ask(room, "help")["text"]
     assert "/the-loop status" in text and "/the-loop new [<repo>:] <title>" in text
     assert all(f"`{verb}`" in text for verb in ("start", "stop", "do", "review", "execute"))
     assert ask(room, "")["text"] == text
 
 
-def test_an_unknown_word_is_answered_with_the_help(room: LoopRoom) -> None:
+def test_an_unknown_word_is_answered_with_the_help(room: Activation) -> None:
     assert ask(room, "launch")["text"].startswith("`launch` is not something")
 
 
-def test_another_command_or_a_payload_without_a_member_is_not_ours(room: LoopRoom) -> None:
+def test_another_command_or_a_payload_without_a_member_is_not_ours(room: Activation) -> None:
     assert room.decisions.slash.answer({**payload("help"), "command": "/other"}) is None
     assert room.decisions.slash.answer({**payload("help"), "user_id": ""}) is None
 
 
-def test_a_verb_names_its_work_item_and_is_recorded_once(room: LoopRoom) -> None:
+def test_a_verb_names_its_work_item_and_is_recorded_once(room: Activation) -> None:
     first = ask(room, f"start {ITEM}")["text"]
     assert first.startswith("👀 Recorded the start request for `github:acme/api#7`")
     again = ask(room, f"start {ITEM}")["text"]  # the same trigger: Slack's redelivery
@@ -78,24 +78,24 @@ def test_a_verb_names_its_work_item_and_is_recorded_once(room: LoopRoom) -> None
     assert len(room.decisions.relay.queue.list()) == 2
 
 
-def test_a_verb_on_another_trackers_work_item_is_refused_with_the_reason(room: LoopRoom) -> None:
+def test_a_verb_on_another_trackers_work_item_is_refused_with_the_reason(room: Activation) -> None:
     assert "jira:OPS-12 is not a GitHub issue" in ask(room, "start jira:OPS-12")["text"]
     assert "slack.authorizedUsers" in ask(room, "start jira:OPS-12", member=MALLORY)["text"]
     assert room.decisions.relay.queue.list() == []
 
 
-def test_a_verb_without_a_work_item_says_how_to_name_one(room: LoopRoom) -> None:
+def test_a_verb_without_a_work_item_says_how_to_name_one(room: Activation) -> None:
     assert "github:owner/repo#7" in ask(room, "start")["text"]
 
 
-def test_the_grants_hold_for_the_slash_command_too(room: LoopRoom) -> None:
+def test_the_grants_hold_for_the_slash_command_too(room: Activation) -> None:
     assert "`control.command`" in ask(room, f"start {ITEM}", member=CAROL)["text"]
     assert "slack.authorizedUsers" in ask(room, f"start {ITEM}", member=MALLORY)["text"]
     assert room.decisions.relay.queue.list() == []
 
 
 def test_status_shows_where_each_work_item_is_what_it_waits_on_and_who_is_asked(
-    room: LoopRoom,
+    room: Activation,
 ) -> None:
     assert "follows no work item" in ask(room, "status")["text"]
     gate = Event.from_wire(
@@ -114,7 +114,7 @@ def test_status_shows_where_each_work_item_is_what_it_waits_on_and_who_is_asked(
     assert "is not a work item ref" in ask(room, "status nonsense")["text"]
 
 
-def test_over_http_only_a_signed_command_is_answered(room: LoopRoom) -> None:
+def test_over_http_only_a_signed_command_is_answered(room: Activation) -> None:
     body = urllib.parse.urlencode(payload("help")).encode()
     answer = room.routes.command(signed.slack_headers(SECRET, body), body)
     assert answer.status == 200 and answer.body["response_type"] == "ephemeral"
@@ -179,7 +179,7 @@ def test_with_the_jira_ledger_a_verb_names_a_jira_work_item_as_a_github_one(
         ]
 
 
-def test_a_work_item_the_operator_never_configured_is_refused(room: LoopRoom) -> None:
+def test_a_work_item_the_operator_never_configured_is_refused(room: Activation) -> None:
     """What a slash command names is bounded as in the-loop: a repository the settings
     name, or a work item the room was shown — never any repository the token can reach."""
     elsewhere = ask(room, "start github:stranger/repo#3")["text"]

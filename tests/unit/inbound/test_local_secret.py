@@ -7,7 +7,7 @@ import stat
 import time
 from pathlib import Path
 
-from looproom.assembly import LoopRoom
+from looproom.assembly import Activation
 from looproom.inbound import local_secret
 from looproom.inbound import webhook as ingress
 from looproom.inbound.signing import sign
@@ -46,8 +46,8 @@ def test_the_line_to_copy_names_the_file_never_the_secret(tmp_path: Path) -> Non
     assert "\n" not in line
 
 
-def _room(tmp_path: Path, *, console: bool) -> LoopRoom:
-    return LoopRoom(
+def _room(tmp_path: Path, *, console: bool) -> Activation:
+    return Activation(
         Environment(backend="Text"),
         Settings(),
         store={},
@@ -60,7 +60,7 @@ def _room(tmp_path: Path, *, console: bool) -> LoopRoom:
     )
 
 
-def _post(room: LoopRoom, secret: str) -> int:
+def _post(room: Activation, secret: str) -> int:
     body = json.dumps({"eventType": "session.awaiting_input", "workItem": "github:a/b#1"}).encode()
     stamp = int(time.time())
     headers = {"X-TheLoop-Timestamp": str(stamp), "X-TheLoop-Signature": sign(secret, stamp, body)}

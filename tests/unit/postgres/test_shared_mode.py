@@ -17,7 +17,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from looproom.assembly import LoopRoom
+from looproom.assembly import Activation
 from looproom.durable.sqlite import StorageError
 from looproom.inbound import webhook as ingress
 from looproom.metrics import Metrics
@@ -235,11 +235,11 @@ def own_server() -> Iterator[PostgresServer]:
     server.close()
 
 
-def _room(tmp_path: Path, url: str, said: list[str]) -> LoopRoom:
+def _room(tmp_path: Path, url: str, said: list[str]) -> Activation:
     env = Environment.from_env(
         {"THELOOP_WEBHOOK_SECRET": SECRET, "THELOOP_DATABASE_URL": url, "THELOOP_REPLICA": "bot-a"}
     )
-    return LoopRoom(
+    return Activation(
         env,
         Settings(),
         store={},
@@ -251,7 +251,7 @@ def _room(tmp_path: Path, url: str, said: list[str]) -> LoopRoom:
     )
 
 
-def _post(room: LoopRoom, n: int) -> ingress.Answer:
+def _post(room: Activation, n: int) -> ingress.Answer:
     body = json.dumps(
         {
             "id": f"ask-{n}",

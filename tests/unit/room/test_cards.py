@@ -19,7 +19,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from slack_sdk import WebClient
 
-from looproom.assembly import LoopRoom
+from looproom.assembly import Activation
 from looproom.durable.outcome import Delivered
 from looproom.durable.queue import DurableQueue
 from looproom.durable.worker import Worker
@@ -29,7 +29,7 @@ from looproom.inbound.signing import sign
 from looproom.room import voice
 from looproom.room.cards import YIELD_CAP, Cards, Owed
 from looproom.room.outlets import event_delivery
-from looproom.room.routing import RoomBook
+from looproom.room.routing import BindingBook
 from looproom.room.slack_outlet import SlackOutlet
 from looproom.settings import Environment, Settings
 from looproom.slack.limits import COMEBACK, MethodLimits, Tier
@@ -82,7 +82,7 @@ class Room:
         self.transport = SlackTransport.beside(client, pacer=pacer, max_inline_wait=0.0)
         # One edit a minute, no burst: a test spends it as another room would.
         self.transport.limits = MethodLimits({EDIT: Tier(per_minute=1, burst=1)}, self.clock)
-        self.book = RoomBook(store)
+        self.book = BindingBook(store)
         self.cards = Cards(self.transport, self.book, clock=self.clock)
         settings = Settings(channel="#the-loop", subscribe=KNOWN_EVENTS, rooms=ROOMS)
         self.outlet = SlackOutlet(self.transport, self.book, settings, cards=self.cards)
@@ -301,10 +301,10 @@ def test_stopping_while_drawers_wait_for_the_budget_does_not_hang(slack: FakeSla
 
 def _activation(
     slack: FakeSlack, store: dict[str, Any], data_dir: Path
-) -> tuple[LoopRoom, SlackTransport]:
+) -> tuple[Activation, SlackTransport]:
     """The room as the plugin builds it on Slack, and its transport."""
     transport = SlackTransport.beside(WebClient(token=BOT_TOKEN, base_url=slack.url))
-    room = LoopRoom(
+    room = Activation(
         Environment.from_env({"THELOOP_WEBHOOK_SECRET": SECRET}),
         Settings(channel="#the-loop", subscribe=KNOWN_EVENTS, rooms=ROOMS),
         store=store,
@@ -317,7 +317,7 @@ def _activation(
     return room, transport
 
 
-def _post(room: LoopRoom, event: Event) -> int:
+def _post(room: Activation, event: Event) -> int:
     body = event.to_json().encode()
     stamp = int(time.time())
     headers = {"X-TheLoop-Timestamp": str(stamp), "X-TheLoop-Signature": sign(SECRET, stamp, body)}

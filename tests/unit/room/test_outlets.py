@@ -22,7 +22,7 @@ from looproom.events import KNOWN_EVENTS, Event
 from looproom.room import buttons
 from looproom.room.memory import Memory
 from looproom.room.outlets import PlainOutlet
-from looproom.room.routing import RoomBook
+from looproom.room.routing import BindingBook
 from looproom.room.slack_outlet import SlackOutlet
 from looproom.settings import Settings
 from looproom.slack.pacer import Pacer
@@ -54,7 +54,7 @@ class Bot:
         self.clock = Clock()
         client = WebClient(token=BOT_TOKEN, base_url=slack.url)
         self.transport = SlackTransport.beside(client, pacer=Pacer(clock=self.clock))
-        self.book = RoomBook(store)
+        self.book = BindingBook(store)
         self.outlet = SlackOutlet(self.transport, self.book, settings, **outlet)
 
     def deliver(self, event: Event, *, maybe_delivered: bool = False) -> Any:
@@ -352,7 +352,7 @@ def test_the_slack_message_shows_the_digest_and_the_notification_carries_it(
 
 def test_plain_backends_get_the_same_events_as_text(settings: Settings) -> None:
     sent: list[tuple[str | None, str, str | None]] = []
-    outlet = PlainOutlet(lambda *args: sent.append(args), RoomBook({}), settings)
+    outlet = PlainOutlet(lambda *args: sent.append(args), BindingBook({}), settings)
     assert isinstance(outlet.deliver(event(1), maybe_delivered=False), Delivered)
     ((room, text, thread),) = sent
     assert (room, thread) == ("#the-loop", ITEM)
@@ -362,7 +362,7 @@ def test_plain_backends_get_the_same_events_as_text(settings: Settings) -> None:
 def test_plain_backends_without_a_room_send_to_none(settings: Settings) -> None:
     sent: list[Any] = []
     outlet = PlainOutlet(
-        lambda *args: sent.append(args), RoomBook({}), Settings(subscribe=KNOWN_EVENTS)
+        lambda *args: sent.append(args), BindingBook({}), Settings(subscribe=KNOWN_EVENTS)
     )
     outlet.deliver(event(1), maybe_delivered=False)
     assert sent[0][0] is None
@@ -372,10 +372,10 @@ def test_a_plain_backend_failure_is_a_retry_and_filters_apply(settings: Settings
     def broken(*_: Any) -> None:
         raise ConnectionError("backend down")
 
-    outlet = PlainOutlet(broken, RoomBook({}), settings)
+    outlet = PlainOutlet(broken, BindingBook({}), settings)
     outcome = outlet.deliver(event(1), maybe_delivered=False)
     assert isinstance(outcome, RetryLater) and "backend down" in outcome.reason
-    quiet = PlainOutlet(broken, RoomBook({}), Settings(channel="#the-loop"))
+    quiet = PlainOutlet(broken, BindingBook({}), Settings(channel="#the-loop"))
     assert quiet.deliver(event(1), maybe_delivered=False) == Delivered("not subscribed")
 
 
@@ -498,7 +498,7 @@ def test_a_message_found_after_a_restart_is_remembered_so_a_press_on_it_counts(
 
 def test_a_delivery_that_did_not_post_still_teaches_the_memory(settings: Settings) -> None:
     memory = Memory({})
-    outlet = PlainOutlet(lambda *_: None, RoomBook({}), settings, observer=memory)
+    outlet = PlainOutlet(lambda *_: None, BindingBook({}), settings, observer=memory)
     assert isinstance(outlet.deliver(corpus("15"), maybe_delivered=False), Delivered)
     ask = memory.get(ITEM).ask
     assert ask is not None and ask.default == "Option 1 is fine" and ask.ts == ""

@@ -13,9 +13,9 @@ from slack_sdk import WebClient
 
 from looproom.admin.text import why_text
 from looproom.events import KNOWN_EVENTS, Event
+from looproom.room.delivery_log import ITEM_CAP, DeliveryLog
 from looproom.room.policy import Told
-from looproom.room.policy_memory import ITEM_CAP, ToldBook
-from looproom.room.routing import RoomBook
+from looproom.room.routing import BindingBook
 from looproom.room.slack_outlet import SlackOutlet
 from looproom.settings import Settings
 from looproom.slack.pacer import Pacer
@@ -42,9 +42,9 @@ class Room:
         client = WebClient(token=BOT_TOKEN, base_url=slack.url)
         transport = SlackTransport.beside(client, pacer=Pacer(clock=self.clock))
         settings = Settings(channel=LOOP, subscribe=KNOWN_EVENTS, room_style=style)
-        self.told = ToldBook(store)
+        self.told = DeliveryLog(store)
         self.outlet = SlackOutlet(
-            transport, RoomBook(store), settings, interactive=True, told=self.told
+            transport, BindingBook(store), settings, interactive=True, told=self.told
         )
 
     def deliver(self, *wires: dict[str, Any]) -> None:
@@ -161,7 +161,7 @@ def test_a_gate_found_after_a_crash_is_remembered_as_posted(slack: FakeSlack) ->
 
 def test_the_memory_is_bounded_and_forgets_the_least_recent_item_first() -> None:
     store: dict[str, Any] = {}
-    book = ToldBook(store)
+    book = DeliveryLog(store)
     for n in range(ITEM_CAP + 3):
         book.put(f"github:acme/api#{n}", Told(done=f"{n}.0"))
     assert len(store["room.told"]) == ITEM_CAP

@@ -22,7 +22,7 @@ from looproom.relay.sinks import LedgerSink, Sinks
 from looproom.room.channel_moves import ChannelMoves
 from looproom.room.memory import Memory
 from looproom.room.roster import Roster
-from looproom.room.routing import RoomBook
+from looproom.room.routing import BindingBook
 from tests.unit.decide.test_desk import Room
 
 ITEM, OTHER = "github:acme/api#7", "github:acme/api#8"
@@ -34,7 +34,7 @@ class Rig:
 
     def __init__(self, tmp_path: Path, store: dict[str, Any]) -> None:
         self.store, self.room = store, Room()
-        self.book = RoomBook(store)
+        self.book = BindingBook(store)
         self.roster = Roster(store)
         self.listening = ListenAll(store)
         self.effects = Effects(
@@ -150,7 +150,7 @@ def test_a_room_named_when_moved_is_the_room_its_id_names_when_moved_back(
     tmp_path: Path,
 ) -> None:
     store: dict[str, Any] = {}
-    book = RoomBook(store)
+    book = BindingBook(store)
     said: list[str] = []
 
     def known(room: str) -> str:

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from looproom.admin.bind import bind_command, unbind_command
-from looproom.room.routing import BindingError, RoomBook, ThreadBinding, route
+from looproom.room.routing import BindingBook, BindingError, ThreadBinding, route
 
 ROOMS = (("acme/*", "#acme-loop"), ("acme/api", "#api-loop"), ("*/docs", "#docs"))
 
@@ -43,7 +43,7 @@ def test_unmatched_and_non_github_work_items_go_to_the_default_channel() -> None
 
 
 def test_an_admin_binding_overrides_the_map_until_it_is_removed() -> None:
-    book = RoomBook(ShelfLike())
+    book = BindingBook(ShelfLike())
     book.bind_room("github:acme/api#7", "C0WARROOM1")
     assert book.room_for("github:acme/api#7", "#the-loop", ROOMS) == "C0WARROOM1"
     assert book.room_for("github:acme/api#8", "#the-loop", ROOMS) == "#api-loop"
@@ -54,7 +54,7 @@ def test_an_admin_binding_overrides_the_map_until_it_is_removed() -> None:
 
 
 def test_admin_bindings_past_the_cap_are_refused_not_silently_evicted() -> None:
-    book = RoomBook(ShelfLike(), room_cap=2)
+    book = BindingBook(ShelfLike(), room_cap=2)
     book.bind_room("github:a/b#1", "#one")
     book.bind_room("github:a/b#2", "#two")
     with pytest.raises(BindingError, match="cap is 2"):
@@ -65,15 +65,17 @@ def test_admin_bindings_past_the_cap_are_refused_not_silently_evicted() -> None:
 
 def test_thread_bindings_persist_in_the_store_the_plugin_passes() -> None:
     store = ShelfLike()
-    RoomBook(store).remember(ThreadBinding("github:acme/api#7", "C0LOOP0001", "1700000001.000001"))
-    again = RoomBook(store)  # a restart: a new book over the same storage
+    BindingBook(store).remember(
+        ThreadBinding("github:acme/api#7", "C0LOOP0001", "1700000001.000001")
+    )
+    again = BindingBook(store)  # a restart: a new book over the same storage
     thread = again.thread("github:acme/api#7", "C0LOOP0001")
     assert thread == ThreadBinding("github:acme/api#7", "C0LOOP0001", "1700000001.000001")
     assert again.thread("github:acme/api#7", "C0OTHER001") is None
 
 
 def test_past_the_cap_the_least_recently_used_thread_is_dropped() -> None:
-    book = RoomBook(ShelfLike(), thread_cap=3)
+    book = BindingBook(ShelfLike(), thread_cap=3)
     for n in (1, 2, 3):
         book.remember(ThreadBinding(f"github:a/b#{n}", "C0LOOP0001", f"{n}.0"))
     assert book.thread("github:a/b#1", "C0LOOP0001") is not None  # #1 used: #2 is now oldest
@@ -85,7 +87,7 @@ def test_past_the_cap_the_least_recently_used_thread_is_dropped() -> None:
 
 
 def test_the_default_cap_is_the_seeds_two_hundred() -> None:
-    book = RoomBook(ShelfLike())
+    book = BindingBook(ShelfLike())
     for n in range(205):
         book.remember(ThreadBinding(f"github:a/b#{n}", "C0LOOP0001", f"{n}.0"))
     assert book.thread_count() == 200
@@ -94,7 +96,7 @@ def test_the_default_cap_is_the_seeds_two_hundred() -> None:
 
 
 def test_a_parent_owed_a_state_keeps_its_ts_and_is_settled_once_that_state_is_drawn() -> None:
-    book = RoomBook(ShelfLike())
+    book = BindingBook(ShelfLike())
     thread = ThreadBinding("github:a/b#1", "C0LOOP0001", "1.0")
     book.remember(thread)
     assert book.want(thread, "📋 Waiting for approval", "https://x/1")
@@ -111,7 +113,7 @@ def test_a_parent_owed_a_state_keeps_its_ts_and_is_settled_once_that_state_is_dr
 
 
 def test_a_state_wanted_while_an_older_one_was_drawn_stays_owed() -> None:
-    book = RoomBook(ShelfLike())
+    book = BindingBook(ShelfLike())
     thread = ThreadBinding("github:a/b#1", "C0LOOP0001", "1.0")
     book.remember(thread)
     book.want(thread, "🔧 Working", "")
@@ -124,7 +126,7 @@ def test_a_state_wanted_while_an_older_one_was_drawn_stays_owed() -> None:
 
 
 def test_a_gone_parents_binding_is_forgotten_only_if_no_new_parent_was_opened() -> None:
-    book = RoomBook(ShelfLike())
+    book = BindingBook(ShelfLike())
     old = ThreadBinding("github:a/b#1", "C0LOOP0001", "1.0")
     book.remember(old)
     book.remember(ThreadBinding("github:a/b#1", "C0LOOP0001", "2.0"))  # opened since
@@ -135,7 +137,7 @@ def test_a_gone_parents_binding_is_forgotten_only_if_no_new_parent_was_opened() 
 
 
 def test_channel_ids_are_learnt_by_name_with_or_without_hash() -> None:
-    book = RoomBook(ShelfLike())
+    book = BindingBook(ShelfLike())
     assert book.channel_id("#the-loop") == ""
     book.learn_channel_id("#The-Loop", "C0LOOP0001")
     assert book.channel_id("the-loop") == "C0LOOP0001"
@@ -143,15 +145,15 @@ def test_channel_ids_are_learnt_by_name_with_or_without_hash() -> None:
 
 def test_an_uncertain_post_is_remembered_until_settled() -> None:
     store = ShelfLike()
-    RoomBook(store).mark_uncertain("evt-1")
-    book = RoomBook(store)
+    BindingBook(store).mark_uncertain("evt-1")
+    book = BindingBook(store)
     assert book.is_uncertain("evt-1")
     book.settle("evt-1")
-    assert not RoomBook(store).is_uncertain("evt-1")
+    assert not BindingBook(store).is_uncertain("evt-1")
 
 
 def test_an_admin_binds_lists_and_unbinds_with_words() -> None:
-    book = RoomBook(ShelfLike())
+    book = BindingBook(ShelfLike())
     assert "No work item is bound" in bind_command(book, "")
     answer = bind_command(book, "github:acme/api#7 #api-war-room")
     assert "now posts to #api-war-room" in answer
@@ -176,12 +178,12 @@ def test_an_admin_binds_lists_and_unbinds_with_words() -> None:
     ],
 )
 def test_a_bad_bind_says_what_is_wrong_and_binds_nothing(args: str, complaint: str) -> None:
-    book = RoomBook(ShelfLike())
+    book = BindingBook(ShelfLike())
     assert complaint in bind_command(book, args)
     assert book.room_bindings() == {}
 
 
 def test_the_bind_cap_is_reported_to_the_admin() -> None:
-    book = RoomBook(ShelfLike(), room_cap=1)
+    book = BindingBook(ShelfLike(), room_cap=1)
     bind_command(book, "github:a/b#1 #one")
     assert "the cap is 1" in bind_command(book, "github:a/b#2 #two")

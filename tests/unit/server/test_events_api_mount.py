@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from slackeventsapi import SlackEventAdapter
 
 from looproom import strict_json
-from looproom.assembly import LoopRoom
+from looproom.assembly import Activation
 from looproom.http.rules import MAX_BODY_BYTES
 from looproom.inbound import slack_events
 from looproom.server.app import App, Mount
@@ -37,7 +37,7 @@ PATH = slack_events.PATH
 class Served:
     """A room's server with Slack's Events API view mounted; what the view was handed."""
 
-    def __init__(self, room: LoopRoom, server: HttpServer, seen: list[dict[str, Any]]) -> None:
+    def __init__(self, room: Activation, server: HttpServer, seen: list[dict[str, Any]]) -> None:
         self.room, self.server, self.seen = room, server, seen
 
     def post(
@@ -77,7 +77,7 @@ def serve(tmp_path: Path) -> Iterator[Callable[..., Served]]:
 
     def make(signing_secret: str = SLACK_SECRET) -> Served:
         env = Environment.from_env({"THELOOP_SLACK_SIGNING_SECRET": signing_secret})
-        room = LoopRoom(
+        room = Activation(
             env,
             Settings(),
             store={},

@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from looproom.assembly import LoopRoom
+from looproom.assembly import Activation
 from looproom.http.rules import MAX_BODY_BYTES
 from looproom.server.app import App
 from looproom.server.runner import HttpServer, Limits
@@ -45,7 +45,7 @@ DEADLINE = 1.0
 
 @dataclass
 class Served:
-    room: LoopRoom
+    room: Activation
     server: HttpServer
 
     @property
@@ -97,11 +97,11 @@ def _read_to_close(sock: socket.socket) -> bytes:
     return b"".join(chunks)
 
 
-def _room(data_dir: Path) -> LoopRoom:
+def _room(data_dir: Path) -> Activation:
     env = Environment.from_env(
         {"THELOOP_WEBHOOK_SECRET": SECRET, "THELOOP_SLACK_SIGNING_SECRET": SLACK_SECRET}
     )
-    return LoopRoom(
+    return Activation(
         env,
         Settings(),
         store={},

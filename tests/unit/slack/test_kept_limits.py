@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from slack_sdk import WebClient
 
-from looproom.slack import replies as t
+from looproom.slack import responses as t
 from looproom.slack.kept_limits import FILE_NAME, Keeper, KeptLimits, KeptPacer
 from looproom.slack.limits import LONGEST_INHERITED_HOLD, Tier
 from looproom.slack.pacer import Pacer

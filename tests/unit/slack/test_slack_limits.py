@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 from slack_sdk import WebClient
 
-from looproom.slack import replies as t
+from looproom.slack import responses as t
 from looproom.slack.limits import COMEBACK, MethodLimits, Tier
 from looproom.slack.transport import SlackTransport
 from tests.fakes.slack_api import BOT_TOKEN, FakeSlack, Limit
@@ -163,9 +163,9 @@ def _edit_from_slots(transport: SlackTransport, slack: FakeSlack, slots: int, ea
 
     def slot(ts: str) -> None:
         for n in range(each):
-            reply = transport.update_message(ROOM, ts, text=f"edit {n}")
+            response = transport.update_message(ROOM, ts, text=f"edit {n}")
             with lock:
-                replies.append(reply)
+                replies.append(response)
 
     threads = [threading.Thread(target=slot, args=(ts,)) for ts in posted]
     for thread in threads:

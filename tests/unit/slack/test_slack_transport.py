@@ -10,9 +10,9 @@ import pytest
 from slack_sdk import WebClient
 
 from looproom.metrics import Metrics
-from looproom.slack import replies as t
+from looproom.slack import responses as t
 from looproom.slack.pacer import Pacer
-from looproom.slack.rooms import SlackPoster
+from looproom.slack.speakers import SlackPoster
 from looproom.slack.transport import SlackTransport
 from tests.fakes.slack_api import BOT_TOKEN, FakeSlack
 
@@ -47,9 +47,9 @@ def transport(slack: FakeSlack, clock: Clock) -> SlackTransport:
 def test_a_post_answers_the_ts_and_the_channel_id_even_when_posted_by_name(
     transport: SlackTransport,
 ) -> None:
-    reply = transport.post_message("#the-loop", text="hello")
-    assert (reply.kind, reply.channel) == (t.OK, ROOM)
-    assert reply.ts
+    response = transport.post_message("#the-loop", text="hello")
+    assert (response.kind, response.channel) == (t.OK, ROOM)
+    assert response.ts
 
 
 def test_metadata_is_read_back_only_when_asked_for(
@@ -69,8 +69,8 @@ def test_a_short_retry_after_is_honoured_inline(
     slack: FakeSlack, transport: SlackTransport
 ) -> None:
     slack.fail("chat.postMessage", "429", retry_after=0)
-    reply = transport.post_message(ROOM, text="hello")
-    assert reply.ok
+    response = transport.post_message(ROOM, text="hello")
+    assert response.ok
     assert [c.status for c in slack.calls_to("chat.postMessage")] == [429, 200]
     assert len(slack.messages(ROOM)) == 1
 
@@ -79,8 +79,8 @@ def test_a_long_retry_after_goes_back_to_the_caller_and_holds_the_channel(
     slack: FakeSlack, transport: SlackTransport
 ) -> None:
     slack.fail("chat.postMessage", "429", retry_after=30)
-    reply = transport.post_message(ROOM, text="hello")
-    assert (reply.kind, reply.retry_after) == (t.RATE_LIMITED, 30.0)
+    response = transport.post_message(ROOM, text="hello")
+    assert (response.kind, response.retry_after) == (t.RATE_LIMITED, 30.0)
     assert len(slack.calls_to("chat.postMessage")) == 1  # no sleeping in the worker
     assert transport.post_wait(ROOM) >= 29
     assert transport.post_wait("C0ELSEWHERE") == 0
@@ -117,8 +117,8 @@ def test_a_5xx_on_a_post_is_not_repeated_inline_because_it_may_have_landed(
     slack: FakeSlack, transport: SlackTransport
 ) -> None:
     slack.fail("chat.postMessage", "land_then_5xx")
-    reply = transport.post_message(ROOM, text="hello")
-    assert (reply.kind, reply.status) == (t.UNAVAILABLE, 500)
+    response = transport.post_message(ROOM, text="hello")
+    assert (response.kind, response.status) == (t.UNAVAILABLE, 500)
     assert len(slack.calls_to("chat.postMessage")) == 1
     assert len(slack.messages(ROOM)) == 1  # it did land: only a metadata search can tell
 
@@ -133,8 +133,8 @@ def test_a_5xx_on_an_update_is_retried_inline(slack: FakeSlack, transport: Slack
 
 def test_a_dropped_connection_is_unavailable(slack: FakeSlack, transport: SlackTransport) -> None:
     slack.fail("chat.postMessage", "disconnect")
-    reply = transport.post_message(ROOM, text="hello")
-    assert (reply.kind, reply.status) == (t.UNAVAILABLE, 0)
+    response = transport.post_message(ROOM, text="hello")
+    assert (response.kind, response.status) == (t.UNAVAILABLE, 0)
     assert slack.messages(ROOM) == []
 
 
@@ -164,17 +164,17 @@ def test_ok_false_answers_are_typed_never_raised(
     slack: FakeSlack, transport: SlackTransport, fault: str, kind: str
 ) -> None:
     slack.fail("chat.postMessage", "ok_false", error=fault)
-    reply = transport.post_message(ROOM, text="hello")
-    assert (reply.ok, reply.error, reply.kind) == (False, fault, kind)
+    response = transport.post_message(ROOM, text="hello")
+    assert (response.ok, response.error, response.kind) == (False, fault, kind)
 
 
 def test_slacks_own_limits_come_back_as_rejections_with_its_reasons(
     transport: SlackTransport,
 ) -> None:
     long_section = [{"type": "section", "text": {"type": "mrkdwn", "text": "x" * 3001}}]
-    reply = transport.post_message(ROOM, text="t", blocks=long_section)
-    assert (reply.kind, reply.error) == (t.REJECTED, "invalid_blocks")
-    assert "3001" in reply.data["errors"][0]
+    response = transport.post_message(ROOM, text="t", blocks=long_section)
+    assert (response.kind, response.error) == (t.REJECTED, "invalid_blocks")
+    assert "3001" in response.data["errors"][0]
     assert transport.post_message(ROOM, text="x" * 40_001).error == "msg_too_long"
     assert transport.post_message("#nowhere", text="hello").kind == t.ROOM
 
@@ -203,8 +203,8 @@ def test_a_channel_is_found_by_name_across_pages(slack: FakeSlack) -> None:
     found, _reply = SlackTransport(client).find_channel("#Far-Away")
     assert found == wanted
     assert len(slack.calls_to("users.conversations")) == 2  # the bot's own rooms first
-    missing, reply = SlackTransport(client).find_channel("#nowhere")
-    assert (missing, reply.ok) == ("", True)
+    missing, response = SlackTransport(client).find_channel("#nowhere")
+    assert (missing, response.ok) == ("", True)
 
 
 def test_a_private_room_the_listing_hides_is_found_among_the_bots_own(slack: FakeSlack) -> None:
@@ -232,8 +232,8 @@ def test_a_listing_cut_short_says_so_rather_than_no_such_room(slack: FakeSlack) 
     transport = SlackTransport(WebClient(token=BOT_TOKEN, base_url=slack.url))
     found = transport.lookup_channel("#beyond", max_pages=3)
     assert (found.id, found.truncated) == ("", True)
-    missing, reply = transport.find_channel("#beyond", max_pages=3)
-    assert (missing, reply.error) == ("", "listing_truncated")
+    missing, response = transport.find_channel("#beyond", max_pages=3)
+    assert (missing, response.error) == ("", "listing_truncated")
 
 
 def test_the_sibling_client_shares_identity_but_not_the_backends_retry_policy(

@@ -35,9 +35,9 @@ from looproom.relay import texts
 from looproom.relay.record_reader import RecordReader
 from looproom.relay.relay import Relay
 from looproom.relay.sinks import Sinks
-from looproom.room.policy_memory import ToldBook
+from looproom.room.delivery_log import DeliveryLog
 from looproom.room.render import work_item_label
-from looproom.room.routing import RoomBook
+from looproom.room.routing import BindingBook
 from looproom.server.runner import Listening
 from looproom.settings import Environment, Settings, keywords
 from looproom.slack.transport import SlackTransport
@@ -68,8 +68,8 @@ class Answers:
         secret: str,
         stores: Stores,
         worker: Worker,
-        book: RoomBook,
-        told: ToldBook,
+        book: BindingBook,
+        told: DeliveryLog,
         decisions: DecisionParts,
         slack: SlackTransport | None = None,
         follower: StreamFollower | None = None,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from looproom import workitem
-from looproom.room.routing import BindingError, RoomBook
+from looproom.room.routing import BindingBook, BindingError
 
 #: A room as an admin types it: ``#name``, ``name``, an id, or Slack's ``<#C…|name>``.
 _ROOM = re.compile(r"^(?:#?[A-Za-z0-9._-]{1,80}|<#([CG][A-Z0-9]+)(?:\|[^>]*)?>)$")
@@ -18,7 +18,7 @@ _ROOM = re.compile(r"^(?:#?[A-Za-z0-9._-]{1,80}|<#([CG][A-Z0-9]+)(?:\|[^>]*)?>)$
 BIND_USAGE = "usage: `!theloop bind <work item> <room>` (e.g. `github:acme/api#7 #api-war-room`)"
 
 
-def bind_command(book: RoomBook, args: str) -> str:
+def bind_command(book: BindingBook, args: str) -> str:
     """``!theloop bind``: list the bindings; ``!theloop bind ITEM ROOM``: bind one."""
     words = args.split()
     if not words:
@@ -44,7 +44,7 @@ def bind_command(book: RoomBook, args: str) -> str:
     return f"`{item}` now posts to {room}; its next event opens its thread there."
 
 
-def unbind_command(book: RoomBook, args: str) -> str:
+def unbind_command(book: BindingBook, args: str) -> str:
     """``!theloop unbind ITEM``: back to the configured room."""
     words = args.split()
     if len(words) != 1:

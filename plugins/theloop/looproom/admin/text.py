@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from looproom import digest, times
 from looproom.durable.queue import Failure, Item
-from looproom.room.policy_memory import Why
+from looproom.room.delivery_log import Why
 from looproom.settings import Environment, Settings
 from looproom.settings.parser import MAX_CHARS, MIN_CHARS
 from looproom.slack.text import defang

@@ -26,7 +26,7 @@ from looproom.decide.verdict import ADMITTED, REFUSED, Verdict, refuse
 from looproom.relay.decision import Decision
 from looproom.room.memory import Memory
 from looproom.slack import reactions
-from looproom.slack.queued_room import Speaker, quietly
+from looproom.slack.queued_speaker import Speaker, quietly
 
 log = logging.getLogger(__name__)
 

@@ -13,7 +13,7 @@ from looproom.doctor.findings import EVIDENCE, NOTE, OK, PROBLEM, Finding
 from looproom.http import rules as http_rules
 from looproom.manifest import EVENTS_PATH, INTERACTIVE_PATH
 from looproom.settings import Environment
-from looproom.slack.replies import Reply, is_channel_id
+from looproom.slack.responses import Response, is_channel_id
 from looproom.slack.transport import SlackTransport
 
 REINSTALL = (
@@ -36,21 +36,21 @@ class Identity:
 
 def token(slack: SlackTransport, wanted: Iterable[str]) -> tuple[list[Finding], Identity]:
     """``auth.test``: is the token good; and its granted scopes against ``wanted``."""
-    reply = slack.auth_test()
-    if not reply.ok:
+    response = slack.auth_test()
+    if not response.ok:
         return [
             Finding(
                 PROBLEM,
                 "Slack bot token",
-                f"refused by Slack ({reply.error})",
+                f"refused by Slack ({response.error})",
                 "copy the Bot User OAuth Token (xoxb-…) from the app's OAuth & Permissions "
                 "page into THELOOP_SLACK_BOT_TOKEN; reinstall the app if it was revoked",
             )
         ], Identity()
-    who = Identity(str(reply.data.get("user_id") or ""), str(reply.data.get("user") or ""))
-    team = reply.data.get("team") or reply.data.get("team_id") or "?"
+    who = Identity(str(response.data.get("user_id") or ""), str(response.data.get("user") or ""))
+    team = response.data.get("team") or response.data.get("team_id") or "?"
     found = [Finding(OK, "Slack bot token", f"valid: {who.mention} ({who.user_id}) in {team}")]
-    return found + _scopes(http_rules.header(reply.headers, "x-oauth-scopes"), wanted), who
+    return found + _scopes(http_rules.header(response.headers, "x-oauth-scopes"), wanted), who
 
 
 def _scopes(header: str, wanted: Iterable[str]) -> list[Finding]:
@@ -106,11 +106,13 @@ def room_findings(
                 )
             )
         else:
-            found.append(_not_found(subject, shown, lookup.truncated, lookup.reply, who))
+            found.append(_not_found(subject, shown, lookup.truncated, lookup.response, who))
     return found, home
 
 
-def _not_found(subject: str, shown: str, truncated: bool, reply: Reply, who: Identity) -> Finding:
+def _not_found(
+    subject: str, shown: str, truncated: bool, response: Response, who: Identity
+) -> Finding:
     if truncated:
         return Finding(
             PROBLEM,
@@ -119,11 +121,11 @@ def _not_found(subject: str, shown: str, truncated: bool, reply: Reply, who: Ide
             "workspace has more rooms than the bot pages through)",
             "use the channel id (C…) instead of the name: the room's details → About",
         )
-    if not reply.ok:
+    if not response.ok:
         return Finding(
             PROBLEM,
             subject,
-            f"cannot look rooms up ({reply.error})",
+            f"cannot look rooms up ({response.error})",
             "grant channels:read and groups:read (see the scopes above), or use the channel id",
         )
     return Finding(

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 
 from looproom.decide import talk
 from looproom.decide.desk import room_facts
-from looproom.room.routing import RoomBook
+from looproom.room.routing import BindingBook
 from looproom.settings import KickoffSettings
 from looproom.slack.channels import ChannelIds
 
@@ -22,7 +22,7 @@ class Places:
 
     def __init__(
         self,
-        book: RoomBook,
+        book: BindingBook,
         ids: ChannelIds,
         *,
         default_room: str,

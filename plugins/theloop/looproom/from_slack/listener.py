@@ -127,7 +127,7 @@ class Listener:
         if where.thread_bound and not self._cursors.claim(channel, thread_ts, ts):
             return True  # answered already, live or by the catch-up
         kickoff = self._places.kickoff_for(channel)
-        room = room_help.Room(
+        room = room_help.AskedIn(
             where.work_item, where.thread_bound, where.repository, kickoff.repos if kickoff else ()
         )
         text = room_help.text(room, self._policies.now().on(where.work_item))

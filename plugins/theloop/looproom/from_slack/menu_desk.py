@@ -23,7 +23,7 @@ from looproom.decide.presses import Press
 from looproom.from_slack import modals, shortcuts
 from looproom.room.memory import Memory
 from looproom.settings.grants import DECISION_RECORD
-from looproom.slack.queued_room import quietly
+from looproom.slack.queued_speaker import quietly
 
 log = logging.getLogger(__name__)
 

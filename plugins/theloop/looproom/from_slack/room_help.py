@@ -22,7 +22,7 @@ _MENTION = re.compile(r"^\s*<@([UW][A-Z0-9]+)(?:\|[^>]*)?>[\s:,]*")
 
 
 @dataclass(frozen=True)
-class Room:
+class AskedIn:
     """What the room a question was asked in is: the work item its thread (or the room)
     belongs to, its one repository, and the repositories its kickoff opens work items in."""
 
@@ -43,7 +43,7 @@ def asked(text: str, own_id: str) -> str:
     return "public" if len(words) > 1 and words[1].lower() == PUBLIC else "private"
 
 
-def text(room: Room, policy: AccessPolicy) -> str:
+def text(room: AskedIn, policy: AccessPolicy) -> str:
     """The grammar as it holds in ``room`` for ``policy``."""
     said = policy.destinations.keywords
     lines = [f"*What you can say here* — {_where(room)}"]
@@ -73,7 +73,7 @@ def text(room: Room, policy: AccessPolicy) -> str:
     return "\n".join(lines)
 
 
-def _where(room: Room) -> str:
+def _where(room: AskedIn) -> str:
     if room.work_item and room.thread_bound:
         return f"in this thread, about `{room.work_item}`; no ref is needed."
     if room.work_item:
@@ -83,11 +83,11 @@ def _where(room: Room) -> str:
     return "name the work item after the verb: `github:owner/repo#7`, or paste its link."
 
 
-def _ref_hint(room: Room) -> str:
+def _ref_hint(room: AskedIn) -> str:
     return "" if room.work_item else " <work item>"
 
 
-def _verb_line(kind: DecisionKind, room: Room, policy: AccessPolicy) -> str:
+def _verb_line(kind: DecisionKind, room: AskedIn, policy: AccessPolicy) -> str:
     said = policy.destinations.keywords
     keyword = said.of(kind.verb)
     relayed = f" — relayed as `{keyword}`" if keyword and keyword != f"the-loop {kind.verb}" else ""

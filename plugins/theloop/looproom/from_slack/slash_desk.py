@@ -24,7 +24,7 @@ from looproom.decide.desk import Desk
 from looproom.decide.judging import Received
 from looproom.decide.verdict import ADMITTED, REFUSED
 from looproom.from_slack import slash
-from looproom.room.routing import RoomBook
+from looproom.room.routing import BindingBook
 
 #: ``room_facts(channel)`` → (the one work item bound to it, its one repository).
 RoomFacts = Callable[[str], tuple[str, str]]
@@ -42,7 +42,7 @@ class SlashDesk:
     def __init__(
         self,
         desk: Desk,
-        book: RoomBook,
+        book: BindingBook,
         policy: Callable[[], AccessPolicy],
         room_facts: RoomFacts,
         *,

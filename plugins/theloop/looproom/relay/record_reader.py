@@ -27,7 +27,11 @@ _ENVELOPE = re.compile(r"<!--\s*the-loop:event\s+(\{.*?\})\s*-->", re.DOTALL)
 #: named in its first line (``… message(s) from <link>``).
 _DISCUSSED = re.compile(r"^_?discussed at:_? <?([^\s<>]+)>?\s*$")
 _CONTEXT_FROM = re.compile(r"message\(s\) from <?(https?://[^\s<>|]+)")
-_SHOWN = {records.REPLY: "💬 reply", records.CONTEXT: "📎 context", records.DECISION: "📌 decision"}
+_SHOWN = {
+    records.REPLY: "💬 reply",
+    records.CONTEXT: "📎 context",
+    records.DECISION: "📌 decision",
+}
 #: How many records the answer lists (the newest); the ticket has them all.
 MOST = 20
 

@@ -25,7 +25,7 @@ from looproom.relay.decision import Decision
 from looproom.relay.reply_lookup import LogUnread, Unsure, unsure_reason
 from looproom.relay.sinks import Sinks, Undeliverable
 from looproom.slack import reactions
-from looproom.slack.queued_room import Speaker, quietly
+from looproom.slack.queued_speaker import Speaker, quietly
 
 log = logging.getLogger(__name__)
 

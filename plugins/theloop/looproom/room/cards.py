@@ -3,7 +3,7 @@
 A work item's parent message (its card) shows the state after its latest event. Editing it
 is ``chat.update``, which Slack budgets for the whole workspace (tier 3, about 50 a minute).
 A delivery never waits for that budget: it posts its event, records the state the card is
-to show in the room book (durably, before the delivery is settled, so a crash loses no
+to show in the binding book (durably, before the delivery is settled, so a crash loses no
 card) and leaves, its slot free for the next room's post. :class:`Cards` then draws each
 card owed, once, with the state it is to show *when it is drawn*, as soon as the edit
 budget has a turn: a work item whose five events came while the budget was spent gets
@@ -29,9 +29,9 @@ from dataclasses import replace
 from looproom.durable.worker import backoff
 from looproom.room.outlets import parent_key
 from looproom.room.render import Rendering, render_parent
-from looproom.room.routing import RoomBook, ThreadBinding
+from looproom.room.routing import BindingBook, ThreadBinding
 from looproom.slack.marks import metadata
-from looproom.slack.replies import GONE, RATE_LIMITED
+from looproom.slack.responses import GONE, RATE_LIMITED
 from looproom.slack.transport import SlackTransport
 
 log = logging.getLogger(__name__)
@@ -173,7 +173,7 @@ class Cards:
     def __init__(
         self,
         transport: SlackTransport,
-        book: RoomBook,
+        book: BindingBook,
         *,
         threads: int = CARD_THREADS,
         clock: Callable[[], float] = time.monotonic,
@@ -329,29 +329,29 @@ class Cards:
             self._owed.settled(key)
             return None
         meta = metadata("parent", parent_key(thread.work_item), thread.work_item)
-        reply = self._slack.update_message(
+        response = self._slack.update_message(
             thread.channel, thread.ts, text=drawing.text, blocks=drawing.blocks, metadata=meta
         )
-        if reply.ok:
+        if response.ok:
             self._book.drew(thread, drawn)
             self._owed.settled(key)
-        elif reply.kind == RATE_LIMITED:  # the budget's turn, not a failure
-            pause = max(0.05, reply.retry_after or 1.0)
+        elif response.kind == RATE_LIMITED:  # the budget's turn, not a failure
+            pause = max(0.05, response.retry_after or 1.0)
             if not self._slack.limits.others_finding_out(EDIT):
                 # After Slack's 429 this thread's next call finds out whether Slack takes
                 # more, every other caller waiting for it: this thread makes it, after the wait.
                 return pause
             self._owed.add(key, self._clock() + pause)
-        elif reply.kind == GONE:
+        elif response.kind == GONE:
             log.warning(
                 "the parent of %s is gone (%s): the next event opens a new one",
                 thread.work_item,
-                reply.error,
+                response.error,
             )
             self._book.forget(thread.work_item, thread.channel, thread.ts)
             self._owed.settled(key)
         else:
-            self._failed(key, reply.error)
+            self._failed(key, response.error)
         return None
 
     def _failed(self, key: Key, error: str) -> None:

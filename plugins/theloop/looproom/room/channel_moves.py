@@ -1,6 +1,6 @@
 """A work item's collaboration channel: ``add-channel #room`` moves its conversation there.
 
-A decider's ``add-channel`` binds the work item to that room (the room book's binding,
+A decider's ``add-channel`` binds the work item to that room (the binding book's binding,
 as an admin's ``bind`` does): its next event opens a parent there, and decisions typed
 there — in that thread, or plainly in a room bound to that one work item — count. The
 old thread is told where the conversation went. ``remove-channel`` and the work item's
@@ -15,7 +15,7 @@ from typing import Any
 
 from looproom.durable.bounded import touched
 from looproom.durable.state import lock_for, stored_mapping
-from looproom.room.routing import ROOM_BINDING_CAP, BindingError, RoomBook
+from looproom.room.routing import ROOM_BINDING_CAP, BindingBook, BindingError
 
 _KEY = "rooms.moves"
 
@@ -34,7 +34,7 @@ class ChannelMoves:
     def __init__(
         self,
         store: MutableMapping[str, Any],
-        book: RoomBook,
+        book: BindingBook,
         say: Say,
         id_of: Callable[[str], str] = lambda room: room,
     ) -> None:

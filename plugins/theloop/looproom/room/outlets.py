@@ -22,7 +22,7 @@ from looproom.durable.worker import Delivery
 from looproom.events import Event, SchemaError
 from looproom.room.pulls import PullRequest
 from looproom.room.render import RenderSettings, render_plain
-from looproom.room.routing import RoomBook
+from looproom.room.routing import BindingBook
 
 
 class Outlet(Protocol):
@@ -92,7 +92,7 @@ class PlainOutlet:
     def __init__(
         self,
         send: Send,
-        rooms: RoomBook,
+        rooms: BindingBook,
         settings: OutletSettings,
         *,
         observer: Observer | None = None,

@@ -72,7 +72,7 @@ def route(work_item: str, channel: str, rooms: Sequence[tuple[str, str]]) -> str
     return channel
 
 
-class RoomBook:
+class BindingBook:
     """Room bindings, thread bindings and channel ids, kept in ``store`` (thread-safe).
 
     The lock is the book's own, so one store has one book: the delivery worker, the admin

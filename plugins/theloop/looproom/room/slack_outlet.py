@@ -12,7 +12,7 @@ to admins). A 429, an outage or pacing is :class:`RetryLater` — the queue wait
 The event message carries the decision controls when the room can receive presses.
 
 Before any of that, the delivery policy (:mod:`looproom.room.policy`, over its memory in
-:mod:`looproom.room.policy_memory`) decides whether the event is posted, edited over a message
+:mod:`looproom.room.delivery_log`) decides whether the event is posted, edited over a message
 already in the thread, or not posted at all; the outlet carries the decision out and
 records it before the delivery is settled. ``slack.room.style: classic``, or a memory that
 cannot be read, posts every event.
@@ -29,6 +29,8 @@ from looproom.durable.outcome import Delivered, Failed, Outcome, RetryLater
 from looproom.events import Event
 from looproom.room import event_types, policy
 from looproom.room.cards import Cards, fingerprint
+from looproom.room.delivery_log import DeliveryLog, Why
+from looproom.room.delivery_log import now as told_now
 from looproom.room.outlets import (
     NoObserver,
     Observer,
@@ -36,20 +38,18 @@ from looproom.room.outlets import (
     PullSource,
     parent_key,
 )
-from looproom.room.policy_memory import ToldBook, Why
-from looproom.room.policy_memory import now as told_now
 from looproom.room.render import Rendering, render, render_parent, state_after
-from looproom.room.routing import RoomBook, ThreadBinding
+from looproom.room.routing import BindingBook, ThreadBinding
 from looproom.slack.channels import ChannelIds
 from looproom.slack.marks import metadata, metadata_key
-from looproom.slack.replies import (
+from looproom.slack.responses import (
     AUTH,
     GONE,
     OK,
     RATE_LIMITED,
     REJECTED,
     ROOM,
-    Reply,
+    Response,
     is_channel_id,
     next_cursor,
 )
@@ -69,12 +69,12 @@ class SlackOutlet:
     def __init__(
         self,
         transport: SlackTransport,
-        rooms: RoomBook,
+        rooms: BindingBook,
         settings: OutletSettings,
         *,
         observer: Observer | None = None,
         interactive: bool = False,
-        told: ToldBook | None = None,
+        told: DeliveryLog | None = None,
         pulls: PullSource | None = None,
         cards: Cards | None = None,
     ) -> None:
@@ -202,7 +202,7 @@ class SlackOutlet:
     def _find_in_thread(self, thread: ThreadBinding, key: str) -> Mapping[str, Any] | None:
         """The message in ``thread`` that carries ``key``, if a lost attempt posted it."""
 
-        def page(cursor: str) -> Reply:
+        def page(cursor: str) -> Response:
             return self._slack.replies(thread.channel, thread.ts, cursor=cursor)
 
         try:
@@ -211,17 +211,17 @@ class SlackOutlet:
             self._book.forget(thread.work_item, thread.channel)
             return None
 
-    def _messages(self, fetch: Callable[[str], Reply]) -> Iterator[Mapping[str, Any]]:
+    def _messages(self, fetch: Callable[[str], Response]) -> Iterator[Mapping[str, Any]]:
         """Messages page by page (bounded); a failed read stops the delivery: never guess."""
         cursor = ""
         for _ in range(PAGES):
-            reply = fetch(cursor)
-            if reply.kind == GONE:
-                raise _ThreadGone(reply.error)
-            if not reply.ok:
-                raise _StopDelivery(self._not_now(reply, "looking for an earlier post"))
-            yield from reply.data.get("messages") or []
-            cursor = next_cursor(reply)
+            response = fetch(cursor)
+            if response.kind == GONE:
+                raise _ThreadGone(response.error)
+            if not response.ok:
+                raise _StopDelivery(self._not_now(response, "looking for an earlier post"))
+            yield from response.data.get("messages") or []
+            cursor = next_cursor(response)
             if not cursor:
                 return
 
@@ -232,12 +232,12 @@ class SlackOutlet:
         state = state_after(event, "")
         drawing = render_parent(event.work_item, state, event.url)
         meta = metadata("parent", parent_key(event.work_item), event.work_item)
-        reply = self._send(event, channel or room, drawing, None, meta, what="parent")
-        channel = reply.channel or channel
+        response = self._send(event, channel or room, drawing, None, meta, what="parent")
+        channel = response.channel or channel
         if not is_channel_id(room):
             self._book.learn_channel_id(room, channel)
         drawn = fingerprint(drawing)
-        thread = ThreadBinding(event.work_item, channel, reply.ts, state, drawn, event.url)
+        thread = ThreadBinding(event.work_item, channel, response.ts, state, drawn, event.url)
         self._book.remember(thread)
         return thread
 
@@ -245,25 +245,27 @@ class SlackOutlet:
         """Post ``event`` in the work item's thread; its ts. (A policy's reply "under" a
         message in the thread is this too: Slack has no thread within a thread.)"""
         meta = metadata("event", event.delivery_key, event.work_item)
-        reply = self._send(
+        response = self._send(
             event, thread.channel, self._drawing(event), thread.ts, meta, what="event"
         )
         # Told at once, not when the delivery returns: a press on it may come first.
-        self._observer.observe(event, reply.channel or thread.channel, reply.ts, thread.ts)
-        return reply.ts
+        self._observer.observe(event, response.channel or thread.channel, response.ts, thread.ts)
+        return response.ts
 
     def _edit(self, event: Event, thread: ThreadBinding, ts: str) -> str:
         """Draw ``event`` over the message at ``ts``; a message gone is posted afresh."""
         meta = metadata("event", event.delivery_key, event.work_item)
         drawing = self._drawing(event)
-        reply = self._slack.update_message(
+        response = self._slack.update_message(
             thread.channel, ts, text=drawing.text, blocks=drawing.blocks, metadata=meta
         )
-        if reply.kind == GONE or reply.kind == REJECTED:
-            log.info("could not edit %s (%s): posting %s afresh", ts, reply.error, event.event_type)
+        if response.kind == GONE or response.kind == REJECTED:
+            log.info(
+                "could not edit %s (%s): posting %s afresh", ts, response.error, event.event_type
+            )
             return self._post(event, thread)
-        if not reply.ok:
-            raise _StopDelivery(self._not_now(reply, "editing a message"))
+        if not response.ok:
+            raise _StopDelivery(self._not_now(response, "editing a message"))
         self._observer.observe(event, thread.channel, ts, thread.ts)
         return ts
 
@@ -280,44 +282,46 @@ class SlackOutlet:
         meta: dict[str, Any],
         *,
         what: str,
-    ) -> Reply:
+    ) -> Response:
         """Post as Block Kit; on a refused payload once more as plain text; else stop."""
         post = self._slack.post_message
-        reply = post(
+        response = post(
             channel, text=drawing.text, blocks=drawing.blocks, thread_ts=thread_ts, metadata=meta
         )
-        if reply.kind == REJECTED:
+        if response.kind == REJECTED:
             log.warning(
                 "Slack refused the %s for %s (%s %s); posting it as plain text",
                 what,
                 event.delivery_key,
-                reply.error,
-                _slack_says(reply),
+                response.error,
+                _slack_says(response),
             )
-            first = reply
-            reply = post(channel, text=drawing.text, thread_ts=thread_ts, metadata=meta)
-            if reply.kind == REJECTED:
+            first = response
+            response = post(channel, text=drawing.text, thread_ts=thread_ts, metadata=meta)
+            if response.kind == REJECTED:
                 raise _StopDelivery(
-                    Failed(f"Slack refused the {what}: {first.error}; as plain text: {reply.error}")
+                    Failed(
+                        f"Slack refused the {what}: {first.error}; as plain text: {response.error}"
+                    )
                 )
-        if reply.kind != OK:
-            if reply.kind not in (RATE_LIMITED, AUTH, ROOM):
+        if response.kind != OK:
+            if response.kind not in (RATE_LIMITED, AUTH, ROOM):
                 self._book.mark_uncertain(event.delivery_key)  # a 5xx post may have landed
-            raise _StopDelivery(self._not_now(reply, f"posting the {what}"))
+            raise _StopDelivery(self._not_now(response, f"posting the {what}"))
         self._book.settle(event.delivery_key)
-        return reply
+        return response
 
-    def _not_now(self, reply: Reply, doing: str) -> Outcome:
+    def _not_now(self, response: Response, doing: str) -> Outcome:
         """A failed call as the worker's outcome: wait, back off, or park."""
-        reason = f"{doing}: {reply.method} {reply.error}"
-        if reply.kind == RATE_LIMITED:
-            return RetryLater(reason, after=reply.retry_after)
-        if reply.kind == AUTH:
+        reason = f"{doing}: {response.method} {response.error}"
+        if response.kind == RATE_LIMITED:
+            return RetryLater(reason, after=response.retry_after)
+        if response.kind == AUTH:
             log.error(
-                "Slack refuses the bot's token (%s): fix the token or its scopes", reply.error
+                "Slack refuses the bot's token (%s): fix the token or its scopes", response.error
             )
             return RetryLater(reason, after=AUTH_RETRY_SECONDS)
-        if reply.kind == ROOM:
+        if response.kind == ROOM:
             return Failed(f"{reason} — invite the bot to the room or fix the room's name")
         return RetryLater(reason)
 
@@ -340,7 +344,9 @@ class _StopDelivery(Exception):
         self.outcome = outcome
 
 
-def _slack_says(reply: Reply) -> str:
+def _slack_says(response: Response) -> str:
     """Slack's own details of a refusal (its validation messages), for the log."""
-    errors = reply.data.get("errors") or (reply.data.get("response_metadata") or {}).get("messages")
+    errors = response.data.get("errors") or (response.data.get("response_metadata") or {}).get(
+        "messages"
+    )
     return "; ".join(str(e) for e in errors)[:500] if errors else ""

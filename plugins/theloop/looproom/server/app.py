@@ -38,7 +38,7 @@ FILES = "/theloop/files"
 
 
 class Service(Protocol):
-    """What the routes hand their requests to (the activation's :class:`LoopRoom`)."""
+    """What the routes hand their requests to (the activation's :class:`Activation`)."""
 
     def receive(self, request: Request) -> Answer: ...
 

@@ -10,14 +10,14 @@ from __future__ import annotations
 import logging
 from typing import Protocol
 
-from looproom.slack.replies import is_channel_id
+from looproom.slack.responses import is_channel_id
 from looproom.slack.transport import SlackTransport
 
 log = logging.getLogger(__name__)
 
 
 class Learnt(Protocol):
-    """Where the ids found are kept (the room book)."""
+    """Where the ids found are kept (the binding book)."""
 
     def channel_id(self, room: str) -> str: ...
 
@@ -37,12 +37,12 @@ class ChannelIds:
         known = self._learnt.channel_id(room)
         if known or self._slack is None:
             return known
-        found, reply = self._slack.find_channel(room)
+        found, response = self._slack.find_channel(room)
         if found:
             self._learnt.learn_channel_id(room, found)
-        elif not reply.ok:
+        elif not response.ok:
             # e.g. missing channels:read — posting by name still works and teaches the id.
-            log.info("room %s: cannot list channels (%s); posting by name", room, reply.error)
+            log.info("room %s: cannot list channels (%s); posting by name", room, response.error)
         return found
 
     def known(self, room: str) -> str:

@@ -21,7 +21,7 @@ FRESH_FOR = 300.0
 MOST = 20_000
 
 
-class RoomDirectory:
+class ChannelDirectory:
     """Room name (lower case, no ``#``) → id, from recent listings; thread-safe, bounded."""
 
     def __init__(

@@ -5,7 +5,7 @@ Every post the bot may have to reconcile carries its key in Slack message metada
 flight when the bot was killed, or answered by a 5xx — is looked for before it is posted
 again: ``conversations.replies`` of its thread, or ``conversations.history`` of its room,
 read with ``include_all_metadata``. The room's outlet (``looproom.room.slack_outlet``) and
-the kickoff's lines (:class:`looproom.slack.rooms.SlackPoster`) mark and find their posts
+the kickoff's lines (:class:`looproom.slack.speakers.SlackPoster`) mark and find their posts
 this one way.
 """
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from looproom.slack.queued_room import Speaker
+from looproom.slack.queued_speaker import Speaker
 
 #: Each moment, named by its default emoji (the-loop's defaults for Slack).
 RECEIVED, COMPLETED, ERROR = "eyes", "white_check_mark", "warning"

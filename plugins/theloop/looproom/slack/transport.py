@@ -1,7 +1,7 @@
 """The one way to Slack: typed replies, bounded inline retries, per-channel pacing.
 
 Every Slack Web API call the bot makes for the-loop goes through :class:`SlackTransport`.
-It never raises for a Slack or network failure: each call returns a :class:`Reply` whose
+It never raises for a Slack or network failure: each call returns a :class:`Response` whose
 ``kind`` says what the caller can do about it (retry later, park, re-render). Retries are
 layered, because slack_sdk's retry handlers share one attempt count (so a long outage
 would spend every handler's tries at once): a short one inline (429 with a short
@@ -12,7 +12,7 @@ Slack tier's budget for the whole workspace (``limits``), each shared by all del
 slots: a short wait for a turn is made inline, a longer one is answered as a 429 without
 calling Slack (unless the caller said how long it may wait: the parent's redraw waits its
 turn); a 429 holds only the method it answered (for a post, the channel), and after it
-that method goes one call at a time until Slack takes one again. The reply kinds are in
+that method goes one call at a time until Slack takes one again. The response kinds are in
 ``replies``, the inline retries in ``retries``.
 """
 
@@ -27,10 +27,16 @@ from typing import Any
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from looproom.slack.directory import RoomDirectory
+from looproom.slack.directory import ChannelDirectory
 from looproom.slack.limits import MethodLimits
 from looproom.slack.pacer import Pacer
-from looproom.slack.replies import RATE_LIMITED, ChannelLookup, Reply, is_channel_id, next_cursor
+from looproom.slack.responses import (
+    RATE_LIMITED,
+    ChannelLookup,
+    Response,
+    is_channel_id,
+    next_cursor,
+)
 from looproom.slack.retries import DEFAULT_MAX_INLINE_WAIT, retry_handlers
 from looproom.times import later, slack_seconds
 
@@ -47,7 +53,7 @@ def api_base(url: str) -> str:
 
 
 class SlackTransport:
-    """Slack Web API calls for the-loop's room, each answered with a :class:`Reply`."""
+    """Slack Web API calls for the-loop's room, each answered with a :class:`Response`."""
 
     def __init__(
         self,
@@ -61,7 +67,7 @@ class SlackTransport:
         self.pacer = pacer or Pacer()
         self.limits = limits or MethodLimits(clock=self.pacer.clock)
         #: The room names recent listings gave, so rooms starting at once read one listing.
-        self.directory = RoomDirectory()
+        self.directory = ChannelDirectory()
         self._max_inline_wait = max_inline_wait
         #: Told of every 429 Slack answers, retried inline or not (the metrics).
         self.on_rate_limited: Callable[[], None] = lambda: None
@@ -72,7 +78,7 @@ class SlackTransport:
         (its work is the queue's again), so the delivery slots finish at once."""
         self._closing.set()
 
-    def file_info(self, file_id: str) -> Reply:
+    def file_info(self, file_id: str) -> Response:
         """``files.info``: a file as Slack knows it now (a voice clip's transcript done?)."""
         return self._call("files.info", {"file": file_id})
 
@@ -144,19 +150,19 @@ class SlackTransport:
         blocks: list[dict[str, Any]] | None = None,
         thread_ts: str | None = None,
         metadata: Mapping[str, Any] | None = None,
-    ) -> Reply:
+    ) -> Response:
         """``chat.postMessage`` in ``channel``'s turn (:meth:`_post_turn`). A 429 holds the
         channel; a short hold is waited out once, the retry taking a turn as Slack counts it."""
         args: dict[str, Any] = {"channel": channel, "text": text, "unfurl_links": False}
         args.update(_optional(blocks=blocks, thread_ts=thread_ts, metadata=metadata))
         for _ in range(2):
             if not self._post_turn(channel):  # Slack would answer 429: say so without asking
-                return Reply.held_back("chat.postMessage", self.pacer.wait(channel))
-            reply = self._call("chat.postMessage", args)
-            if reply.kind != RATE_LIMITED:
+                return Response.held_back("chat.postMessage", self.pacer.wait(channel))
+            response = self._call("chat.postMessage", args)
+            if response.kind != RATE_LIMITED:
                 break
-            self.pacer.hold(channel, 1.0 if reply.retry_after is None else reply.retry_after)
-        return reply
+            self.pacer.hold(channel, 1.0 if response.retry_after is None else response.retry_after)
+        return response
 
     def _post_turn(self, channel: str) -> bool:
         """Whether this slot has ``channel``'s next post: its turn taken from the pacer, after
@@ -175,7 +181,7 @@ class SlackTransport:
         blocks: list[dict[str, Any]] | None = None,
         metadata: Mapping[str, Any] | None = None,
         patience: float = 0.0,
-    ) -> Reply:
+    ) -> Response:
         """``chat.update`` of the message at ``ts`` (a channel id is required).
         ``patience``: seconds it may wait for the method's budget rather than answer 429."""
         args = {"channel": channel, "ts": ts, "text": text}
@@ -184,28 +190,28 @@ class SlackTransport:
 
     def post_ephemeral(
         self, channel: str, user: str, *, text: str, thread_ts: str | None = None
-    ) -> Reply:
+    ) -> Response:
         """``chat.postEphemeral``: a message only ``user`` sees."""
         args = {"channel": channel, "user": user, "text": text}
         args.update(_optional(thread_ts=thread_ts))
         return self._call("chat.postEphemeral", args)
 
-    def open_view(self, trigger_id: str, view: Mapping[str, Any]) -> Reply:
+    def open_view(self, trigger_id: str, view: Mapping[str, Any]) -> Response:
         """``views.open``: a form, within the few seconds a trigger is good for."""
         return self._call("views.open", {"trigger_id": trigger_id, "view": dict(view)})
 
-    def add_reaction(self, channel: str, ts: str, name: str) -> Reply:
+    def add_reaction(self, channel: str, ts: str, name: str) -> Response:
         """``reactions.add``; a reaction already there counts as done."""
-        reply = self._call("reactions.add", {"channel": channel, "timestamp": ts, "name": name})
-        if reply.error == "already_reacted":
-            return Reply(reply.method, True, reply.data)
-        return reply
+        response = self._call("reactions.add", {"channel": channel, "timestamp": ts, "name": name})
+        if response.error == "already_reacted":
+            return Response(response.method, True, response.data)
+        return response
 
     # -- reading -------------------------------------------------------------------
 
     def history(
         self, channel: str, *, limit: int = 200, cursor: str = "", oldest: str = ""
-    ) -> Reply:
+    ) -> Response:
         """One page of ``conversations.history`` (newest first), metadata included;
         ``oldest``: only messages after it."""
         args = {"channel": channel, "limit": limit, "include_all_metadata": True}
@@ -220,24 +226,24 @@ class SlackTransport:
         found: list[Mapping[str, Any]] = []
         cursor = ""
         for _ in range(max_pages):
-            reply = self.history(channel, cursor=cursor, oldest=oldest)
-            if not reply.ok:
+            response = self.history(channel, cursor=cursor, oldest=oldest)
+            if not response.ok:
                 return None
-            messages = [m for m in reply.data.get("messages") or [] if isinstance(m, Mapping)]
+            messages = [m for m in response.data.get("messages") or [] if isinstance(m, Mapping)]
             found.extend(
                 m
                 for m in messages
                 if later(str(m.get("ts") or ""), oldest)
                 and str(m.get("thread_ts") or m.get("ts")) == str(m.get("ts"))
             )
-            cursor = next_cursor(reply)
+            cursor = next_cursor(response)
             if not cursor:
                 break
         return sorted(found, key=lambda m: slack_seconds(str(m.get("ts") or "")))
 
     def replies(
         self, channel: str, ts: str, *, limit: int = 200, cursor: str = "", oldest: str = ""
-    ) -> Reply:
+    ) -> Response:
         """One page of ``conversations.replies`` (parent first), metadata included;
         ``oldest``: only messages after it (Slack keeps the parent in the first page)."""
         args = {"channel": channel, "ts": ts, "limit": limit, "include_all_metadata": True}
@@ -252,12 +258,12 @@ class SlackTransport:
         found: list[Mapping[str, Any]] = []
         cursor = ""
         for _ in range(max_pages):
-            reply = self.replies(channel, thread, cursor=cursor, oldest=oldest)
-            if not reply.ok:
+            response = self.replies(channel, thread, cursor=cursor, oldest=oldest)
+            if not response.ok:
                 return None
-            messages = [m for m in reply.data.get("messages") or [] if isinstance(m, Mapping)]
+            messages = [m for m in response.data.get("messages") or [] if isinstance(m, Mapping)]
             found.extend(m for m in messages if later(str(m.get("ts") or ""), oldest or thread))
-            cursor = next_cursor(reply)
+            cursor = next_cursor(response)
             if not cursor:
                 break
         return found
@@ -267,14 +273,14 @@ class SlackTransport:
         ``looproom.decide.members`` resolves handles with."""
         args: dict[str, Any] = {"limit": 200}
         args.update(_optional(cursor=cursor or None))
-        reply = self._call("users.list", args)
-        if not reply.ok:
-            return False, reply.error or f"status {reply.status}", [], ""
-        members = reply.data.get("members")
-        return True, "", list(members) if isinstance(members, list) else [], next_cursor(reply)
+        response = self._call("users.list", args)
+        if not response.ok:
+            return False, response.error or f"status {response.status}", [], ""
+        members = response.data.get("members")
+        return True, "", list(members) if isinstance(members, list) else [], next_cursor(response)
 
-    def find_channel(self, name: str, *, max_pages: int = 10) -> tuple[str, Reply]:
-        """The id of the room called ``name`` (``#`` optional), or ``""``; and the last reply.
+    def find_channel(self, name: str, *, max_pages: int = 10) -> tuple[str, Response]:
+        """The id of the room called ``name`` (``#`` optional), or ``""``; and the last response.
 
         As :meth:`lookup_channel` finds it; a listing cut short answers ``listing_truncated``.
         A name a recent listing gave is not looked up again (``looproom.slack.directory``).
@@ -282,11 +288,11 @@ class SlackTransport:
         with self.directory.looking:  # one look-up at a time: the next finds what it read
             known = self.directory.get(name)
             if known:
-                return known, Reply("users.conversations", True)
+                return known, Response("users.conversations", True)
             found = self.lookup_channel(name, max_pages=max_pages, seen=self.directory.learn)
         if found.id or not found.truncated:
-            return found.id, found.reply
-        return "", Reply(found.reply.method, False, error="listing_truncated")
+            return found.id, found.response
+        return "", Response(found.response.method, False, error="listing_truncated")
 
     def lookup_channel(
         self, room: str, *, max_pages: int = 10, seen: Callable[[list], None] | None = None
@@ -303,56 +309,56 @@ class SlackTransport:
             return mine
         listed = self._scan("conversations.list", room, max_pages, seen)
         truncated = mine.truncated or listed.truncated
-        return ChannelLookup(listed.id, listed.member, truncated, listed.reply)
+        return ChannelLookup(listed.id, listed.member, truncated, listed.response)
 
     def _scan(
         self, method: str, room: str, max_pages: int, seen: Callable[[list], None] | None
     ) -> ChannelLookup:
         by_id, cursor = is_channel_id(room), ""
         wanted = room if by_id else room.lstrip("#").lower()
-        reply = Reply(method, True)
+        response = Response(method, True)
         for _ in range(max_pages):
             args = {"types": "public_channel,private_channel", "limit": 1000}
             args.update(_optional(exclude_archived=True, cursor=cursor or None))
-            reply = self._call(method, args)
-            if not reply.ok:
-                return ChannelLookup(reply=reply)
+            response = self._call(method, args)
+            if not response.ok:
+                return ChannelLookup(response=response)
             if seen is not None:
-                seen(list(reply.data.get("channels") or []))
-            for channel in reply.data.get("channels") or []:
+                seen(list(response.data.get("channels") or []))
+            for channel in response.data.get("channels") or []:
                 key = str(channel.get("id", "")) if by_id else str(channel.get("name", "")).lower()
                 if key == wanted:
                     member = method == "users.conversations" or bool(channel.get("is_member"))
-                    return ChannelLookup(str(channel.get("id", "")), member, reply=reply)
-            cursor = next_cursor(reply)
+                    return ChannelLookup(str(channel.get("id", "")), member, response=response)
+            cursor = next_cursor(response)
             if not cursor:
-                return ChannelLookup(reply=reply)
-        return ChannelLookup(truncated=True, reply=reply)
+                return ChannelLookup(response=response)
+        return ChannelLookup(truncated=True, response=response)
 
-    def auth_test(self) -> Reply:
+    def auth_test(self) -> Response:
         """``auth.test``: whether the token is good, whose it is; its scopes in ``headers``."""
         return self._call("auth.test", {})
 
-    def delete_message(self, channel: str, ts: str) -> Reply:
+    def delete_message(self, channel: str, ts: str) -> Response:
         """``chat.delete`` of one of the bot's own messages."""
         return self._call("chat.delete", {"channel": channel, "ts": ts})
 
     # -- the call --------------------------------------------------------------------
 
-    def _call(self, method: str, args: dict[str, Any], patience: float = 0.0) -> Reply:
+    def _call(self, method: str, args: dict[str, Any], patience: float = 0.0) -> Response:
         """One call of ``method`` in its turn; ``patience``: seconds it may wait for the
         method's budget (and through Slack's 429s) before answering 429 itself."""
         deadline = time.monotonic() + patience
         while True:
             left = deadline - time.monotonic()
-            reply = self._call_in_turn(method, args, max(self._max_inline_wait, left))
-            if reply.kind != RATE_LIMITED:
-                return reply
-            pause = max(0.05, reply.retry_after or 1.0)
+            response = self._call_in_turn(method, args, max(self._max_inline_wait, left))
+            if response.kind != RATE_LIMITED:
+                return response
+            pause = max(0.05, response.retry_after or 1.0)
             if pause > deadline - time.monotonic() or self._closing.wait(pause):
-                return reply  # (a wait for its turn, in this slot only, unless stopping)
+                return response  # (a wait for its turn, in this slot only, unless stopping)
 
-    def _call_in_turn(self, method: str, args: dict[str, Any], most: float) -> Reply:
+    def _call_in_turn(self, method: str, args: dict[str, Any], most: float) -> Response:
         wait = self.limits.reserve(method, most)
         if wait is None:  # Slack would answer 429: say so without asking it
             return self._held_back(method)
@@ -362,32 +368,32 @@ class SlackTransport:
             # A 429 meanwhile names this method: wait for it, or for the call finding out.
             if (wait or late) and self.limits.halted(method):
                 return self._held_back(method)
-            reply = self._ask(method, args)
+            response = self._ask(method, args)
         except BaseException:
             self.limits.answered(method, limited=True)
             raise
-        if reply.kind == RATE_LIMITED:
-            self.rate_limited(method, reply.retry_after or 1.0)
-        self.limits.answered(method, limited=reply.kind == RATE_LIMITED or reply.status == 0)
-        if not reply.ok:
-            log.warning("slack %s failed: %s (status %s)", method, reply.error, reply.status)
-        return reply
+        if response.kind == RATE_LIMITED:
+            self.rate_limited(method, response.retry_after or 1.0)
+        self.limits.answered(method, limited=response.kind == RATE_LIMITED or response.status == 0)
+        if not response.ok:
+            log.warning("slack %s failed: %s (status %s)", method, response.error, response.status)
+        return response
 
-    def _held_back(self, method: str) -> Reply:
+    def _held_back(self, method: str) -> Response:
         after = self.limits.wait(method)
         self.limits.answered(method, limited=True)  # not called: nothing found out
         log.debug("slack %s held back %.1f s: the workspace's budget is spent", method, after)
-        return Reply.held_back(method, after)
+        return Response.held_back(method, after)
 
-    def _ask(self, method: str, args: dict[str, Any]) -> Reply:
+    def _ask(self, method: str, args: dict[str, Any]) -> Response:
         try:
             # slack_sdk's own method encodes each call as Slack expects (verb, JSON/form).
             response = getattr(self._client, method.replace(".", "_"))(**args)
         except SlackApiError as error:
-            return Reply.from_error(method, error)
+            return Response.from_error(method, error)
         except Exception as error:
-            return Reply(method, False, error=f"connection: {type(error).__name__}", status=0)
-        return Reply(
+            return Response(method, False, error=f"connection: {type(error).__name__}", status=0)
+        return Response(
             method,
             True,
             dict(response.data or {}),

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from looproom.slack.queued_room import QueuedRoom
+from looproom.slack.queued_speaker import QueuedSpeaker
 
 
 class SlowRoom:
@@ -42,7 +42,7 @@ class SlowRoom:
 
 def test_the_caller_never_waits_on_a_slow_room_and_the_calls_keep_their_order() -> None:
     room = SlowRoom()
-    voice = QueuedRoom(room)
+    voice = QueuedSpeaker(room)
     voice.react("C1", "1.0", "eyes")  # the room is stuck in this one…
     voice.update("C1", "1.0", "pressed", [])
     voice.tell("C1", "U1", "only you", "1.0")
@@ -60,8 +60,8 @@ def test_a_call_that_fails_is_logged_and_the_next_ones_are_still_made(
 ) -> None:
     room = SlowRoom()
     room.go.set()
-    voice = QueuedRoom(room)
-    with caplog.at_level(logging.WARNING, logger="looproom.slack.queued_room"):
+    voice = QueuedSpeaker(room)
+    with caplog.at_level(logging.WARNING, logger="looproom.slack.queued_speaker"):
         voice.reply("C1", "1.0", "boom")
         voice.reply("C1", "1.0", "landed")
         assert voice.close()

@@ -4,7 +4,7 @@ A decision is stored before anything is said about it; what the desk and
 the relay then say in the room — 👀, ✅, an edited message, a refusal only the member
 sees — are Slack calls, and Slack can be slow or ask us to wait (429). Made inline, they
 held the desk's lock and delayed the answer to Slack's signed HTTP press, which Slack
-wants within 3 s. :class:`QueuedRoom` takes those calls and makes them on one thread of
+wants within 3 s. :class:`QueuedSpeaker` takes those calls and makes them on one thread of
 its own, in the order they were asked: the caller returns as soon as the decision is
 stored, and 👀 still comes before ✅.
 """
@@ -42,7 +42,7 @@ def quietly(call: Callable[..., None], *args: Any) -> None:
         log.warning("room call %s failed: %s", getattr(call, "__name__", ""), exc)
 
 
-class QueuedRoom:
+class QueuedSpeaker:
     """``room``'s calls, made in order on one worker thread; the caller never waits."""
 
     def __init__(self, room: Speaker, name: str = "theloop-room") -> None:

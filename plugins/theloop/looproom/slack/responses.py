@@ -1,6 +1,6 @@
 """What one Slack call came back with, and what the caller can do about it.
 
-Every call the transport makes answers a :class:`Reply`; its ``kind`` sorts Slack's many
+Every call the transport makes answers a :class:`Response`; its ``kind`` sorts Slack's many
 errors into the few moves a caller has: retry later, park, tell the operator, re-render.
 """
 
@@ -15,7 +15,7 @@ from slack_sdk.errors import SlackApiError
 
 from looproom.slack.retries import retry_wait
 
-# What a Reply is, for the caller (see Reply.kind).
+# What a Response is, for the caller (see Response.kind).
 OK = "ok"
 RATE_LIMITED = "rate_limited"  # 429: wait Retry-After, then the same call
 UNAVAILABLE = "unavailable"  # 5xx, network: back off; a post may or may not have landed
@@ -52,7 +52,7 @@ _CHANNEL_ID = re.compile(r"^[CGD][A-Z0-9]{6,}$")
 
 
 @dataclass(frozen=True)
-class Reply:
+class Response:
     """What one Slack call came back with; ``kind`` is the caller's next move."""
 
     method: str
@@ -65,13 +65,13 @@ class Reply:
     headers: Mapping[str, str] = field(default_factory=dict, repr=False)
 
     @classmethod
-    def held_back(cls, method: str, after: float) -> Reply:
+    def held_back(cls, method: str, after: float) -> Response:
         """The 429 Slack would answer a call over its budget, said without asking it: the
         budget is spent for ``after`` seconds more."""
         return cls(method, False, error="ratelimited", status=429, retry_after=after)
 
     @classmethod
-    def from_error(cls, method: str, error: SlackApiError) -> Reply:
+    def from_error(cls, method: str, error: SlackApiError) -> Response:
         """What Slack answered with an error (its HTTP status, its ``error``, a 429's wait)."""
         response = error.response
         data = response.data if isinstance(response.data, dict) else {}
@@ -113,7 +113,7 @@ class ChannelLookup:
     id: str = ""
     member: bool = False
     truncated: bool = False
-    reply: Reply = field(default_factory=lambda: Reply("", True))
+    response: Response = field(default_factory=lambda: Response("", True))
 
 
 def is_channel_id(room: str) -> bool:
@@ -121,6 +121,6 @@ def is_channel_id(room: str) -> bool:
     return bool(_CHANNEL_ID.match(room))
 
 
-def next_cursor(reply: Reply) -> str:
+def next_cursor(response: Response) -> str:
     """The cursor for the next page of a listing, or ``""``."""
-    return str((reply.data.get("response_metadata") or {}).get("next_cursor") or "")
+    return str((response.data.get("response_metadata") or {}).get("next_cursor") or "")

@@ -38,12 +38,12 @@ class SlackPoster:
     ) -> str:
         """Post, marked ``key`` when given; the post's ts, ``""`` when it was not taken."""
         meta = marks.metadata("kickoff", key, work_item) if key else None
-        reply = self._slack.post_message(
+        response = self._slack.post_message(
             channel, text=text, blocks=blocks, thread_ts=thread_ts or None, metadata=meta
         )
-        if not reply.ok:
-            log.warning("kickoff: posting in %s failed: %s", channel, reply.error)
-        return reply.ts if reply.ok else ""
+        if not response.ok:
+            log.warning("kickoff: posting in %s failed: %s", channel, response.error)
+        return response.ts if response.ok else ""
 
     def posted(self, channel: str, thread_ts: str, key: str, since: float) -> str | None:
         """The ts of the post marked ``key`` (in the thread, or at the room's top since
@@ -61,7 +61,7 @@ class SlackPoster:
         self._slack.post_ephemeral(channel, member, text=text, thread_ts=thread_ts or None)
 
 
-class SlackRoom:
+class SlackSpeaker:
     """The desk's and the relay's voice on Slack: reactions, threads, ephemerals, edits."""
 
     def __init__(self, transport: SlackTransport) -> None:
@@ -81,7 +81,7 @@ class SlackRoom:
         self._slack.update_message(channel, ts, text=text, blocks=blocks)
 
 
-class PlainRoom:
+class PlainSpeaker:
     """The same on a chat backend without reactions or threads (Text, Test): plain lines."""
 
     def __init__(self, say: Say) -> None:
@@ -107,9 +107,9 @@ def view_opener(transport: SlackTransport | None) -> Callable[[str, Mapping[str,
     def open_view(trigger_id: str, view: Mapping[str, Any]) -> bool:
         if transport is None:
             return False
-        reply = transport.open_view(trigger_id, view)
-        if not reply.ok:
-            log.warning("views.open failed: %s", reply.error)
-        return reply.ok
+        response = transport.open_view(trigger_id, view)
+        if not response.ok:
+            log.warning("views.open failed: %s", response.error)
+        return response.ok
 
     return open_view

@@ -3,7 +3,7 @@
 Kept in the same store as the room bindings and the room's memory (the plugin's storage,
 SQLite), so a restart decides exactly as the bot would have before it. Bounded: past
 :data:`ITEM_CAP` work items the least recently told is forgotten (its room then hears the
-next events in full). A record that cannot be read is not guessed at: :meth:`ToldBook.get`
+next events in full). A record that cannot be read is not guessed at: :meth:`DeliveryLog.get`
 answers None and the outlet posts everything — a duplicate line, never silence.
 
 Each work item also keeps its last :data:`WHY_CAP` decisions (rule, event, node, time), the
@@ -40,7 +40,7 @@ class Why:
     rule: str
 
 
-class ToldBook:
+class DeliveryLog:
     """Per-work-item :class:`Told` and recent decisions in ``store`` (thread-safe)."""
 
     def __init__(self, store: MutableMapping[str, Any]) -> None:
