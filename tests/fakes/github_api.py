@@ -17,6 +17,9 @@ number, kept in ``opened``; GitHub does not deduplicate these either. ``GET
 /repos/{owner}/{repo}/issues`` lists them as GitHub does: ``state`` (``open`` by default,
 ``closed``, ``all``), ``creator`` (a login), ``since`` (updated at or after), ``sort``
 (``created``, ``updated``) and ``direction`` (``desc`` by default), paged like comments.
+A repository renamed or transferred (``moved``: old name → new) is redirected as GitHub
+does: ``301`` for a GET, ``307`` for any other method (so a client that keeps the method
+posts to the new place), ``Location`` naming the same path under the new name.
 """
 
 from __future__ import annotations
@@ -47,6 +50,8 @@ class FakeGitHub(LoopbackServer):
         self.comments: dict[tuple[str, int], list[dict[str, Any]]] = {}
         self.no_issues: set[str] = set()
         self.pulls: dict[tuple[str, int], dict[str, Any]] = {}
+        #: Repositories renamed or transferred: old ``owner/repo`` → new.
+        self.moved: dict[str, str] = {}
         #: Issues opened through the API: (repo, number, title, body, labels), in order.
         self.opened: list[tuple[str, int, str, str, list[str]]] = []
         #: The same issues as GitHub shows them, by repository, oldest first.
@@ -62,6 +67,9 @@ class FakeGitHub(LoopbackServer):
     def route(self, request: Request) -> tuple[int, dict[str, str], Any]:
         if request.headers.get("Authorization") != f"Bearer {TOKEN}":
             return 401, {}, {"message": "Bad credentials"}
+        moved = self._moved(request)
+        if moved is not None:
+            return moved
         if request.method == "GET" and request.path == "/user":
             return 200, {}, {"login": LOGIN}
         pull = _PULL.match(request.path)
@@ -88,6 +96,15 @@ class FakeGitHub(LoopbackServer):
         if not isinstance(body, str) or not body.strip():
             return 422, {}, {"message": "Validation Failed"}
         return 201, {}, self._create(key, body)
+
+    def _moved(self, request: Request) -> tuple[int, dict[str, str], Any] | None:
+        for old, new in self.moved.items():
+            if request.path == f"/repos/{old}" or request.path.startswith(f"/repos/{old}/"):
+                path = f"/repos/{new}" + request.path.removeprefix(f"/repos/{old}")
+                query = f"?{urlencode(request.query)}" if request.query else ""
+                status = 301 if request.method == "GET" else 307
+                return status, {"Location": self.url + path + query}, {"message": "Moved"}
+        return None
 
     def _open(self, repo: str, body: Any) -> tuple[int, dict[str, str], Any]:
         if repo not in self.issues:

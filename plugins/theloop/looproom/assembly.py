@@ -136,7 +136,6 @@ class Activation:
             inbox=self.inbox,
             worker=self.worker,
             relay=self.decisions.relay,
-            stores=self.stores,
             metrics=self.metrics,
             slash_desk=self.decisions.slash,
             pressed=self.decisions.listener.pressed,

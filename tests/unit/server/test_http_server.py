@@ -180,8 +180,9 @@ def test_health_says_ok_while_storage_and_both_workers_are_well(serve) -> None:
     assert (status, json.loads(body)) == (200, {"status": "ok"})
     served.room.worker.stop()
     status, _headers, body = served.request("GET", "/theloop/health")
-    assert status == 503
-    assert json.loads(body)["problems"] == ["the delivery worker is not running"]
+    assert (status, json.loads(body)) == (503, {"status": "degraded"})
+    said = served.room.admin.status(0.0)
+    assert "health: DEGRADED — the delivery worker is not running" in said
 
 
 # -- framing: what waitress reads before the application --------------------------------------
@@ -371,7 +372,7 @@ class FullDisk:
         return getattr(self._db, name)
 
 
-def test_a_full_disk_is_a_503_with_retry_after_and_health_names_the_file(serve) -> None:
+def test_a_full_disk_is_a_503_with_retry_after_and_only_the_admin_told_the_file(serve) -> None:
     served = serve(start=True)
     inbox = served.room.inbox
     real, inbox._db = inbox._db, FullDisk(inbox._db)
@@ -383,8 +384,10 @@ def test_a_full_disk_is_a_503_with_retry_after_and_health_names_the_file(serve) 
         assert (status, headers["Retry-After"]) == (503, "30")
         assert json.loads(raw) == {"error": "storage unavailable; retry later"}
         status, _headers, raw = served.request("GET", "/theloop/health")
-        assert status == 503
-        assert any(str(inbox.path) in p and "full" in p for p in json.loads(raw)["problems"])
+        # Anyone reaching the port learns only that it is degraded; the admin, what and where.
+        assert (status, json.loads(raw)) == (503, {"status": "degraded"})
+        said = served.room.admin.status(0.0)
+        assert "health: DEGRADED" in said and str(inbox.path) in said and "full" in said
     finally:
         inbox._db = real
     assert served.event(_event(1))[0] == 202  # the sender's retry is taken once there is room

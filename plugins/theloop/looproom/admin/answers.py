@@ -38,6 +38,7 @@ from looproom.relay.sinks import Sinks
 from looproom.room.delivery_log import DeliveryLog
 from looproom.room.render import work_item_label
 from looproom.room.routing import BindingBook
+from looproom.server import routes
 from looproom.server.runner import Listening
 from looproom.settings import Environment, Settings, keywords
 from looproom.slack.transport import SlackTransport
@@ -104,7 +105,7 @@ class Answers:
         stream = self._follower.status().describe() if self._follower else "loop stream: off"
         env = replace(self._env, webhook_secret=self._secret)  # a local secret counts
         said = text.status_text(env, self._settings, health, now, self.listening.describe())
-        lines = [said, stream, self._store_lines(now)]
+        lines = [said, self._health_line(), stream, self._store_lines(now)]
         if self._fleet is not None:
             lines += instance_report.status_lines(self._fleet, self._inbox, self._relay_queue, now)
         if self._secret != self._env.webhook_secret:
@@ -119,6 +120,11 @@ class Answers:
             lines.append(self._decisions.split.line())
         grants = "\n".join(f"- {line}" for line in self._decisions.policies.grant_lines())
         return "\n".join(lines) + f"\n\n**grants** (act: who may)\n{grants}"
+
+    def _health_line(self) -> str:
+        """What `GET /theloop/health` is degraded by, named: the route says no more."""
+        found = routes.problems(self._inbox, self._worker, self._decisions.relay)
+        return "health: " + (f"DEGRADED — {'; '.join(found)}" if found else "ok")
 
     def _store_lines(self, now: float) -> str:
         """Where the state is kept; in the shared mode, the replicas seen recently."""

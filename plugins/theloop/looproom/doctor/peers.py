@@ -9,9 +9,9 @@ from http.client import HTTPException
 
 from looproom.doctor.findings import EVIDENCE, NOTE, OK, PROBLEM, Finding
 from looproom.http.client import HttpResult, http
+from looproom.http.origins import redact_url
 from looproom.inbound.webhook import SECRET_ENV
 from looproom.settings import Environment
-from looproom.settings.environment import redact_url
 
 TIMEOUT = 10.0
 

@@ -27,9 +27,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from looproom.events import Event
+from looproom.http.origins import redact_url
 from looproom.inbound.loop_records import to_event
 from looproom.inbound.sse import SSEEvent, SSEParser
-from looproom.settings.environment import redact_url
 from looproom.slack.text import defang
 
 log = logging.getLogger(__name__)

@@ -17,9 +17,9 @@ import psycopg
 import psycopg_pool
 
 from looproom.durable.sqlite import StorageError
+from looproom.http.origins import redact_url
 from looproom.postgres import schema
 from looproom.postgres.wakeups import Wakeups
-from looproom.settings.environment import redact_url
 
 log = logging.getLogger(__name__)
 

@@ -19,7 +19,6 @@ from looproom.attach.serving import Served
 from looproom.attach.slack_files import FileStore
 from looproom.decide import presses
 from looproom.durable.contract import WorkQueue
-from looproom.durable.sqlite import StorageError
 from looproom.durable.worker import Worker
 from looproom.from_slack import slash
 from looproom.from_slack.slash_desk import SlashDesk
@@ -30,9 +29,9 @@ from looproom.instances.fleet import Fleet
 from looproom.metrics import Metrics
 from looproom.relay.relay import Relay
 from looproom.server.app import Mount, WsgiApp
-from looproom.stores import Stores
 
 log = logging.getLogger(__name__)
+_OK, _DEGRADED = "ok", "degraded"
 
 
 class Routes:
@@ -46,7 +45,6 @@ class Routes:
         inbox: WorkQueue,
         worker: Worker,
         relay: Relay,
-        stores: Stores,
         metrics: Metrics,
         slash_desk: SlashDesk,
         pressed: Callable[[Mapping[str, Any]], None],
@@ -59,9 +57,10 @@ class Routes:
         ``answered`` keeps the webhook's last answers for the doctor; ``files`` serves the
         links to attached files."""
         self._secret, self._signing_secret = secret, signing_secret
-        self._inbox, self._worker, self._relay, self._stores = inbox, worker, relay, stores
+        self._inbox, self._worker, self._relay = inbox, worker, relay
         self._metrics, self._slash, self._pressed = metrics, slash_desk, pressed
         self._fleet, self._files = fleet, files
+        self._told: list[str] = []  # the problems last logged, so a poll logs a change once
         self.answered = answered if answered is not None else Recent()
 
     def receive(self, request: ingress.Request) -> ingress.Answer:
@@ -113,27 +112,34 @@ class Routes:
         return found
 
     def health(self) -> ingress.Answer:
-        """``GET /theloop/health``: 200 when storage takes writes and both workers run."""
-        problems = [problem for problem in (self._inbox.writable(),) if problem]
-        if not self._worker.alive:
-            problems.append("the delivery worker is not running")
-        if not self._relay.alive:
-            problems.append("the relay worker is not running")
-        shared = self._shared_health()
-        if problems:
-            return ingress.Answer(503, {"status": "failing", "problems": problems, **shared})
-        return ingress.Answer(200, {"status": "ok", **shared})
+        """``GET /theloop/health``, unauthenticated: ``200 ok`` when storage takes writes and
+        both workers run, else ``503 degraded`` — and nothing more. What is wrong names the
+        database's host, the data file, the replicas: it goes to the log, and to an admin in
+        ``!theloop status`` and the doctor, never to whoever can reach the port."""
+        problems = self.problems()
+        if problems != self._told:
+            self._told = problems
+            if problems:
+                log.warning("health: degraded: %s", "; ".join(problems))
+            else:
+                log.info("health: ok")
+        return ingress.Answer(503 if problems else 200, {"status": _DEGRADED if problems else _OK})
 
-    def _shared_health(self) -> dict[str, Any]:
-        """In the shared mode, the database and the replicas seen recently."""
-        if self._stores.heartbeat is None:
-            return {}
-        try:
-            seen = [replica.name for replica in self._stores.replicas()]
-        except StorageError:
-            seen = []  # the database's failure is the problem already named
-        return {"store": self._stores.where, "replica": self._stores.replica, "replicas": seen}
+    def problems(self) -> list[str]:
+        """What keeps the room from taking and delivering events, each in a sentence."""
+        return problems(self._inbox, self._worker, self._relay)
 
     def metrics_text(self) -> tuple[bytes, str]:
         """``GET /theloop/metrics``: the Prometheus text exposition."""
         return self._metrics.render()
+
+
+def problems(inbox: WorkQueue, worker: Worker, relay: Relay) -> list[str]:
+    """What keeps the room from taking and delivering events: the store refusing writes
+    (named), a worker stopped — for the log, ``!theloop status`` and the doctor."""
+    found = [problem for problem in (inbox.writable(),) if problem]
+    if not worker.alive:
+        found.append("the delivery worker is not running")
+    if not relay.alive:
+        found.append("the relay worker is not running")
+    return found

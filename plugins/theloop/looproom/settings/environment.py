@@ -16,6 +16,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from looproom import people
+from looproom.http.origins import redact_url
 from looproom.settings.errors import ConfigError, shown
 from looproom.settings.instances import Instance
 
@@ -189,17 +190,6 @@ class Environment:
 def _names(configured: str, suffix: str) -> tuple[str, ...]:
     """Where a Slack token is read: the configured variable, then the bot's, then the-loop's."""
     return tuple(n for n in (configured, f"THELOOP_{suffix}", f"THE_LOOP_{suffix}") if n)
-
-
-def redact_url(url: str) -> str:
-    """``url`` without userinfo, query or fragment, which may carry credentials.
-
-    Scheme, host, port and path stay, so an admin can still tell which server it is.
-    """
-    if not url:
-        return ""
-    parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}{parts.path}"
 
 
 def short_secret(key: str, secret: str) -> str:
