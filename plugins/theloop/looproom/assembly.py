@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from looproom.admin.answers import Answers
+from looproom.attention.feed import Feed
 from looproom.catchup.cursors import Cursors
 from looproom.decide.effects import Effects
 from looproom.decision_side import Decisions
@@ -53,14 +54,16 @@ LEDGER_FILE = "relay-ledger.jsonl"
 
 class Observers:
     """Every part told of an event the room consumed: the memory, then the effects (a
-    closure ends the work item's roster and channel move once its message is out)."""
+    closure ends the work item's roster and channel move once its message is out), then
+    the asks on record (what the work item now waits on people for)."""
 
-    def __init__(self, memory: Memory, effects: Effects) -> None:
-        self._memory, self._effects = memory, effects
+    def __init__(self, memory: Memory, effects: Effects, attention: Feed) -> None:
+        self._memory, self._effects, self._attention = memory, effects, attention
 
     def observe(self, event: Event, channel: str = "", ts: str = "", thread_ts: str = "") -> None:
-        self._memory.observe(event, channel, ts, thread_ts)
+        state = self._memory.observe(event, channel, ts, thread_ts)
         self._effects.observe(event, channel, ts, thread_ts)
+        self._attention.observed_event(event, state)
 
 
 class Activation:
@@ -113,6 +116,7 @@ class Activation:
             metrics=self.metrics,
             store=store,
             fleet=self.fleet,
+            asks=self.stores.asks,
         )
         #: The parents' redraws, on a stage of their own: they never hold a delivery slot.
         self.cards = Cards(slack, self.book) if slack is not None else None
@@ -204,7 +208,7 @@ class Activation:
     def _outlet(self, slack: SlackTransport | None) -> Outlet:
         """Slack: rooms, threads, Block Kit through the transport; elsewhere plain text.
         Either tells the memory what it posted, which is what a decision is checked against."""
-        observer = Observers(self.memory, self.decisions.effects)
+        observer = Observers(self.memory, self.decisions.effects, self.decisions.attention)
         if slack is not None:
             return SlackOutlet(
                 slack,

@@ -18,6 +18,10 @@ from looproom.attach import fetch as file_fetch
 from looproom.attach import links as file_links
 from looproom.attach import slack_files
 from looproom.attach.links import FileLinks
+from looproom.attention.feed import Feed
+from looproom.attention.owners import Owners
+from looproom.attention.store import AskStore, sqlite_asks
+from looproom.attention.whom import Whom
 from looproom.catchup.catchup import CatchUp
 from looproom.catchup.cursors import Cursors
 from looproom.catchup.listen_modes import ListenAll
@@ -40,6 +44,7 @@ from looproom.instances.fleet import Fleet
 from looproom.kickoff.github import IssueMaker
 from looproom.kickoff.opener import Opener
 from looproom.metrics import Metrics
+from looproom.relay.decision import Decision
 from looproom.relay.jira_sink import JiraSink
 from looproom.relay.record_reader import RecordReader
 from looproom.relay.relay import Relay
@@ -234,6 +239,7 @@ class Decisions:
         store: MutableMapping[str, Any] | None = None,
         cursors: Cursors | None = None,
         fleet: Fleet | None = None,
+        asks: AskStore | None = None,
     ) -> None:
         """``bot_member`` is asked at each decision: the backend learns who it is on connecting.
         ``store`` is the plugin's storage (the kickoff's claims, the members' ids, the
@@ -279,12 +285,17 @@ class Decisions:
             settings.people,
             listen=lambda room, mode: self.listen_all.switch(self.places.ids.known(room), mode),
         )
+        #: The asks on record, opened and closed as the memory's questions are.
+        owners = Owners(kept, settings.people)
+        whom = Whom(settings.attention, self.policies.now, owners, self.places.ids.known)
+        self.attention = Feed(asks if asks is not None else sqlite_asks(":memory:"), whom)
+        self._memory = memory
         # A parked decision reopens its question, so the member can answer again.
         self.relay = Relay(
             relay_queue,
             self.sinks,
             room,
-            parked=Reopening(memory, self.effects.given_up),
+            parked=Reopening(memory, self._given_up),
             stamp=kinds.restamped,
             observe=metrics.relay_settled if metrics is not None else lambda _i, _o: None,
             slots=env.delivery_slots,
@@ -298,7 +309,7 @@ class Decisions:
             self.policies.now,
             cursors=self.cursors,
             thread_lines=thread_lines(slack, bot_member),
-            recorded=self.effects.recorded,
+            recorded=self._recorded,
             vet=self.effects.refusal,
             ask_why=WhyForm(memory, view_opener(slack)),
         )
@@ -324,6 +335,14 @@ class Decisions:
             check=lambda: self.split.check() if self.split is not None else None,
         )
         self.slash = _slash_desk(env, settings, self, book, memory, kept, fleet)
+
+    def _recorded(self, decision: Decision) -> None:
+        self.effects.recorded(decision)
+        self.attention.decided(decision, self._memory.get(decision.work_item))
+
+    def _given_up(self, decision: Decision) -> None:
+        self.effects.given_up(decision)
+        self.attention.observed(decision.work_item, self._memory.get(decision.work_item))
 
     def start(self) -> None:
         self.relay.start()

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from looproom.attention.store import AskStore, postgres_asks, sqlite_asks
 from looproom.durable.contract import WorkQueue
 from looproom.durable.queue import DurableQueue
 from looproom.postgres.database import Database
@@ -36,6 +37,8 @@ class Stores:
     where: str
     #: Requests to open a work item from Slack, kept until their issue exists.
     kickoff: WorkQueue | None = None
+    #: The asks on record (``looproom.attention``), beside the queues.
+    asks: AskStore | None = None
     replica: str = ""
     heartbeat: Heartbeat | None = None
     database: Database | None = field(default=None, repr=False)
@@ -78,6 +81,7 @@ def open_stores(
             DurableQueue(path, relay),
             f"SQLite {path}",
             kickoff=DurableQueue(path, kickoff) if kickoff else None,
+            asks=sqlite_asks(path),
         )
     database = Database(env.database_url)
     beat = Heartbeat(database, env.replica, env.lease_seconds)
@@ -88,6 +92,7 @@ def open_stores(
         PostgresQueue(database, relay, replica=beat.id, lease=lease),
         f"PostgreSQL {database.name}",
         kickoff=PostgresQueue(database, kickoff, replica=beat.id, lease=lease) if kickoff else None,
+        asks=postgres_asks(database),
         replica=env.replica,
         heartbeat=beat,
         database=database,

@@ -65,27 +65,44 @@ def gather(
 def waiting_on(state: ItemState) -> tuple[str, str]:
     """(what the work item waits on from the room, the act that answers it) — ``("", "")``
     when nothing."""
-    if _open(state.ask):
-        return "an answer to its question", "work-item.reply"
-    if _open(state.gate):
-        node = state.gate.node if state.gate else ""
-        return f"the `{node or 'open'}` gate: `approve` or `changes <why>`", "gate.feedback"
-    if _open(state.selection) and state.selection_done is False:
-        return "the phase selection: `execute`", "control.command"
-    return "", ""
+    found = open_questions(state)
+    return (found[0][1], found[0][2]) if found else ("", "")
+
+
+def open_questions(state: ItemState) -> list[tuple[Asked, str, str]]:
+    """Each question the work item waits on people for, the one to answer first first:
+    (the question as drawn, what it waits on, the act that answers it)."""
+    found: list[tuple[Asked, str, str]] = []
+    if state.ask is not None and _open(state.ask):
+        found.append((state.ask, "an answer to its question", "work-item.reply"))
+    if state.gate is not None and _open(state.gate):
+        waits = f"the `{state.gate.node or 'open'}` gate: `approve` or `changes <why>`"
+        found.append((state.gate, waits, "gate.feedback"))
+    if state.selection is not None and _open(state.selection) and state.selection_done is False:
+        found.append((state.selection, "the phase selection: `execute`", "control.command"))
+    return found
 
 
 def _open(asked: Asked | None) -> bool:
     return asked is not None and not asked.answered_by
 
 
-def asked(act: str, policy: AccessPolicy) -> str:
-    """Who may answer with ``act``: the members who hold it, or why nobody does."""
+def members_asked(act: str, policy: AccessPolicy) -> tuple[str, ...]:
+    """The members who may answer with ``act``: its holders (and, for a reply, the
+    collaborators); none when the room is not granted it."""
+    if act not in INPUT_ACTS and act not in policy.granted:
+        return ()
     members = sorted(policy.authorized)
     if act in INPUT_ACTS:
         members += sorted(policy.collaborators - policy.authorized)
+    return tuple(members)
+
+
+def asked(act: str, policy: AccessPolicy) -> str:
+    """Who may answer with ``act``: the members who hold it, or why nobody does."""
     if act not in INPUT_ACTS and act not in policy.granted:
         return "nobody: the room is not granted it (`slack.publish`)"
+    members = members_asked(act, policy)
     return ", ".join(f"<@{m}>" for m in members) or "nobody (`slack.authorizedUsers` is empty)"
 
 

@@ -48,6 +48,31 @@ STEPS: tuple[str, ...] = (
         seen    DOUBLE PRECISION NOT NULL
     );
     """,
+    # 2: the asks on record (looproom.attention.store): one row per message that asked.
+    """
+    CREATE TABLE theloop_asks (
+        id           TEXT PRIMARY KEY,
+        work_item    TEXT             NOT NULL,
+        kind         TEXT             NOT NULL,
+        channel      TEXT             NOT NULL,
+        ts           TEXT             NOT NULL,
+        thread       TEXT             NOT NULL,
+        asked        TEXT             NOT NULL,
+        basis        TEXT             NOT NULL DEFAULT '',
+        opened       DOUBLE PRECISION NOT NULL,
+        reminded     DOUBLE PRECISION NOT NULL DEFAULT 0,
+        escalated    DOUBLE PRECISION NOT NULL DEFAULT 0,
+        claimed_by   TEXT             NOT NULL DEFAULT '',
+        claimed_at   DOUBLE PRECISION NOT NULL DEFAULT 0,
+        outcome      TEXT             NOT NULL,
+        answered_by  TEXT             NOT NULL DEFAULT '',
+        answered_how TEXT             NOT NULL DEFAULT '',
+        closed       DOUBLE PRECISION NOT NULL DEFAULT 0,
+        dms          TEXT             NOT NULL DEFAULT '{}'
+    );
+    CREATE INDEX theloop_asks_item ON theloop_asks (work_item, opened);
+    CREATE INDEX theloop_asks_open ON theloop_asks (outcome, opened);
+    """,
 )
 VERSION = len(STEPS)
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from looproom.digest import DEFAULT_DIGEST_MODE
 from looproom.settings import jira_config, yaml_file
+from looproom.settings.attention import AttentionSettings
 from looproom.settings.errors import ConfigError, kind
 from looproom.settings.grants import DEFAULT_GRANTS
 from looproom.settings.instances import Spec
@@ -70,6 +71,8 @@ class Settings:
     jira: jira_config.JiraSite | None = None
     #: Many the-loop instances (``instances:``), their secrets only named; () is one.
     instances: tuple[Spec, ...] = ()
+    #: Who is asked when a work item waits on people, and how they hear (``attention``).
+    attention: AttentionSettings = field(default_factory=AttentionSettings)
     warnings: tuple[str, ...] = ()
     #: The file these came from; "" when built from a mapping or when no file exists.
     source: str = ""

@@ -19,7 +19,7 @@ from typing import Any
 from looproom.digest import DEFAULT_DIGEST_MODE, DIGEST_MODES
 from looproom.events import ASK, KNOWN_EVENTS
 from looproom.people import is_member_id
-from looproom.settings import instances_section, jira_config, keywords, read
+from looproom.settings import attention, instances_section, jira_config, keywords, read
 from looproom.settings.errors import kind, shown
 from looproom.settings.grants import DEFAULT_GRANTS, GRANTABLE, REPLY
 from looproom.slack import reactions
@@ -30,7 +30,7 @@ DEFAULT_VERBOSITY = "normal"
 ROOM_STYLES = ("agentic", "classic")
 MIN_CHARS, MAX_CHARS, DEFAULT_MAX_CHARS = 200, 3000, 1500
 
-_TOP_KEYS = ("slack", "rooms", "people", "relay", "jira", "instances")
+_TOP_KEYS = ("slack", "rooms", "people", "relay", "jira", "instances", "attention")
 _SLACK_KEYS = (
     "channel",
     "subscribe",
@@ -125,6 +125,7 @@ class Parser:
             "jira": self._jira(raw.get("jira")),
             "read": read.parse(slack.get("read"), self.errors, self.warnings),
             "instances": instances_section.parse(raw.get("instances"), self.errors),
+            "attention": attention.parse(raw.get("attention"), self.errors),
         }
 
     def _jira(self, value: Any) -> jira_config.JiraSite | None:

@@ -1,0 +1,194 @@
+"""The asks on record, in SQLite beside the queues or in the shared PostgreSQL database.
+
+Both keep one table, ``theloop_asks`` (PostgreSQL's is migrated by
+``looproom.postgres.schema``), and the same rules, each one statement: an ask is opened
+once (its id is the key), closed once, and each step — reminded, escalated, claimed — is
+taken once and only while the ask is open. That compare-and-set is what keeps two
+replicas, a restart or an answer racing a reminder from reminding anyone twice or after
+the answer: whoever's update changed the row sends; the other sends nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from pathlib import Path
+from typing import Any
+
+from looproom.attention.record import ANSWERED, COLUMNS, OPEN, STEPS, Ask
+from looproom.durable.sqlite import StorageError, connect, transaction
+from looproom.postgres.database import Database
+
+#: The table, as SQLite creates it (PostgreSQL's is the schema's step 2, the same columns).
+SQLITE_TABLE = """
+CREATE TABLE IF NOT EXISTS theloop_asks (
+    id TEXT PRIMARY KEY, work_item TEXT NOT NULL, kind TEXT NOT NULL,
+    channel TEXT NOT NULL, ts TEXT NOT NULL, thread TEXT NOT NULL,
+    asked TEXT NOT NULL, basis TEXT NOT NULL DEFAULT '', opened REAL NOT NULL,
+    reminded REAL NOT NULL DEFAULT 0, escalated REAL NOT NULL DEFAULT 0,
+    claimed_by TEXT NOT NULL DEFAULT '', claimed_at REAL NOT NULL DEFAULT 0,
+    outcome TEXT NOT NULL, answered_by TEXT NOT NULL DEFAULT '',
+    answered_how TEXT NOT NULL DEFAULT '', closed REAL NOT NULL DEFAULT 0,
+    dms TEXT NOT NULL DEFAULT '{}'
+);
+CREATE INDEX IF NOT EXISTS theloop_asks_item ON theloop_asks (work_item, opened);
+CREATE INDEX IF NOT EXISTS theloop_asks_open ON theloop_asks (outcome, opened);
+"""
+_SELECT = f"SELECT {', '.join(COLUMNS)} FROM theloop_asks"
+#: Lines a listing returns at most: the answers are read, not scrolled.
+LIMIT = 200
+
+#: ``(sql, params) → (rows, rowcount)`` inside one transaction.
+Run = Callable[[str, tuple[Any, ...]], tuple[list[tuple[Any, ...]], int]]
+
+
+class AskStore:
+    """The asks on record; every method is one transaction, safe from any thread."""
+
+    def __init__(self, transact: Callable[[], AbstractContextManager[Run]]) -> None:
+        self._transact = transact
+
+    def open(self, ask: Ask) -> bool:
+        """Recorded; False when this ask was recorded before (its id seen)."""
+        row = ask.row()
+        names = ", ".join(row)
+        marks = ", ".join("?" for _ in row)
+        sql = f"INSERT INTO theloop_asks ({names}) VALUES ({marks}) ON CONFLICT (id) DO NOTHING"
+        return self._change(sql, tuple(row.values())) == 1
+
+    def close(self, ask_id: str, outcome: str, by: str, how: str, at: float) -> bool:
+        """Answered (or moved on) once: False when it was not open."""
+        return (
+            self._change(
+                "UPDATE theloop_asks SET outcome = ?, answered_by = ?, answered_how = ?,"
+                " closed = ? WHERE id = ? AND outcome = ?",
+                (outcome, by, how, at, ask_id, OPEN),
+            )
+            == 1
+        )
+
+    def reopen(self, ask_id: str) -> bool:
+        """An answer the relay gave up on: the ask waits again."""
+        return (
+            self._change(
+                "UPDATE theloop_asks SET outcome = ?, answered_by = '', answered_how = '',"
+                " closed = 0 WHERE id = ? AND outcome = ?",
+                (OPEN, ask_id, ANSWERED),
+            )
+            == 1
+        )
+
+    def take(self, ask_id: str, step: str, at: float) -> bool:
+        """Take ``step`` (reminded, escalated) now: True for the one caller whose update
+        took it while the ask was open; everyone else sends nothing."""
+        if step not in STEPS:
+            raise ValueError(f"unknown step {step!r}")
+        sql = f"UPDATE theloop_asks SET {step} = ? WHERE id = ? AND outcome = ? AND {step} = 0"
+        return self._change(sql, (at, ask_id, OPEN)) == 1
+
+    def claim(self, ask_id: str, member: str, at: float) -> bool:
+        """``member`` is on it: the first claim of an open ask wins."""
+        sql = (
+            "UPDATE theloop_asks SET claimed_by = ?, claimed_at = ?"
+            " WHERE id = ? AND outcome = ? AND claimed_by = ''"
+        )
+        return self._change(sql, (member, at, ask_id, OPEN)) == 1
+
+    def sent_dm(self, ask_id: str, member: str, where: str) -> None:
+        """Remember ``member``'s direct message of this ask (``"D…:ts"``)."""
+        with self._transact() as run:
+            rows, _ = run("SELECT dms FROM theloop_asks WHERE id = ?", (ask_id,))
+            if not rows:
+                return
+            dms = json.loads(rows[0][0] or "{}")
+            dms[member] = where
+            run("UPDATE theloop_asks SET dms = ? WHERE id = ?", (json.dumps(dms), ask_id))
+
+    def get(self, ask_id: str) -> Ask | None:
+        found = self._select(" WHERE id = ?", (ask_id,))
+        return found[0] if found else None
+
+    def open_asks(self, limit: int = LIMIT) -> list[Ask]:
+        """Every open ask, oldest first."""
+        return self._select(" WHERE outcome = ? ORDER BY opened, id LIMIT ?", (OPEN, limit))
+
+    def open_asks_of(self, work_item: str) -> list[Ask]:
+        """A work item's open asks, oldest first."""
+        return self._select(
+            " WHERE work_item = ? AND outcome = ? ORDER BY opened, id", (work_item, OPEN)
+        )
+
+    def of_item(self, work_item: str, limit: int = LIMIT) -> list[Ask]:
+        """A work item's asks, oldest first."""
+        return self._select(" WHERE work_item = ? ORDER BY opened, id LIMIT ?", (work_item, limit))
+
+    def since(self, at: float, limit: int = LIMIT) -> list[Ask]:
+        """The asks opened at ``at`` or later, or still open, oldest first."""
+        return self._select(
+            " WHERE opened >= ? OR outcome = ? ORDER BY opened, id LIMIT ?", (at, OPEN, limit)
+        )
+
+    def asked_of(self, member: str, limit: int = LIMIT) -> list[Ask]:
+        """Every ask that asked ``member`` (open or not), oldest first."""
+        found = self._select(
+            " WHERE asked LIKE ? ORDER BY opened, id LIMIT ?", (f'%"{member}"%', limit)
+        )
+        return [ask for ask in found if member in ask.asked]
+
+    def oldest_open(self) -> Ask | None:
+        found = self.open_asks(1)
+        return found[0] if found else None
+
+    def _select(self, where: str, params: tuple[Any, ...]) -> list[Ask]:
+        with self._transact() as run:
+            rows, _ = run(_SELECT + where, params)
+        return [Ask.from_row(dict(zip(COLUMNS, row, strict=True))) for row in rows]
+
+    def _change(self, sql: str, params: tuple[Any, ...]) -> int:
+        with self._transact() as run:
+            _, count = run(sql, params)
+        return count
+
+
+def sqlite_asks(path: str | Path) -> AskStore:
+    """The asks in the SQLite file ``path`` (the queues' file: one place to back up)."""
+    try:
+        db = connect(path)
+        db.executescript(SQLITE_TABLE)
+    except sqlite3.Error as exc:
+        raise StorageError(path, exc) from exc
+    lock = threading.Lock()
+
+    @contextmanager
+    def transact() -> Iterator[Run]:
+        with lock:
+            try:
+                with transaction(db) as connection:
+                    yield _runner(connection.execute)
+            except sqlite3.Error as exc:
+                raise StorageError(path, exc) from exc
+
+    return AskStore(transact)
+
+
+def postgres_asks(database: Database) -> AskStore:
+    """The asks in the shared database, every replica's."""
+
+    @contextmanager
+    def transact() -> Iterator[Run]:
+        with database.transaction() as connection:
+            yield _runner(lambda sql, params: connection.execute(sql.replace("?", "%s"), params))
+
+    return AskStore(transact)
+
+
+def _runner(execute: Callable[[str, tuple[Any, ...]], Any]) -> Run:
+    def run(sql: str, params: tuple[Any, ...]) -> tuple[list[tuple[Any, ...]], int]:
+        cursor = execute(sql, params)
+        rows = cursor.fetchall() if sql.lstrip().upper().startswith("SELECT") else []
+        return [tuple(row) for row in rows], cursor.rowcount
+
+    return run
