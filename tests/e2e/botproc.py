@@ -1,10 +1,11 @@
 """Run a real ``errbot -c config.py`` process for end-to-end tests.
 
-What ``make run`` does, in a temp data dir on a free loopback port: one command,
+What ``make run`` does, in a temp data dir on a loopback port of its own: one command,
 ``errbot -c config.py`` (the plugin's own server takes its host and port from the
 environment), its output captured to a file; wait until the plugins are active and the port
-answers, then stop it gracefully (SIGINT: Errbot deactivates its
-plugins), kill it (SIGKILL: the crash case) or restart it on the same data dir and port.
+answers, then stop it gracefully (SIGINT: Errbot deactivates its plugins), kill it (SIGKILL:
+the crash case) or restart it on the same data dir and port. The port is reserved
+(:mod:`tests.support.ports`): nothing else takes it while the bot starts or restarts.
 
 General on purpose: any backend (``Null``, ``Text``, ``SlackV3`` against a loopback fake),
 any extra environment (tokens, API base URLs) and extra ``PYTHONPATH`` entries.
@@ -24,6 +25,7 @@ from pathlib import Path
 from types import TracebackType
 
 from looproom.durable.queue import DurableQueue
+from tests.support import ports
 from tests.support.wait import wait_for
 
 REPO = Path(__file__).resolve().parents[2]
@@ -38,13 +40,6 @@ _CARDS_OWED = "theloop_cards_owed"  # then " ", or "{" and a replica's label
 #: Variables of an operator's shell that would leak into a test bot's configuration.
 _SCRUBBED_PREFIXES = ("THELOOP_", "THE_LOOP_")
 _SCRUBBED = ("GH_TOKEN", "GITHUB_TOKEN")
-
-
-def free_port(host: str = "127.0.0.1") -> int:
-    """A port nothing listens on right now (the OS picks it)."""
-    with socket.socket() as sock:
-        sock.bind((host, 0))
-        return sock.getsockname()[1]
 
 
 class BotProcess:
@@ -74,7 +69,10 @@ class BotProcess:
         # A test that must know the address before the start (a URL the bot hands out
         # naming it) names the port in the environment.
         named = self.extra_env.get("THELOOP_HTTP_PORT", "")
-        self.port = port or (int(named) if named.isdigit() else 0) or free_port(host)
+        self.port = port or (int(named) if named.isdigit() else 0)
+        # Else one reserved for every start: nothing takes it between starts.
+        self._reserved = not self.port
+        self.port = self.port or ports.reserve(host)
         self.extra_pythonpath = [str(p) for p in extra_pythonpath]
         self.console = console
         self.config = Path(config)
@@ -269,3 +267,5 @@ class BotProcess:
         tb: TracebackType | None,
     ) -> None:
         self.stop()
+        if self._reserved:
+            ports.release(self.port)

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import theloop_send
 
-from tests.e2e.botproc import BotProcess, free_port
+from tests.e2e.botproc import BotProcess
 from tests.support import messages
 from tests.support.signed import WEBHOOK_PATH
 
@@ -85,7 +85,7 @@ def test_a_schema_error_is_refused_naming_the_field(bot: BotProcess) -> None:
 def test_a_bot_that_is_down_then_up_within_the_retry_window_gets_the_event(
     tmp_path: Path,
 ) -> None:
-    bot = BotProcess(tmp_path / "bot", port=free_port(), env={"THELOOP_WEBHOOK_SECRET": SECRET})
+    bot = BotProcess(tmp_path / "bot", env={"THELOOP_WEBHOOK_SECRET": SECRET})  # its own port
     event = _event_file(tmp_path, "late.json", id="late-but-delivered", text="waited")
     sender = send(bot.url(WEBHOOK_PATH), "--event-file", event, deadline=90)
     try:

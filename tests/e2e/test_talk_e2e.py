@@ -24,12 +24,11 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.botproc import free_port
 from tests.e2e.slackbot import LOOP, START_TIMEOUT, SlackBot, StartBot, corpus, relaying
 from tests.fakes.github_api import FakeGitHub
 from tests.fakes.loop_api import FakeLoop
 from tests.fakes.slack_api import BOT_USER, FakeSlack
-from tests.support import signed
+from tests.support import ports, signed
 from tests.support.wait import wait_for
 
 pytestmark = pytest.mark.e2e
@@ -376,7 +375,7 @@ def fetched(link: str) -> tuple[int, bytes]:
 def test_a_file_on_a_reply_reaches_a_session_that_shares_no_disk_with_the_bot(
     slack_bot: StartBot, fake_slack: FakeSlack, tmp_path: Path
 ) -> None:
-    port = free_port()
+    port = ports.reserve()  # known before the start: the link the bot hands out names it
     public = f"http://127.0.0.1:{port}"
     extra = {"THELOOP_HTTP_PORT": str(port), "THELOOP_PUBLIC_URL": public}
     with (

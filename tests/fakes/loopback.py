@@ -1,7 +1,8 @@
 """Loopback HTTP servers the network fakes are built on: no test reaches the internet.
 
-:class:`LoopbackHTTP` is the plumbing every fake shares: a threaded server on a free
-loopback port (port 0: the OS picks), started and stopped or used as a context manager,
+:class:`LoopbackHTTP` is the plumbing every fake shares: a threaded server on a loopback
+port of its own (:mod:`tests.support.ports`: nothing else takes it while the fake is
+down for an outage), started and stopped or used as a context manager,
 and :meth:`~LoopbackHTTP.wait_for` a condition re-checked whenever the fake records
 something. :class:`LoopbackHandler` answers GET and POST alike, quietly, with JSON or —
 for a scripted dropped connection — not at all.
@@ -25,6 +26,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, TypeVar
 from urllib.parse import parse_qs, urlsplit
+
+from tests.support import ports
 
 
 class LoopbackHandler(BaseHTTPRequestHandler):
@@ -93,9 +96,10 @@ class LoopbackHTTP:
         self._server: _Server | None = None
 
     def start(self: _Fake) -> _Fake:
-        """Listen on a free loopback port (the same one again after a :meth:`stop`)."""
+        """Listen on a loopback port of its own (the same one again after a :meth:`stop`)."""
+        if not self.port:
+            self.port = ports.reserve(self.host)
         server = _Server(self)
-        self.port = server.server_address[1]
         self._server = server
         threading.Thread(
             target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
@@ -114,6 +118,7 @@ class LoopbackHTTP:
 
     def __exit__(self, *_: object) -> None:
         self.stop()
+        ports.release(self.port)  # for a later fake: this one is done
 
     @property
     def url(self) -> str:

@@ -8,8 +8,9 @@ Missing binaries fail the test with a message saying what to install — never a
 shared mode that was not tested is not known to work.
 
 Each test gets a database of its own (``CREATE DATABASE``), so one server serves a
-whole session; the server runs with ``fsync=off`` because its durability is not what the
-tests check (a SIGKILLed *bot* is; the server is never killed mid-write).
+whole session (each test worker its own, in its own directory on its own port); the
+server runs with ``fsync=off`` because its durability is not what the tests check (a
+SIGKILLed *bot* is; the server is never killed mid-write).
 """
 
 from __future__ import annotations
@@ -19,13 +20,14 @@ import itertools
 import os
 import pwd
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
 from pathlib import Path
 
 import psycopg
+
+from tests.support import ports
 
 SUPERUSER = "theloop"
 _NAMES = itertools.count()
@@ -62,12 +64,6 @@ def _pg_config_bindir() -> str:
     return done.stdout.strip()
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 def _owner() -> pwd.struct_passwd | None:
     """The account the cluster runs as: None when not root (then it is ours)."""
     if os.geteuid() != 0:
@@ -81,7 +77,8 @@ def _owner() -> pwd.struct_passwd | None:
 
 
 class PostgresServer:
-    """One throwaway cluster on a free loopback port, trust authentication."""
+    """One throwaway cluster on a loopback port of its own (:mod:`tests.support.ports`:
+    nothing takes it while the server is stopped for an outage), trust authentication."""
 
     def __init__(self, *, durable: bool = False) -> None:
         """``durable``: fsync as a production server does (the benches); else off."""
@@ -89,7 +86,7 @@ class PostgresServer:
         self._bin = bin_dir()
         self._owner = _owner()
         self.dir = Path(tempfile.mkdtemp(prefix="theloop-pg-"))
-        self.port = _free_port()
+        self.port = ports.reserve()  # its own while it lives, stopped or not
         self._process: subprocess.Popen[bytes] | None = None
         if self._owner is not None:
             os.chown(self.dir, self._owner.pw_uid, self._owner.pw_gid)
@@ -154,3 +151,4 @@ class PostgresServer:
     def close(self) -> None:
         self.stop()
         shutil.rmtree(self.dir, ignore_errors=True)
+        ports.release(self.port)

@@ -67,11 +67,11 @@ def test_a_key_id_that_is_no_header_value_is_a_usage_error(
 
 
 def test_what_waited_in_the_spool_goes_with_the_key_id_too(bot: Bot, tmp_path: Path) -> None:
-    with socket.socket() as probe:
+    spool = theloop_send.Spool(tmp_path / "spool")
+    with socket.socket() as probe:  # held bound, not listening: refused, and no one else's
         probe.bind(("127.0.0.1", 0))
         down = f"http://127.0.0.1:{probe.getsockname()[1]}/theloop/events"
-    spool = theloop_send.Spool(tmp_path / "spool")
-    kept = theloop_send.send_or_spool(EVENT, down, SECRET, spool, 0.2, key_id="team-b")
+        kept = theloop_send.send_or_spool(EVENT, down, SECRET, spool, 0.2, key_id="team-b")
     assert kept.spooled
     sent = theloop_send.send_or_spool(
         {**EVENT, "text": "later"}, bot.url, SECRET, spool, 10, key_id="team-b"

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.fakes.slack_api import APP_TOKEN, BOT_TOKEN, FakeSlack
+from tests.support import ports
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -43,9 +44,8 @@ def _doctor(tmp_path: Path, port: int, **env: str) -> subprocess.CompletedProces
 
 
 def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+    """The bot's port, where nothing listens: no other test takes it meanwhile."""
+    return ports.reserve()
 
 
 def test_from_a_shell_it_opens_its_own_connection_and_hears_every_echo(
