@@ -17,13 +17,16 @@ install: $(STAMP)
 run: $(STAMP)
 	$(BIN)/errbot -c config.py
 
-# The one test command (README, CI): lint, then the whole suite.
+# The one test command (README, CI): lint, then the whole suite on every core (pytest-xdist,
+# one worker a core; JOBS=1 for a single worker, JOBS=4 for four). The workers share
+# nothing: each test has its own ports, temp dirs and bots, each worker its own PostgreSQL.
+JOBS ?= auto
 test: lint
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(JOBS)
 
 # For the edit-run loop: lint, then everything but the end-to-end tests (marker `e2e`).
 test-fast: lint
-	$(BIN)/python -m pytest -m "not e2e"
+	$(BIN)/python -m pytest -n $(JOBS) -m "not e2e"
 
 # lint-imports checks the core's layers (pyproject.toml): looproom is found on the path.
 lint: $(STAMP)

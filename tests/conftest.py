@@ -2,8 +2,10 @@
 a port another program already listens on; and hypothesis's settings for every test (no
 deadline per example).
 
-``postgres`` is one server for the whole session, started the first time a test asks for
-it (tests that never do never start it); ``database_url`` is a fresh, empty database on it.
+``postgres`` is one server for the whole session — for each test worker (``make test``
+runs one a core), on its own port in its own directory — started the first time a test
+asks for it (tests that never do never start it); ``database_url`` is a fresh, empty
+database on it.
 No PostgreSQL binaries fails the asking test with what to install (tests/support/postgres.py).
 """
 
@@ -19,6 +21,11 @@ from tests.support.postgres import PostgresMissing, PostgresServer
 
 # No generated example has a deadline, in every test directory: hypothesis fails a test one
 # of whose examples once took over 200 ms, and a loaded machine must not fail a correct one.
+# The example database stays hypothesis's own (.hypothesis/ where pytest runs), shared by
+# the test workers: a failing example saved on one worker is replayed next run on whichever
+# runs that test. Sharing is safe: a test runs on one worker only, each example is a file of
+# its own written to a temp file and renamed into place, and an entry hypothesis cannot read
+# or decode is skipped and dropped, never a failure (it treats the database as a cache).
 settings.register_profile("theloop", deadline=None)
 settings.load_profile("theloop")
 
