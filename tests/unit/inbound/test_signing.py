@@ -49,6 +49,24 @@ def test_a_request_exactly_300_s_old_or_ahead_verifies_and_one_second_more_does_
             verify(SECRET, _headers(), BODY, now=now)
 
 
+def test_a_timestamp_of_12_digits_is_read_as_a_time_and_13_digits_are_not() -> None:
+    # docs/webhook.md: unix seconds, digits only, at most 12 of them. Twelve is a time, if
+    # a stale one; thirteen is refused before it is read as a number.
+    twelve, thirteen = "9" * 12, "9" * 13
+    verify(SECRET, _headers(ts=twelve), BODY, now=int(twelve))
+    with pytest.raises(SignatureError, match="stale timestamp"):
+        verify(SECRET, _headers(ts=twelve), BODY, now=NOW)
+    with pytest.raises(SignatureError, match="is not unix seconds"):
+        verify(SECRET, _headers(ts=thirteen), BODY, now=int(thirteen))
+
+
+@pytest.mark.parametrize("given", ["v1=\udc80", "v1=é" + "0" * 63, "\x00", "v1=" + "f" * 10_000])
+def test_any_signature_header_is_refused_as_bad_never_a_crash(given: str) -> None:
+    # A header value is text from outside: whatever it holds, the answer is a refusal.
+    with pytest.raises(SignatureError, match="bad signature"):
+        verify(SECRET, {**_headers(), "X-TheLoop-Signature": given}, BODY, now=NOW)
+
+
 def test_header_names_are_case_insensitive() -> None:
     lowered = {name.lower(): value for name, value in _headers().items()}
     verify(SECRET, lowered, BODY, now=NOW)

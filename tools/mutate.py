@@ -1,0 +1,168 @@
+"""`make mutate`: mutmut over one core module at a time — does a one-token slip fail a test?
+
+    python tools/mutate.py [MODULE ...]     # e.g. inbound/signing.py; none: every one in MODULES
+
+mutmut names a mutant by its file's path from the directory it runs in, less a leading
+``src/``; our core is imported as ``looproom`` from ``plugins/theloop/``, so each module runs
+in a directory of its own under ``.mutate/`` where ``src`` is a link to ``plugins/theloop``
+(and ``tests``, ``loopside``, ``demo``, ``.errbot-parts``, ``config.py`` link back too). Its
+``pyproject.toml`` names the one module to mutate and the unit tests that specify it. mutmut
+runs one test process at a time (the machine's cores are shared), each mutant against the
+tests that reach its function only. Each run starts afresh: mutmut's cache keeps a verdict
+until the mutated function changes, so a survivor a new test kills would still be listed.
+
+A survivor listed in ``EXPLAINED`` (the module, the line and the line as mutated) is printed
+with its reason, not counted as a gap; the exit status is 1 while any survivor is not.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+WORK = ROOT / ".mutate"
+LINKS = {
+    "src": "plugins/theloop",
+    "tests": "tests",
+    "loopside": "loopside",
+    "demo": "demo",
+    ".errbot-parts": ".errbot-parts",
+    "config.py": "config.py",
+}
+
+#: Each module (under looproom/) and the unit tests that specify it.
+MODULES: dict[str, tuple[str, ...]] = {
+    "inbound/signing.py": ("tests/unit/inbound/test_signing.py",),
+    "decide/authorization.py": ("tests/unit/decide",),
+    "decide/judging.py": ("tests/unit/decide",),
+    "room/policy.py": (
+        "tests/unit/room/test_room_policy.py",
+        "tests/unit/room/test_room_delivery.py",
+        "tests/unit/room/test_event_types.py",
+    ),
+    "durable/queue.py": ("tests/unit/durable/test_queue.py", "tests/unit/durable/test_worker.py"),
+    "relay/forms.py": ("tests/unit/relay",),
+    "digest/_condense.py": ("tests/unit/digest",),
+    "digest/_truncate.py": (
+        "tests/unit/digest/test_digest_fit.py",
+        "tests/unit/room/test_render.py",
+        "tests/unit/room/test_budget.py",
+    ),
+}
+
+#: Survivors no input tells apart from the original: (module, line, line as mutated) → why.
+EXPLAINED: dict[tuple[str, str, str], str] = {
+    (
+        "inbound/signing.py",
+        'if not hmac.compare_digest(expected.encode(), given.encode("utf-8", "replace")):',
+        'if not hmac.compare_digest(expected.encode(), given.encode("UTF-8", "replace")):',
+    ): "codec names are not case-sensitive: the same codec",
+}
+
+_PYPROJECT = """\
+# Written by tools/mutate.py for one run of mutmut; not the project's own.
+[tool.pytest.ini_options]
+pythonpath = ["src", "loopside", "."]
+addopts = "-ra --strict-markers -p errbot.backends.test -p no:cacheprovider"
+markers = ["e2e: starts a real errbot process against loopback fakes"]
+
+[tool.mutmut]
+source_paths = ["src/looproom"]
+only_mutate = {only}
+pytest_add_cli_args_test_selection = {tests}
+also_copy = ["loopside", "demo", ".errbot-parts", "config.py"]
+"""
+
+
+def stage(module: str) -> Path:
+    """The directory mutmut runs ``module`` in: links to the tree and its own settings."""
+    here = WORK / module.replace("/", "-").removesuffix(".py")
+    here.mkdir(parents=True, exist_ok=True)
+    for name, target in LINKS.items():
+        link = here / name
+        if not link.is_symlink():
+            link.symlink_to(os.path.relpath(ROOT / target, here))
+    settings = _PYPROJECT.format(
+        only=json.dumps([f"src/looproom/{module}"]), tests=json.dumps(list(MODULES[module]))
+    )
+    path = here / "pyproject.toml"
+    if not path.exists() or path.read_text(encoding="utf-8") != settings:
+        path.write_text(settings, encoding="utf-8")
+    return here
+
+
+def mutmut(here: Path, *args: str, check: bool = True) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "mutmut", *args],
+        cwd=here,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if check and done.returncode != 0:
+        raise SystemExit(f"mutmut {' '.join(args)} failed:\n{done.stdout}{done.stderr}")
+    return done.stdout
+
+
+def survivors(here: Path) -> list[tuple[str, str, str]]:
+    """Each surviving mutant: its name, the line it changed and that line as mutated."""
+    found = []
+    for line in mutmut(here, "results").splitlines():
+        name, _, status = line.strip().rpartition(": ")
+        if status != "survived":
+            continue
+        diff = mutmut(here, "show", name).splitlines()
+        old = [d[1:].strip() for d in diff if d.startswith("-") and not d.startswith("---")]
+        new = [d[1:].strip() for d in diff if d.startswith("+") and not d.startswith("+++")]
+        found.append((name, " / ".join(old), " / ".join(new)))
+    return found
+
+
+def run(module: str) -> int:
+    """Mutate ``module``, print its figures and survivors; how many are unexplained."""
+    here = stage(module)
+    shutil.rmtree(here / "mutants", ignore_errors=True)
+    started = time.monotonic()
+    mutmut(here, "run", "--max-children", "1", check=False)
+    seconds = time.monotonic() - started
+    mutmut(here, "export-cicd-stats")
+    stats = json.loads((here / "mutants" / "mutmut-cicd-stats.json").read_text(encoding="utf-8"))
+    killed = stats["killed"] + stats["timeout"] + stats["segfault"]
+    print(
+        f"{module}: {stats['total']} mutants, {killed} killed, {stats['survived']} survived, "
+        f"{stats['no_tests']} reached by no test, {stats['suspicious']} suspicious "
+        f"({seconds:.0f} s)"
+    )
+    unexplained = stats["no_tests"]
+    for name, old, new in survivors(here):
+        reason = EXPLAINED.get((module, old, new))
+        short = name.rpartition(".")[2]  # the function's mutant; the module is said above
+        print(f"  {'explained' if reason else 'SURVIVED'} {short}\n    - {old}\n    + {new}")
+        if reason:
+            print(f"    ({reason})")
+        else:
+            unexplained += 1
+    return unexplained
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("modules", nargs="*", metavar="MODULE", help=", ".join(MODULES))
+    chosen = parser.parse_args(argv).modules or list(MODULES)
+    unknown = [module for module in chosen if module not in MODULES]
+    if unknown:
+        parser.error(f"not a module under mutation: {', '.join(unknown)} (see MODULES)")
+    unexplained = sum(run(module) for module in chosen)
+    print(f"unexplained survivors: {unexplained}")
+    return 1 if unexplained else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
