@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import string
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from looproom import workitem
 from looproom.decide import judging
@@ -125,3 +129,46 @@ def test_a_rooms_key_is_one_repository_only_when_it_names_one() -> None:
     assert not workitem.is_repository("acme/*")
     assert not workitem.is_repository("acme")
     assert not workitem.is_repository("github:acme/api")
+
+
+_NAME = st.text(alphabet=string.ascii_letters + string.digits, min_size=1, max_size=12)
+
+
+def _recased(draw: st.DrawFn, text: str) -> str:
+    flips = draw(st.lists(st.booleans(), min_size=len(text), max_size=len(text)))
+    return "".join(c.swapcase() if flip else c for c, flip in zip(text, flips, strict=True))
+
+
+@given(st.data(), _NAME, _NAME, st.integers(min_value=1, max_value=10**9 - 1))
+def test_every_spelling_of_a_github_work_item_is_one_canonical_ref(
+    data: st.DataObject, owner: str, repo: str, number: int
+) -> None:
+    ref = f"github:{owner}/{repo}#{number}"
+    recased = f"{_recased(data.draw, owner)}/{_recased(data.draw, repo)}"
+    kind = data.draw(st.sampled_from(["issues", "pull"]))
+    for alias in (
+        f"github:{recased}#{number}",
+        f"github:GitHub.com/{recased}#{number}",
+        f"https://github.com/{recased}/{kind}/{number}",
+        f"<https://github.com/{recased}/{kind}/{number}|{recased}#{number}>",
+    ):
+        assert workitem.canonical(alias) == workitem.canonical(ref) == ref.lower()
+    assert workitem.canonical(f"github:{recased}#{number + 1}") != workitem.canonical(ref)
+
+
+def test_a_jira_ticket_is_one_ref_whatever_the_sites_case_or_its_page() -> None:
+    ref = "jira:acme.atlassian.net/OPS-12"
+    for alias in (
+        "jira:ACME.Atlassian.NET/OPS-12",
+        "jira:acme.atlassian.net/ops-12",
+        "https://acme.atlassian.net/browse/OPS-12",
+    ):
+        assert workitem.canonical(alias) == ref
+    assert workitem.canonical("jira:acme.atlassian.net/OPS-13") != ref
+    assert workitem.canonical("jira:other.atlassian.net/OPS-12") != ref
+
+
+def test_another_trackers_ref_and_words_are_compared_as_written() -> None:
+    assert workitem.canonical("standing:Nightly") == "standing:Nightly"
+    assert workitem.canonical("linear:ABC-1") != workitem.canonical("linear:abc-1")
+    assert workitem.canonical("  github:acme/api#7 ") == "github:acme/api#7"

@@ -11,10 +11,15 @@ is not github.com, and recognisable as a host (dotted, or with a port) so that
 The room also accepts the repository alone (``github:owner/repo``), which the-loop does
 not send but an admin may type. Any other tracker's ref (``jira:KEY-1``) is kept as
 written: the bot routes and shows it, and relays it to the ledger or the-loop only.
+
+:func:`canonical` is the one spelling of a work item for comparing and keying: GitHub
+reads owner, repository and host in any case, and a Jira site's host in any case, so
+``github:ACME/api#7``, ``github:acme/api#7`` and its page's address are one work item.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -115,6 +120,38 @@ def parse(text: str) -> WorkItemRef | None:
     if other is None or other["tracker"] == GITHUB:
         return None
     return WorkItemRef(tracker=other["tracker"], path=other["path"])
+
+
+#: A Jira ticket as the-loop writes it (``jira:<site>/<KEY>-<n>``) or as its page is linked.
+_JIRA_REF = re.compile(rf"^jira:(?P<site>{_HOST})/(?P<key>[A-Za-z][A-Za-z0-9_]*-[0-9]{{1,10}})$")
+_JIRA_URL = re.compile(
+    rf"^<?https?://(?P<site>{_HOST})/browse/(?P<key>[A-Za-z][A-Za-z0-9_]*-[0-9]{{1,10}})"
+    r"(?:[/?#][^\s|>]*)?(?:\|[^>]*)?>?$"
+)
+
+
+@functools.lru_cache(maxsize=8192)  # asked for each binding a book reads: a pure function
+def canonical(text: str) -> str:
+    """The one spelling of the work item ``text`` names, to compare and key it by: a GitHub
+    ref, short form or page address as ``github:[host/]owner/repo#N`` in lower case (the
+    host only when it is not github.com); a Jira ref or page as ``jira:<site>/<KEY>-<n>``,
+    the site in lower case and the key in upper; any other text as written, trimmed."""
+    text = (text or "").strip()
+    jira = _JIRA_REF.match(text) or _JIRA_URL.match(text)
+    if jira:
+        return f"jira:{jira['site'].lower()}/{jira['key'].upper()}"
+    ref = from_url(text) if _URL.match(text) else parse(text)
+    if ref is None or not ref.is_github:
+        return text
+    host = ref.host.lower()
+    where = "" if host == DEFAULT_HOST else f"{host}/"
+    number = "" if ref.number is None else f"#{ref.number}"
+    return f"{GITHUB}:{where}{ref.repository.lower()}{number}"
+
+
+def same(one: str, other: str) -> bool:
+    """Whether two texts name the same work item."""
+    return canonical(one) == canonical(other)
 
 
 def repository_of(text: str) -> str:

@@ -5,12 +5,14 @@ database."""
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from looproom.instances.owners import KEY, Owners
+from looproom.instances import owners as owners_module
+from looproom.instances.owners import KEY, ClaimsFull, Owners
 from looproom.postgres.database import Database
 from looproom.postgres.state import PostgresState
 from looproom.settings.instances import Claims, Instance
@@ -40,15 +42,72 @@ def test_the_first_instance_to_send_about_a_work_item_nobody_claims_keeps_it() -
     assert owners.claim(B, "github:beta/web#3") == B
     assert owners.claim(A, "github:beta/web#3") == B
     assert owners.claim(QUIET, "github:other/x#1") is None  # it does not learn
-    assert store[KEY] == {"github:beta/web#3": "team-b"}
-    assert owners.learned_count("team-b") == 1
+    again = Owners((A, B, QUIET), store)  # the claim is kept in the store, not in memory
+    assert again.owner("github:beta/web#3") == B
+    assert again.learned_count("team-b") == 1 and again.learned_count("team-a") == 0
 
 
 def test_a_claim_of_an_instance_no_longer_configured_is_learned_again() -> None:
-    store: dict[str, Any] = {KEY: {"github:beta/web#3": "team-gone"}}
+    store: dict[str, Any] = {KEY: {"github:beta/web#3": ["team-gone", time.time()]}}
     owners = Owners((A, B), store)
     assert owners.owner("github:beta/web#3") is None
     assert owners.claim(B, "github:beta/web#3") == B
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+DAY = 86_400.0
+
+
+def test_a_claim_used_within_the_window_is_kept_past_the_cap_one_idle_longer_makes_room(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(owners_module, "MOST_CLAIMS", 2)
+    clock, store = Clock(), {}
+    owners = Owners((A, B), store, clock=clock)
+    assert owners.claim(A, "github:beta/web#1") == A
+    assert owners.claim(B, "github:beta/web#2") == B
+    clock.now += owners_module.IN_USE_SECONDS - DAY
+    assert owners.claim(A, "github:beta/web#1") == A  # used again: refreshed
+    clock.now += 2 * DAY  # B's claim is now idle past the window, A's is not
+    assert owners.claim(B, "github:beta/web#3") == B  # B's idle claim made room
+    assert owners.owner("github:beta/web#1") == A
+    assert owners.owner("github:beta/web#2") is None
+    with pytest.raises(ClaimsFull):  # both kept claims are in use now
+        owners.claim(B, "github:beta/web#4")
+    assert owners.refused == {"team-b": 1}
+
+
+def test_a_relayed_call_keeps_its_claim_in_use(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(owners_module, "MOST_CLAIMS", 1)
+    clock, store = Clock(), {}
+    owners = Owners((A, B), store, clock=clock)
+    assert owners.claim(A, "github:beta/web#1") == A
+    clock.now += owners_module.IN_USE_SECONDS - DAY
+    assert owners.owner("github:beta/web#1", used=True) == A
+    assert owners.owner("github:beta/web#1") == A  # a look-up alone refreshes nothing
+    clock.now += 2 * DAY
+    with pytest.raises(ClaimsFull):
+        owners.claim(B, "github:beta/web#2")
+    clock.now += owners_module.IN_USE_SECONDS
+    assert owners.claim(B, "github:beta/web#2") == B
+
+
+def test_claims_of_an_instance_no_longer_configured_make_room_first(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(owners_module, "MOST_CLAIMS", 2)
+    store: dict[str, Any] = {KEY: {"github:gone/x#1": ["team-gone", time.time()]}}
+    owners = Owners((A, B), store)
+    assert owners.claim(A, "github:beta/web#1") == A
+    assert owners.claim(B, "github:beta/web#2") == B
+    assert owners.owner("github:beta/web#1") == A
 
 
 @pytest.fixture

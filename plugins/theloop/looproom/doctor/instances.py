@@ -12,7 +12,7 @@ from http.client import HTTPException
 from looproom.doctor.findings import EVIDENCE, NOTE, OK, PROBLEM, Finding
 from looproom.durable.contract import WorkQueue
 from looproom.http.client import USER_AGENT, http
-from looproom.instances import report
+from looproom.instances import owners, report
 from looproom.instances.fleet import Fleet
 from looproom.settings.instances import Instance
 
@@ -56,6 +56,7 @@ def fleet_findings(fleet: Fleet, inbox: WorkQueue, relay: WorkQueue, now: float)
             )
         )
         found.append(_deliveries(instance, fleet.answered[instance.name].counts()))
+    found.append(_claims(fleet))
     strangers = fleet.answered[""].counts().get(401, 0)
     if strangers:
         found.append(
@@ -69,6 +70,32 @@ def fleet_findings(fleet: Fleet, inbox: WorkQueue, relay: WorkQueue, now: float)
             )
         )
     return found
+
+
+def _claims(fleet: Fleet) -> Finding:
+    """Is there room for new learned claims, and were any refused for want of it?"""
+    kept, cap = fleet.owners.learned_total(), owners.MOST_CLAIMS
+    refused = {name: n for name, n in sorted(fleet.owners.refused.items()) if n}
+    subject = "learned claims"
+    if refused:
+        who = ", ".join(f"{name}: {n}" for name, n in refused.items())
+        return Finding(
+            PROBLEM,
+            subject,
+            f"{kept} kept of the cap of {cap}, every one in use: new work items were refused "
+            f"since the start ({who}) — their events wait with their senders (503)",
+            "name those instances' repositories or prefixes under instances.<name>.workItems "
+            f"(configured bounds take no claim), or wait for claims idle "
+            f"{owners.IN_USE_SECONDS / 86_400:.0f} days to lapse",
+        )
+    if kept >= cap * 0.9:
+        return Finding(
+            EVIDENCE,
+            subject,
+            f"{kept} kept of the cap of {cap}: at the cap, new work items are refused",
+            "name the instances' repositories or prefixes under instances.<name>.workItems",
+        )
+    return Finding(OK, subject, f"{kept} kept of the cap of {cap}")
 
 
 def _deliveries(instance: Instance, recent: Mapping[int, int]) -> Finding:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from looproom import workitem
 from looproom.decide import talk
 from looproom.decide.desk import room_facts
 from looproom.room.routing import BindingBook
@@ -58,5 +59,5 @@ class Places:
 
     def thread_link(self, work_item: str) -> str:
         """A link to the room's thread for ``work_item`` (a standing session's), ``""``."""
-        found = [t for t in self._book.recent_threads() if t.work_item == work_item]
+        found = [t for t in self._book.recent_threads() if workitem.same(t.work_item, work_item)]
         return talk.thread_link(found[0].channel, found[0].ts) if found else ""

@@ -91,7 +91,10 @@ class Fleet:
 
     def admit(self, instance: Instance, event: Event) -> bool:
         """An event from ``instance``'s stream: stored when its work item is the
-        instance's (False: a duplicate, or another instance's, which is skipped)."""
+        instance's (False: a duplicate, or another instance's, which is skipped).
+        :class:`ClaimsFull` when it would be a new claim past the cap: the follower
+        reads the record again later."""
+        self.owners.claim(instance, event.work_item)  # raises ClaimsFull before the gate
         refused = self.ingress.gate(instance, event)
         if refused is not None:
             log.warning("stream of %s: skipped, %s", instance.name, refused.body.get("error"))

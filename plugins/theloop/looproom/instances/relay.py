@@ -57,7 +57,7 @@ class RoutedLoop:
         self, target: Mapping[str, Any], *, key: str, unsure: bool = False, first_try: float = 0.0
     ) -> Outcome:
         work_item = work_item_of(target)
-        owner = self._owners.owner(work_item)
+        owner = self._owners.owner(work_item, used=True)
         if owner is None:
             return RetryLater(
                 f"no the-loop instance owns {work_item or 'this work item'} yet: waiting for "

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from looproom.durable.contract import WorkQueue
@@ -50,8 +50,10 @@ def describe_claims(fleet: Fleet, instance: Instance) -> str:
 
 
 class InstanceGauges(Collector):
-    """``theloop_instance_reachable``, ``…_last_event_timestamp_seconds`` and
-    ``…_queue_depth`` (by ``queue``: inbox, relay), labelled with the instance's name."""
+    """``theloop_instance_reachable``, ``…_last_event_timestamp_seconds``,
+    ``…_queue_depth`` (by ``queue``: inbox, relay), ``…_claims_learned`` and
+    ``…_claims_refused_total`` (new work items refused at the claims' cap since the start),
+    labelled with the instance's name."""
 
     def __init__(self, fleet: Fleet, inbox: WorkQueue, relay: Callable[[], WorkQueue]) -> None:
         self._fleet, self._inbox, self._relay = fleet, inbox, relay
@@ -72,8 +74,21 @@ class InstanceGauges(Collector):
             "The instance's items not delivered yet, by queue",
             labels=["instance", "queue"],
         )
+        learned = GaugeMetricFamily(
+            "theloop_instance_claims_learned",
+            "Work items the instance owns by a learned claim",
+            labels=["instance"],
+        )
+        refused = CounterMetricFamily(
+            "theloop_instance_claims_refused",
+            "New work items refused because every learned claim kept (the cap) is in use",
+            labels=["instance"],
+        )
         queued = waiting(self._fleet, self._inbox, self._relay())
+        owners = self._fleet.owners
         for instance in self._fleet.instances:
+            learned.add_metric([instance.name], owners.learned_count(instance.name))
+            refused.add_metric([instance.name], owners.refused[instance.name])
             reachable.add_metric([instance.name], 1.0 if self._fleet.reach(instance).ok else 0.0)
             seen = self._fleet.last_event(instance.name)
             if seen is not None:
@@ -84,6 +99,8 @@ class InstanceGauges(Collector):
         yield reachable
         yield last
         yield depth
+        yield learned
+        yield refused
 
 
 def waiting(fleet: Fleet, inbox: WorkQueue, relay: WorkQueue) -> dict[str, tuple[int, int]]:

@@ -5,7 +5,9 @@ The same checks in the same order as the single-secret webhook
 read: ``X-TheLoop-Key-Id`` names it and only its secrets are tried; without the header
 every instance's are, and the one that verifies names it (no two instances share a
 secret). A verified event about a work item another instance owns is refused, 403, naming
-the owner — before it is stored, so it is never posted.
+the owner — before it is stored, so it is never posted. One that would be a new learned
+claim when the claims are full and all in use is refused 503: nothing is taken from the
+instance that owns a live work item.
 """
 
 from __future__ import annotations
@@ -17,12 +19,14 @@ from collections.abc import Callable, Mapping, Sequence
 from looproom.events import Event
 from looproom.inbound import webhook as ingress
 from looproom.inbound.signing import SignatureError, verify
-from looproom.instances.owners import Owners
+from looproom.instances.owners import ClaimsFull, Owners
 from looproom.settings.instances import Instance
 
 log = logging.getLogger(__name__)
 
 KEY_ID_HEADER = "X-TheLoop-Key-Id"
+#: Seconds a sender is asked to wait when its new work item finds the claims full.
+CLAIMS_RETRY_AFTER = 300
 
 
 def identify(
@@ -95,8 +99,18 @@ class Ingress:
         return next((i.name for i in self._instances if key_id and i.key_id == key_id), "")
 
     def gate(self, sender: Instance, event: Event) -> ingress.Answer | None:
-        """403 unless ``event``'s work item is ``sender``'s (claimed now if nobody's)."""
-        owner = self._owners.claim(sender, event.work_item)
+        """403 unless ``event``'s work item is ``sender``'s (claimed now if nobody's); 503
+        with ``Retry-After`` when it would be a new claim and the learned claims are at
+        their cap, all in use: the sender keeps the event and tries again."""
+        try:
+            owner = self._owners.claim(sender, event.work_item)
+        except ClaimsFull as full:
+            log.warning("webhook refused an event of instance %s: %s", sender.name, full)
+            return ingress.Answer(
+                503,
+                {"error": str(full), "instance": sender.name},
+                {"Retry-After": str(CLAIMS_RETRY_AFTER)},
+            )
         if owner is not None and owner.name == sender.name:
             return None
         if owner is None:

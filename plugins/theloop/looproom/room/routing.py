@@ -94,13 +94,13 @@ class BindingBook:
 
     def room_for(self, work_item: str, channel: str, rooms: Sequence[tuple[str, str]]) -> str:
         """An admin's binding for ``work_item`` if any, else :func:`route`."""
-        bound = self._get(_ROOMS).get(work_item)
+        bound = self._get(_ROOMS).get(workitem.canonical(work_item))
         return str(bound["room"]) if bound else route(work_item, channel, rooms)
 
     def bind_room(self, work_item: str, room: str) -> None:
         """Send ``work_item``'s events to ``room`` from now on (an admin command)."""
         with self._lock:
-            bindings = self._get(_ROOMS)
+            bindings, work_item = self._get(_ROOMS), workitem.canonical(work_item)
             if work_item not in bindings and len(bindings) >= self._room_cap:
                 raise BindingError(
                     f"{len(bindings)} work items are already bound to rooms (the cap is "
@@ -113,7 +113,7 @@ class BindingBook:
         """Drop an admin binding; False when there was none."""
         with self._lock:
             bindings = self._get(_ROOMS)
-            if bindings.pop(work_item, None) is None:
+            if bindings.pop(workitem.canonical(work_item), None) is None:
                 return False
             self._store[_ROOMS] = bindings
             return True
@@ -236,12 +236,21 @@ class BindingBook:
     # -- storage ---------------------------------------------------------------------
 
     def _get(self, name: str) -> dict[str, Any]:
-        """A private copy of one stored mapping (Errbot's storage persists on assignment)."""
+        """A private copy of one stored mapping (Errbot's storage persists on assignment),
+        the work items' bindings keyed by their canonical spelling."""
         try:
             value = self._store[name]
         except KeyError:
             return {}
-        return {k: dict(v) if isinstance(v, Mapping) else v for k, v in dict(value).items()}
+        copy = {k: dict(v) if isinstance(v, Mapping) else v for k, v in dict(value).items()}
+        if name == _THREADS:
+            return _canonical_threads(copy)
+        if name == _ROOMS:
+            bindings: dict[str, Any] = {}
+            for key, binding in copy.items():  # two spellings kept: the first one bound wins
+                bindings.setdefault(workitem.canonical(key), binding)
+            return bindings
+        return copy
 
     def _put_bounded(self, name: str, key: str, value: Any, cap: int) -> None:
         with self._lock:
@@ -253,7 +262,24 @@ class BindingBook:
 
 
 def _thread_key(work_item: str, channel: str) -> str:
-    return f"{channel}|{work_item}"
+    """One thread per work item per room, whatever spelling of the work item names it."""
+    return f"{channel}|{workitem.canonical(work_item)}"
+
+
+def _canonical_threads(threads: dict[str, Any]) -> dict[str, Any]:
+    """``threads`` keyed by :func:`_thread_key`: a binding kept under the spelling its
+    event came in (before keys were canonical) is found by any spelling. When two
+    spellings were kept for one work item in one room, the most recently used wins."""
+    keyed: dict[str, Any] = {}
+    for key, record in threads.items():
+        if not isinstance(record, Mapping) or "work_item" not in record:
+            keyed[key] = record
+            continue
+        canonical = _thread_key(str(record["work_item"]), str(record.get("channel", "")))
+        kept = keyed.get(canonical)
+        if kept is None or int(record.get("seq", 0)) > int(kept.get("seq", 0)):
+            keyed[canonical] = record
+    return keyed
 
 
 def _thread_of(record: Mapping[str, Any]) -> ThreadBinding:

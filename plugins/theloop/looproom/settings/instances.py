@@ -34,10 +34,13 @@ class Claims:
     learn: bool = True
 
     def matches(self, work_item: str) -> bool:
-        """Whether ``work_item`` is this instance's by its repositories or prefixes."""
-        if any(work_item.startswith(prefix) for prefix in self.prefixes):
+        """Whether ``work_item`` is this instance's by its repositories or prefixes, in
+        whatever case or form it is written (a prefix is compared case-folded with the
+        work item's canonical spelling: the configured bound wins over every alias)."""
+        named = workitem.canonical(work_item)
+        if any(named.casefold().startswith(prefix.casefold()) for prefix in self.prefixes):
             return True
-        repository = workitem.repository_of(work_item).lower()
+        repository = workitem.repository_of(named)
         return bool(repository) and any(
             fnmatch.fnmatchcase(repository, pattern.lower()) for pattern in self.repos
         )
