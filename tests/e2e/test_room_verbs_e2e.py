@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from the_loop.control import ControlConfig, parse_command
 
 from tests.e2e.slackbot import (
     API_LOOP,
@@ -85,8 +86,11 @@ class Rig:
         return [c.args["name"] for c in calls if c.args["timestamp"] == ts]
 
     def told(self, member: str, words: str) -> bool:
+        return any(self.told_all(member, words))
+
+    def told_all(self, member: str, words: str) -> list[bool]:
         calls = self.slack.calls_to("chat.postEphemeral")
-        return any(words in c.args["text"] for c in calls if c.args["user"] == member)
+        return [words in c.args["text"] for c in calls if c.args["user"] == member]
 
     def landed(self, said: dict[str, Any], what: str) -> None:
         wait_for(lambda: "white_check_mark" in self.reactions(said["ts"]), TIMEOUT, what)
@@ -238,19 +242,34 @@ def test_a_start_names_the_instance_that_takes_the_work_item(rig: Rig) -> None:
     assert rig.comments()[1].split("\n", 1)[0] == "the-loop pause instance:team-b"
 
 
-def test_a_room_backs_one_work_item_and_may_listen_to_everything(rig: Rig) -> None:
-    """``add-channel #room --listen all`` moves the work item there and any message in its
-    thread there reaches its session; another work item cannot take that room."""
+def test_a_room_named_as_people_type_it_is_its_id_backs_one_work_item_and_listens(
+    rig: Rig,
+) -> None:
+    """``add-channel #Api-Loop --listen all``, typed as people type a name: the-loop reads
+    the room's id; the room, switched by its id, hears every message of the work item's
+    thread there; the same room named by id for another work item, and a room the bot
+    cannot find, are refused before anything is relayed."""
     thread = rig.show(corpus("01"))["thread_ts"]
-    moved = rig.say(ALICE, f"add-channel <#{API_LOOP}|api-loop> --listen all", thread)
+    lost = rig.say(ALICE, "add-channel #api-lop", thread)
+    wait_for(lambda: rig.told(ALICE, "I see no room called `#api-lop`"), TIMEOUT, "no room")
+    assert "warning" not in rig.reactions(lost["ts"]) and rig.comments() == []
+    moved = rig.say(ALICE, "add-channel #Api-Loop --listen all", thread)
     rig.landed(moved, "the move's ✅")
-    first = rig.comments()[0].split("\n", 1)[0]
-    assert first == f"the-loop add-channel slack@{API_LOOP} --listen all"
+    (comment,) = rig.comments()
+    read = parse_command(comment, ControlConfig())
+    assert (read.command, read.listen) == ("add-channel", "all")
+    assert read.subjects == [f"slack@{API_LOOP}"]
     other = {"id": "other-1", "eventType": "comment.agent", "workItem": "github:acme/api#8"}
     other_thread = rig.show(other | {"text": "Another work item."})["thread_ts"]
-    rig.say(ALICE, f"add-channel <#{API_LOOP}|api-loop>", other_thread)
-    wait_for(lambda: rig.told(ALICE, f"already the room of `{ITEM}`"), TIMEOUT, "the refusal")
-    assert len(rig.comments()) == 1  # nothing relayed for the second
+    rig.say(ALICE, f"add-channel {API_LOOP}", other_thread)
+    wait_for(lambda: rig.told(ALICE, f"already the room of `{ITEM}`"), TIMEOUT, "by id")
+    rig.say(ALICE, "add-channel api-loop", other_thread)
+    wait_for(
+        lambda: sum(rig.told_all(ALICE, f"already the room of `{ITEM}`")) == 2,
+        TIMEOUT,
+        "by its bare name",
+    )
+    assert len(rig.comments()) == 1  # nothing relayed for either
     said = {"id": "moved-1", "eventType": "comment.agent", "workItem": ITEM, "text": "Next."}
     assert rig.bot.send(said)[0] == 202
     there = wait_for(

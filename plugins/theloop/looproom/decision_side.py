@@ -312,6 +312,7 @@ class Decisions:
             recorded=self._recorded,
             vet=self.effects.refusal,
             ask_why=WhyForm(memory, view_opener(slack)),
+            find_room=self.places.ids.find if slack is not None else lambda name: (name, ""),
         )
         self.menus = MenuDesk(self.desk, view_opener(slack), self.policies.now)
         self.opener = _opener(env, settings, slack, store, memory, book, self, kickoff_queue)

@@ -14,6 +14,7 @@ from looproom.decide.authorization import AccessPolicy
 from looproom.decide.desk import Desk
 from looproom.decide.effects import Effects
 from looproom.decide.judging import Received, Where
+from looproom.decide.room_names import Find
 from looproom.decide.verdict import ADMITTED, REFUSED
 from looproom.durable.queue import DurableQueue
 from looproom.events import Event
@@ -32,7 +33,8 @@ ALICE, EVE, DANA = "U0ALICE01", "U0EVE0001", "U0DANA001"
 class Rig:
     """A desk over one store, as an activation builds it; ``again()`` is a restart."""
 
-    def __init__(self, tmp_path: Path, store: dict[str, Any]) -> None:
+    def __init__(self, tmp_path: Path, store: dict[str, Any], find: Find | None = None) -> None:
+        """``find``: a room's name → its id as Slack answers it (the desk looks names up)."""
         self.store, self.room = store, Room()
         self.book = BindingBook(store)
         self.roster = Roster(store)
@@ -52,6 +54,7 @@ class Rig:
             self.policy,
             recorded=self.effects.recorded,
             vet=self.effects.refusal,
+            **({"find_room": find} if find is not None else {}),
         )
         self._ts = 100
 
@@ -182,3 +185,45 @@ def test_add_channel_with_listen_all_switches_the_room(rig: Rig) -> None:
     assert not rig.listening.hears_all("C0WAR0001")
     wrong = rig.say(ALICE, "add-channel <#C0WAR0001> --listen loudly")
     assert wrong.status == REFUSED and "--listen all|mentions" in wrong.text
+
+
+def test_a_room_named_as_people_type_it_is_recorded_by_its_id_or_refused(tmp_path: Path) -> None:
+    looked_up: list[str] = []
+
+    def find(name: str) -> tuple[str, str]:
+        looked_up.append(name)
+        found = {"#war-room": "C0WAR0001"}.get(name.lower(), "")
+        return (found, "") if found else ("", "channel_not_found")
+
+    rig = Rig(tmp_path, {}, find)
+    assert rig.say(ALICE, "add-channel #War-Room --listen all").status == ADMITTED
+    (stored,) = [forms.decision_of(item.payload) for item in rig.relay.queue.list()]
+    assert stored is not None and stored.subjects == ("slack@C0WAR0001", "--listen", "all")
+    assert stored.words == "#war-room"  # the name, for the people reading the record
+    assert rig.book.room_bindings() == {ITEM: "C0WAR0001"}
+    assert "C0WAR0001" in rig.listening.rooms()
+    # The same room, named by its id, its link or its bare name, backs no second work item.
+    for named in ("C0WAR0001", "<#C0WAR0001|war-room>", "war-room"):
+        taken = rig.say(ALICE, f"add-channel {named}", item=OTHER)
+        assert taken.status == REFUSED and f"already the room of `{ITEM}`" in taken.text
+    lost = rig.say(ALICE, "add-channel #war-rom", item=OTHER)
+    assert lost.reason == "room-not-found" and "no room called `#war-rom`" in lost.text
+    assert rig.relay.queue.depth() == 1 and rig.book.room_bindings() == {ITEM: "C0WAR0001"}
+    assert "C0WAR0001" not in looked_up  # an id is never looked up
+
+
+@pytest.mark.parametrize(
+    ("error", "words"),
+    [
+        ("listing_truncated", "invite me to it"),
+        ("missing_scope", "`channels:read` and `groups:read`"),
+        ("ratelimited", "try again shortly"),
+    ],
+)
+def test_a_name_slack_cannot_answer_for_is_refused_with_what_to_do(
+    tmp_path: Path, error: str, words: str
+) -> None:
+    rig = Rig(tmp_path, {}, lambda _name: ("", error))
+    verdict = rig.say(ALICE, "add-channel #war-room")
+    assert verdict.status == REFUSED and words in verdict.text and "link it" in verdict.text
+    assert rig.relay.queue.depth() == 0 and rig.book.room_bindings() == {}

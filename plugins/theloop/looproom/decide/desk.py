@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 from looproom import times, workitem
 from looproom.catchup.cursors import Cursors
-from looproom.decide import grammar, judging, kinds, presses, talk
+from looproom.decide import grammar, judging, kinds, presses, room_names, talk
 from looproom.decide.authorization import AccessPolicy
 from looproom.decide.judging import Received, Where
 from looproom.decide.verdict import ADMITTED, REFUSED, Verdict, refuse
@@ -95,11 +95,14 @@ class Desk:
         recorded: Callable[[Decision], None] = lambda _d: None,
         vet: Callable[[Decision], str] = lambda _d: "",
         ask_why: AskWhy = lambda _p, _q: False,
+        find_room: room_names.Find = lambda name: (name, ""),
     ) -> None:
         """``cursors`` remembers what each thread gave as context; ``thread_lines`` reads a
         thread for ``record-context``; ``recorded`` applies what a stored decision changes
         in the room itself (a roster, a room: ``looproom.decide.effects``); ``vet`` says
-        why a decision must not be recorded as the room stands (``""``: it may)."""
+        why a decision must not be recorded as the room stands (``""``: it may);
+        ``find_room`` finds the id of a room a channel command names (on a plain chat,
+        where rooms have no ids, the name is the room)."""
         self.memory, self.relay, self.room = memory, relay, room
         self._policy, self._clock = policy, clock
         self.cursors = cursors if cursors is not None else Cursors({})
@@ -108,7 +111,7 @@ class Desk:
         # The memory's own lock: on the shared database one transaction every replica's
         # desk takes, so two replicas cannot both answer one question.
         self._lock = memory.lock
-        self._ask_why = ask_why
+        self._ask_why, self._find_room = ask_why, find_room
 
     def where(
         self, channel: str, thread_ts: str, room_item: str = "", repository: str = ""
@@ -123,10 +126,12 @@ class Desk:
         policy, now = self._policy(), self._clock()
         with self._lock:
             verdict = judging.judge_typed(said, where, self.memory.get, policy, times.iso(now))
-            if not _wants_thread(verdict):
+            if not _wants_thread(verdict) and not _names_a_room(verdict):
                 verdict = self._record(verdict, policy, now)
         if _wants_thread(verdict):
             verdict = self._context(verdict, policy, now)
+        elif _names_a_room(verdict):
+            verdict = self._room_by_id(verdict, policy, now)
         if answer:
             self._answer(verdict, said.channel, said.member, said.ts, said.thread_ts or said.ts)
         return verdict
@@ -170,6 +175,16 @@ class Desk:
             if not self.cursors.contextualized(channel, thread, fresh[-1].ts):
                 return refuse("duplicate", "This thread was just recorded; nothing more went.")
             return self._record(replace(verdict, decision=full), policy, now)
+
+    def _room_by_id(self, verdict: Verdict, policy: AccessPolicy, now: float) -> Verdict:
+        """A channel command naming its room: the name looked up off the lock (a Slack
+        call), then recorded with the id under it — or refused, nothing recorded."""
+        assert verdict.decision is not None
+        found = room_names.resolved(verdict.decision, self._find_room)
+        if isinstance(found, str):
+            return refuse("room-not-found", found)
+        with self._lock:
+            return self._record(replace(verdict, decision=found), policy, now)
 
     def pressed(self, payload: Mapping[str, Any], taken: Taken = lambda: None) -> Verdict | None:
         """A ``block_actions`` payload from Socket Mode or the HTTP endpoint; ``taken`` is
@@ -233,6 +248,11 @@ def _wants_thread(verdict: Verdict) -> bool:
     """An admitted context record, whose words are the thread: read before recording."""
     decision = verdict.decision
     return verdict.status == ADMITTED and decision is not None and decision.kind == kinds.CONTEXT
+
+
+def _names_a_room(verdict: Verdict) -> bool:
+    """An admitted channel command naming its room by name: resolved before it is recorded."""
+    return verdict.status == ADMITTED and room_names.names_a_room(verdict.decision)
 
 
 def _a_record_command(text: str) -> bool:

@@ -5,9 +5,9 @@ the-loop's ``control.parse_command`` takes, after the collaborator keywords, a r
 ``@login`` (a GitHub login) and ``slack:U…`` (a Slack member id) tokens, and after the
 channel keywords a run of ``slack@<id or #name>`` refs; each run ends at the first token
 that is not one. A member in Slack types a mention (``<@U0456>``), a login (``@dana``),
-a room link (``<#C0123|war-room>``), a name (``#war-room``) or an id — each is read here
-into the token the-loop reads, and anything else refuses the whole command, so nothing
-half-read is relayed.
+a room link (``<#C0123|war-room>``), a name (``#War-Room``, ``war-room``) or an id — each
+is read here into the token the-loop reads, and anything else refuses the whole command,
+so nothing half-read is relayed.
 """
 
 from __future__ import annotations
@@ -53,7 +53,9 @@ LISTEN_FLAG, LISTEN_MODES = (
 
 
 def room_token(word: str) -> str:
-    """``slack@C…`` for a room link or id, ``slack@#name`` for a name, ``""`` else."""
+    """``slack@C…`` for a room link or id, ``slack@#name`` for a name (``#`` optional, any
+    case: Slack's names are lower case), ``""`` else. A name is looked up before the
+    command is recorded (``looproom.decide.room_names``)."""
     link = _ROOM_LINK.match(word)
     if link:
         return CHANNEL_PREFIX + link[1]
@@ -62,8 +64,9 @@ def room_token(word: str) -> str:
         word = word[len(CHANNEL_PREFIX) :]
     if _ROOM_ID.match(word):
         return CHANNEL_PREFIX + word
-    if _ROOM_NAME.match(word.lower()):
-        return CHANNEL_PREFIX + word.lower()
+    name = word.lower() if word.startswith("#") else "#" + word.lower()
+    if _ROOM_NAME.match(name):
+        return CHANNEL_PREFIX + name
     return ""
 
 

@@ -45,6 +45,24 @@ class ChannelIds:
             log.info("room %s: cannot list channels (%s); posting by name", room, response.error)
         return found
 
+    def find(self, room: str) -> tuple[str, str]:
+        """The id of the room called ``room`` (``#`` optional), asked of Slack unless known:
+        ``(id, "")``, or ``("", why)`` — Slack's error, ``channel_not_found`` when the rooms
+        the bot can list were read to the end without it."""
+        if is_channel_id(room):
+            return room, ""
+        name = "#" + room.lstrip("#").lower()
+        known = self._learnt.channel_id(name)
+        if known:
+            return known, ""
+        if self._slack is None:
+            return "", "no_slack"
+        found, reply = self._slack.find_channel(name)
+        if found:
+            self._learnt.learn_channel_id(name, found)
+            return found, ""
+        return "", reply.error if not reply.ok else "channel_not_found"
+
     def known(self, room: str) -> str:
         """The room's id as written or as learnt, without asking Slack; else the room."""
         return room if is_channel_id(room) else self._learnt.channel_id(room) or room
