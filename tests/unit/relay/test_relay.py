@@ -229,6 +229,22 @@ def test_a_refusal_is_parked_with_the_reason_and_the_question_reopened(
     assert github.posted() == []
 
 
+def test_a_comment_answered_with_a_redirect_is_parked_with_where_it_pointed_never_a_check(
+    tmp_path: Path, github: FakeGitHub
+) -> None:
+    moved = f"{github.url}/repositories/42/issues/7/comments"
+    github.fail("/comments", 301, headers={"Location": moved})
+    r = rig(tmp_path, github=github)
+    r.record(decision())
+    r.drain()
+    (item,) = r.queue.list()
+    assert item.state == "parked" and "301" in item.last_error and moved in item.last_error
+    assert r.room.reactions() == ["eyes", "warning"]
+    told = r.room.replies()[0]
+    assert "could not be relayed: not delivered: GitHub answered 301" in told and moved in told
+    assert github.posted() == [] and [q.method for q in github.requests] == ["POST"]
+
+
 def test_the_room_hears_once_when_the_relay_is_still_trying(
     tmp_path: Path, github: FakeGitHub
 ) -> None:

@@ -7,6 +7,7 @@ import urllib.request
 from collections.abc import Iterable, Mapping
 from http.client import HTTPException
 
+from looproom.clients.github import GitHub
 from looproom.doctor.findings import EVIDENCE, NOTE, OK, PROBLEM, Finding
 from looproom.http.client import HttpResult, http
 from looproom.http.origins import redact_url
@@ -14,6 +15,7 @@ from looproom.inbound.webhook import SECRET_ENV
 from looproom.settings import Environment
 
 TIMEOUT = 10.0
+USER_AGENT = "theloop-doctor"
 
 
 def webhook(
@@ -88,20 +90,16 @@ def github(env: Environment, repos: Iterable[str]) -> list[Finding]:
                 "set a token that may comment on the work items' issues to relay them",
             )
         ]
-    headers = {
-        "Authorization": f"Bearer {env.github_token}",
-        "Accept": "application/vnd.github+json",
-        "User-Agent": "theloop-doctor",
-    }
-    user = http("GET", f"{env.github_api}/user", headers, None, TIMEOUT)
-    if user.status != 200:
-        return [_refused("GitHub token", user, "a token GitHub accepts: THELOOP_GITHUB_TOKEN")]
-    login = str((user.json() or {}).get("login") or "?")
-    found = [Finding(OK, "GitHub token", f"valid, as {login}")]
-    classic = user.header("x-oauth-scopes")
+    client = GitHub(env.github_api, env.github_token, timeout=TIMEOUT, user_agent=USER_AGENT)
+    user = client.user()
+    if user.value is None:
+        return [
+            _refused("GitHub token", user.answer, "a token GitHub accepts: THELOOP_GITHUB_TOKEN")
+        ]
+    found = [Finding(OK, "GitHub token", f"valid, as {user.value}")]
+    classic = user.answer.header("x-oauth-scopes")
     for repo in sorted(set(repos)):
-        answer = http("GET", f"{env.github_api}/repos/{repo}", headers, None, TIMEOUT)
-        found.append(_repository(repo, answer, classic))
+        found.append(_repository(repo, client.repository(repo).answer, classic))
     return found
 
 
@@ -135,7 +133,7 @@ def loop_api(env: Environment) -> Finding | None:
     if not env.loop_api:
         return None
     url = f"{env.loop_api}/api/v1/health"
-    answer = http("GET", url, {"User-Agent": "theloop-doctor"}, None, TIMEOUT)
+    answer = http("GET", url, {"User-Agent": USER_AGENT}, None, TIMEOUT)
     if answer.status == 200:
         return Finding(OK, "the-loop's API", f"{redact_url(env.loop_api)} answers")
     return _refused("the-loop's API", answer, "check THELOOP_LOOP_API and that the-loop runs")
@@ -147,7 +145,7 @@ def loop_stream(env: Environment) -> Finding | None:
         return None
     shown = redact_url(env.loop_stream)
     request = urllib.request.Request(
-        env.loop_stream, headers={"Accept": "text/event-stream", "User-Agent": "theloop-doctor"}
+        env.loop_stream, headers={"Accept": "text/event-stream", "User-Agent": USER_AGENT}
     )
     try:
         with urllib.request.urlopen(request, timeout=TIMEOUT) as response:

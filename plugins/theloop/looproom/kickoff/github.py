@@ -11,13 +11,12 @@ there) and the marker looked for: found, it is that issue; not found, it is crea
 
 from __future__ import annotations
 
-import time
-import urllib.parse
 from dataclasses import dataclass
 from typing import Any
 
+from looproom.clients.answers import Read
+from looproom.clients.github import GitHub
 from looproom.durable.outcome import Failed, RetryLater
-from looproom.http.client import USER_AGENT, HttpResult, http, outcome_of
 
 #: Pages of 100 issues read when looking for one: far more than a bot opens in the window.
 FIND_PAGES = 5
@@ -40,26 +39,17 @@ class OpenedIssue:
 
 
 class IssueMaker:
-    """Issues as the bot's login; the API base is configurable for GitHub Enterprise."""
+    """Issues as the bot's login (:class:`~looproom.clients.github.GitHub`)."""
 
     def __init__(self, api: str, token: str, *, timeout: float = 15.0) -> None:
-        self._api, self._token, self._timeout = api.rstrip("/"), token, timeout
+        self._github = GitHub(api, token, timeout=timeout)
         self._login = ""
 
-    def _headers(self) -> dict[str, str]:
-        return {
-            "Authorization": f"Bearer {self._token}",
-            "Accept": "application/vnd.github+json",
-            "User-Agent": USER_AGENT,
-        }
-
     def open(self, repo: str, title: str, body: str, labels: tuple[str, ...]) -> OpenedIssue:
-        data = {"title": title, "body": body, "labels": list(labels)}
-        url = f"{self._api}/repos/{repo}/issues"
-        answer = http("POST", url, self._headers(), data, self._timeout)
-        if answer.status != 201:
-            return _not_opened(repo, answer)
-        return _issue(repo, answer.json()) or OpenedIssue(
+        read = self._github.open_issue(repo, title, body, labels)
+        if read.value is None:
+            return _not_opened(repo, read)
+        return _issue(repo, read.value) or OpenedIssue(
             repo, error="GitHub's answer named no issue number"
         )
 
@@ -70,31 +60,23 @@ class IssueMaker:
         login = self._own_login()
         if isinstance(login, OpenedIssue):
             return OpenedIssue(repo, error=login.error, retry=login.retry)
-        query = {"state": "all", "creator": login, "since": since, "per_page": 100}
+        query = {"state": "all", "creator": login, "since": since}
         query |= {"sort": "created", "direction": "desc"}
-        page: str | None = f"{self._api}/repos/{repo}/issues?{urllib.parse.urlencode(query)}"
-        for _ in range(FIND_PAGES):
-            if page is None:
-                return None
-            answer = http("GET", page, self._headers(), None, self._timeout)
-            if answer.status != 200:
-                return _not_opened(repo, answer)
-            listed = answer.json()
-            for issue in listed if isinstance(listed, list) else []:
+        for read in self._github.issue_pages(repo, query, pages=FIND_PAGES):
+            if read.value is None:
+                return _not_opened(repo, read)
+            for issue in read.value:
                 if isinstance(issue, dict) and marker in str(issue.get("body") or ""):
                     return _issue(repo, issue)
-            page = answer.next_page(self._api)
         return None
 
     def _own_login(self) -> str | OpenedIssue:
         """The token's login (asked once), or why it cannot be known now."""
         if not self._login:
-            answer = http("GET", f"{self._api}/user", self._headers(), None, self._timeout)
-            me = answer.json() if answer.status == 200 else None
-            login = str(me.get("login") or "") if isinstance(me, dict) else ""
-            if not login:
-                return _not_opened("", answer)
-            self._login = login
+            read = self._github.user()
+            if read.value is None:
+                return _not_opened("", read)
+            self._login = read.value
         return self._login
 
 
@@ -105,11 +87,9 @@ def _issue(repo: str, found: Any) -> OpenedIssue | None:
     return OpenedIssue(repo, number, str(found.get("html_url") or ""))
 
 
-def _not_opened(repo: str, answer: HttpResult) -> OpenedIssue:
+def _not_opened(repo: str, read: Read[Any]) -> OpenedIssue:
     """Why GitHub did not do it, and whether it may later (an outage, a rate limit)."""
-    outcome = outcome_of(answer, "GitHub", time.time())
-    if outcome is None:  # a 2xx that is not what was asked for
-        return OpenedIssue(repo, error=f"GitHub answered {answer.status}")
+    outcome = read.outcome()
     retry = isinstance(outcome, RetryLater)
     why = outcome.reason if isinstance(outcome, RetryLater | Failed) else ""
     return OpenedIssue(repo, error=why, retry=retry)

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from looproom import workitem
+from looproom.clients.the_loop import REPLY_PATH, SKIP_PATH
 from looproom.relay.decision import Decision
 from looproom.settings.jira_config import JiraSite
 from looproom.settings.keywords import Keywords
@@ -31,8 +32,6 @@ APPROVED, CHANGES_REQUESTED = "approved", "changes requested"
 #: would land as the opposite of what was meant, so it is refused instead.
 CHANGE_PHRASES = ("changes requested", "request changes", "please change", "rejected")
 
-REPLY_PATH = "/api/v1/sessions/reply"
-SKIP_PATH = "/api/v1/graph/skip"
 
 #: Another author's hidden comment could carry a forged envelope or the-loop's own
 #: self-authored marker; either would change how the-loop reads the relayed words.

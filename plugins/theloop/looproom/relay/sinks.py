@@ -23,7 +23,6 @@ import logging
 import os
 import threading
 import time
-import urllib.parse
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,8 +30,10 @@ from typing import Any, Protocol
 
 from looproom import times
 from looproom.attach.slack_files import FileStore, section
+from looproom.clients.github import GitHub
+from looproom.clients.the_loop import RELAY_PATHS, LoopApi
 from looproom.durable.outcome import Delivered, Failed, Outcome, RetryLater
-from looproom.http.client import USER_AGENT, HttpResult, http, outcome_of
+from looproom.http.client import HttpResult, outcome_of
 from looproom.relay import forms, records
 from looproom.relay import reply_lookup as lookup
 from looproom.relay.jira_sink import JiraSink
@@ -43,77 +44,59 @@ log = logging.getLogger(__name__)
 
 #: How many pages of 100 comments the duplicate check reads before it gives up looking.
 FIND_PAGES = 10
-EVENTS_PATH = "/api/v1/events"
 
 
 class GitHubSink:
-    """Issue comments as the bot's login; the API base is configurable for
-    GitHub Enterprise and for tests."""
+    """Issue comments as the bot's login (:class:`~looproom.clients.github.GitHub`)."""
 
     def __init__(self, api: str, token: str, *, timeout: float = 15.0) -> None:
-        self._api, self._token, self._timeout = api.rstrip("/"), token, timeout
-
-    def _headers(self) -> dict[str, str]:
-        return {
-            "Authorization": f"Bearer {self._token}",
-            "Accept": "application/vnd.github+json",
-            "User-Agent": USER_AGENT,
-        }
+        self._github = GitHub(api, token, timeout=timeout)
 
     def send(self, target: Mapping[str, Any], *, unsure: bool, since: str) -> Outcome:
         """Post the comment — after looking for it first when an earlier try may have landed."""
-        url = f"{self._api}/repos/{target['repo']}/issues/{int(target['number'])}/comments"
+        repo, number = str(target["repo"]), int(target["number"])
         if unsure:
-            found = self._find(url, str(target["body"]), since)
+            found = self._find(repo, number, str(target["body"]), since)
             if found is not None:
                 return found
-        answer = http("POST", url, self._headers(), {"body": target["body"]}, self._timeout)
-        failed = outcome_of(answer, "GitHub", time.time())
+        posted = self._github.post_comment(repo, number, str(target["body"]))
+        if posted.value is None and 200 <= posted.status < 300:
+            return Delivered()  # made, though its answer names no link
+        failed = posted.outcome()
         if failed is not None:
             return failed
-        data = answer.json()
-        return Delivered(str(data.get("html_url", "")) if isinstance(data, dict) else "")
+        return Delivered(str((posted.value or {}).get("html_url", "")))
 
-    def _find(self, url: str, body: str, since: str) -> Outcome | None:
+    def _find(self, repo: str, number: int, body: str, since: str) -> Outcome | None:
         """``Delivered`` when the comment is already there; a retry when we cannot tell.
 
-        Follows GitHub's ``Link: rel="next"`` pages (a busy issue has more than 100
-        comments), up to :data:`FIND_PAGES`, and only on our own API host: the token goes
-        with each request.
+        Reads GitHub's pages (a busy issue has more than 100 comments), up to
+        :data:`FIND_PAGES`.
         """
-        query = urllib.parse.urlencode({"since": _earlier(since), "per_page": 100})
-        page: str | None = f"{url}?{query}"
-        for _ in range(FIND_PAGES):
-            if page is None:
-                return None
-            answer = http("GET", page, self._headers(), None, self._timeout)
-            failed = outcome_of(answer, "GitHub", time.time())
+        read, after = None, _earlier(since)
+        for read in self._github.comment_pages(repo, number, pages=FIND_PAGES, since=after):
+            failed = read.outcome()
             if failed is not None:
                 return failed if isinstance(failed, RetryLater) else RetryLater(failed.reason)
-            found = _matching(answer.json(), body)
+            found = _matching(read.value, body)
             if found is not None:
                 return found
-            page = answer.next_page(self._api)
-        log.warning("relay: more than %d pages of comments on %s; posting", FIND_PAGES, url)
+        if read is not None and read.more:
+            log.warning(
+                "relay: more than %d pages of comments on %s#%s; posting", FIND_PAGES, repo, number
+            )
         return None
 
     def comments(self, repo: str, number: int) -> tuple[str, list[dict[str, Any]] | str]:
         """The token's login, and every comment on the issue (oldest first, up to
         :data:`FIND_PAGES` pages) — or a sentence saying why they cannot be read."""
-        me = http("GET", f"{self._api}/user", self._headers(), None, self._timeout).json()
-        login = str(me.get("login") or "") if isinstance(me, dict) else ""
+        login = self._github.user().value or ""
         found: list[dict[str, Any]] = []
-        page: str | None = f"{self._api}/repos/{repo}/issues/{int(number)}/comments?per_page=100"
-        for _ in range(FIND_PAGES):
-            if page is None:
-                break
-            answer = http("GET", page, self._headers(), None, self._timeout)
-            failed = outcome_of(answer, "GitHub", time.time())
+        for read in self._github.comment_pages(repo, number, pages=FIND_PAGES):
+            failed = read.outcome()
             if failed is not None:
-                return login, failed.reason
-            listed = answer.json()
-            found += [c for c in listed if isinstance(c, dict)] if isinstance(listed, list) else []
-            page = answer.next_page(self._api)
+                return login, str(getattr(failed, "reason", ""))
+            found += [c for c in read.value or [] if isinstance(c, dict)]
         return login, found
 
 
@@ -148,8 +131,7 @@ class LoopSink:
         """``files`` fetches what a reply had attached, for the session to read; ``token``
         goes with each call as a bearer token (a proxy in front of the-loop may ask one);
         ``book`` keeps which replies of ours landed, so a record is never counted twice."""
-        self._api, self._timeout, self._files = api.rstrip("/"), timeout, files
-        self._auth = {"Authorization": f"Bearer {token}"} if token else {}
+        self._loop, self._files = LoopApi(api, token, timeout=timeout), files
         self._book, self._clock = book if book is not None else ReplyBook(), clock
 
     def send(
@@ -166,14 +148,14 @@ class LoopSink:
         return outcome
 
     def _send(self, target: Mapping[str, Any], key: str, unsure: bool, first_try: float) -> Outcome:
-        headers = {"User-Agent": USER_AGENT, "Idempotency-Key": key, **self._auth}
-        url = f"{self._api}{target['path']}"
+        if target["path"] not in RELAY_PATHS:
+            return Failed(f"the relay makes no call to {target['path']!r} of the-loop")
         is_reply = target["path"] == forms.REPLY_PATH
         if is_reply and unsure:
             found = self._reply_sent(target["json"], first_try, key)
             if found is not None:
                 return found
-        answer = http("POST", url, headers, self._request(target), self._timeout)
+        answer = self._loop.post(target["path"], self._request(target), key=key)
         if is_reply and _maybe_applied(answer):
             what = f"answered {answer.status}" if answer.status else f"no answer ({answer.error})"
             return RetryLater(f"the-loop may have delivered the reply ({what})", uncertain=True)
@@ -202,12 +184,10 @@ class LoopSink:
         query: dict[str, Any] = {"type": REPLY_SENT, "workItem": work_item, "limit": 0}
         if first_try:
             query["since"] = loop_time(max(0.0, since))
-        url = f"{self._api}{EVENTS_PATH}?{urllib.parse.urlencode(query)}"
-        answer = http("GET", url, {"User-Agent": USER_AGENT, **self._auth}, None, self._timeout)
-        records_ = answer.json() if answer.status == 200 else None
-        if not isinstance(records_, list):
-            return lookup.unreadable(answer.status, answer.error, key)
-        verdict = lookup.counted(records_, actor, inside)
+        read = self._loop.events(query)
+        if read.value is None:
+            return lookup.unreadable(read.status, read.answer.error, key)
+        verdict = lookup.counted(read.value, actor, inside)
         if verdict == "landed":
             return lookup.found()
         return lookup.ambiguous(key) if verdict == "unsure" else None

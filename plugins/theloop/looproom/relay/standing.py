@@ -15,10 +15,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from looproom.clients.the_loop import SAY_PATH
 from looproom.relay import forms, records
 from looproom.relay.decision import Decision
 
-SAY_PATH = "/api/v1/standing-sessions/say"
 PREFIX = "standing:"
 #: the-loop's standing-session name: lowercase letters, digits, hyphens, up to 40.
 _NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}$")

@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from looproom import workitem
+from looproom.clients.github import GitHub
 from looproom.events import Event
-from looproom.http.client import USER_AGENT, HttpResult, http
 
 log = logging.getLogger(__name__)
 
@@ -25,8 +24,6 @@ TIMEOUT = 5.0
 TITLE_LIMIT = 120
 #: ``https://github.com/owner/repo/pull/42`` — where the-loop links a PR gate.
 _PULL_URL = re.compile(r"^https://[^/\s]+/([^/\s]+/[^/\s]+)/pull/(\d+)(?:[/?#].*)?$")
-
-Fetch = Callable[[str, str, Mapping[str, str], Any, float], HttpResult]
 
 
 @dataclass(frozen=True)
@@ -56,8 +53,8 @@ def pull_of(event: Event) -> tuple[str, int] | None:
 class PullReader:
     """Reads a PR's title and diffstat from GitHub's REST API with the bot's token."""
 
-    def __init__(self, api: str, token: str, *, fetch: Fetch = http) -> None:
-        self._api, self._token, self._fetch = api.rstrip("/"), token, fetch
+    def __init__(self, api: str, token: str) -> None:
+        self._github = GitHub(api, token, timeout=TIMEOUT)
 
     def read(self, event: Event) -> PullRequest | None:
         """The card for ``event``'s PR; the number alone when GitHub does not say more."""
@@ -65,21 +62,13 @@ class PullReader:
         if found is None:
             return None
         repository, number = found
-        if not self._token:
+        if not self._github.has_token:
             return PullRequest(number)
-        headers = {
-            "Authorization": f"Bearer {self._token}",
-            "Accept": "application/vnd.github+json",
-            "User-Agent": USER_AGENT,
-        }
-        url = f"{self._api}/repos/{repository}/pulls/{number}"
-        answer = self._fetch("GET", url, headers, None, TIMEOUT)
-        body = answer.json() if answer.status == 200 else None
-        if not isinstance(body, Mapping):
+        read = self._github.pull(repository, number)
+        body = read.value
+        if body is None:
             log.info(
-                "GitHub did not describe PR #%s (%s): the card shows the link",
-                number,
-                answer.status,
+                "GitHub did not describe PR #%s (%s): the card shows the link", number, read.status
             )
             return PullRequest(number)
         return PullRequest(
