@@ -16,6 +16,7 @@ from the_loop.channels.envelope import parse as parse_envelope
 from the_loop.control import DEFAULT_KEYWORDS, ControlConfig, parse_command
 from the_loop.instance import parse_address
 
+from looproom import verb_names
 from looproom.decide import judging, kinds
 from looproom.decide.authorization import AccessPolicy
 from looproom.decide.judging import Received, Where
@@ -30,15 +31,15 @@ MEMBER = "U0123ABC"
 AT = "2026-11-30T10:00:00Z"
 #: What a member types for each verb, and the words the-loop must find after the keyword.
 TYPED = {
-    keywords.START: ("start", ""),
-    keywords.STOP: ("stop", ""),
-    keywords.PAUSE: ("pause", ""),
-    keywords.RESUME: ("resume", ""),
-    keywords.CONTRIBUTE: ("contribute", ""),
-    keywords.CLEANUP: ("cleanup", ""),
-    keywords.DO: ("!do fix the flaky retry test", "fix the flaky retry test"),
-    keywords.REVIEW: ("!review focus on the migration", "focus on the migration"),
-    keywords.EXECUTE: ("execute", ""),
+    verb_names.START: ("start", ""),
+    verb_names.STOP: ("stop", ""),
+    verb_names.PAUSE: ("pause", ""),
+    verb_names.RESUME: ("resume", ""),
+    verb_names.CONTRIBUTE: ("contribute", ""),
+    verb_names.CLEANUP: ("cleanup", ""),
+    verb_names.DO: ("!do fix the flaky retry test", "fix the flaky retry test"),
+    verb_names.REVIEW: ("!review focus on the migration", "focus on the migration"),
+    verb_names.EXECUTE: ("execute", ""),
 }
 RENAMED = {
     "start": "loop go",

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Mapping
 from typing import Any
 
 #: Objects and arrays inside one another at most: the-loop's events nest two deep and
@@ -112,3 +113,9 @@ def _child(path: str, key: str | int) -> str:
     if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,40}", key):
         return key if path == "body" else f"{path}.{key}"
     return f"{path}[{json.dumps(key[:40])}]"
+
+
+def obj(value: Any) -> Mapping[str, Any]:
+    """``value`` when it is an object, else empty: a payload's field that is the wrong
+    type reads as missing, never as an exception deep in a handler."""
+    return value if isinstance(value, Mapping) else {}

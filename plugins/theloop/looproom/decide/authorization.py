@@ -124,11 +124,6 @@ def refusal_text(member: str, act: str, policy: AccessPolicy) -> str:
     )
 
 
-def may_decide(member: str, authorized: frozenset[str]) -> bool:
-    """Fail closed: only a listed Slack member id decides; an empty list denies all."""
-    return bool(member) and member in authorized
-
-
 def unauthorized_text(member: str, authorized: frozenset[str]) -> str:
     """The refusal a stranger sees, naming the remedy."""
     nobody = " (the list is empty, so nobody may)" if not authorized else ""

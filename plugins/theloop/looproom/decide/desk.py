@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, Protocol
 
-from looproom import times, workitem
+from looproom import times, verb_names, workitem
 from looproom.catchup.cursors import Cursors
 from looproom.decide import grammar, judging, kinds, presses, room_names, talk
 from looproom.decide.authorization import AccessPolicy
@@ -259,7 +259,7 @@ def _a_record_command(text: str) -> bool:
     """A ``record-context`` or ``record-decision`` typed in the thread: an act, not context."""
     parsed = kinds.read(text)
     verb = getattr(parsed, "verb", "")
-    return verb in (talk.RECORD_CONTEXT, talk.RECORD_DECISION) or (
+    return verb in (verb_names.RECORD_CONTEXT, verb_names.RECORD_DECISION) or (
         isinstance(parsed, grammar.Refusal) and parsed.reason in ("context-words", "decision-words")
     )
 

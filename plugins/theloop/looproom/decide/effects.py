@@ -1,11 +1,7 @@
-"""What a recorded collaborator or channel command changes in the room, at once, and what
-a work item's end takes away.
-
-the-loop applies ``add-collaborator`` and ``add-channel`` when it reads them on the ticket;
-the room applies them as soon as they are recorded, so the person just added may reply at
-once and the next event goes to the new room. A GitHub login (``@dana``) counts here only
-where ``people`` maps a member to it — a name alone authorizes nobody. Closure and
-``cleanup`` end the roster and the move, as the-loop clears its own.
+"""Applies what a recorded decision changes (its row's :class:`~looproom.decide.changes.
+Change`), undoes it when the relay parks the decision for good, and ends a work item's
+roster and move when it closes. A GitHub login (``@dana``) counts here only where
+``people`` maps a member to it — a name alone authorizes nobody.
 """
 
 from __future__ import annotations
@@ -13,10 +9,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from looproom.decide import kinds, subjects
+from looproom.decide.changes import Change
 from looproom.events import Event
 from looproom.relay.decision import Decision
 from looproom.room import event_types
-from looproom.room.channel_moves import ChannelMoves, shown
+from looproom.room.channel_moves import ChannelMoves
 from looproom.room.roster import Roster
 
 
@@ -36,45 +33,24 @@ class Effects:
         self._members_of_login = {login.lower(): m for m, login in (people or {}).items()}
 
     def refusal(self, decision: Decision) -> str:
-        """Why ``decision`` must not be recorded as the room stands, ``""`` when it may:
-        a room backs one work item at most, as in the-loop."""
-        if decision.kind != kinds.ADD_CHANNEL or not decision.subjects:
-            return ""
-        room = subjects.room_of(decision.subjects[0])
-        other = self.moves.backer(room, decision.work_item)
-        if not other:
-            return ""
-        return (
-            f"{shown(room)} is already the room of `{other}`, and a room backs one work item "
-            f"— `remove-channel` there first. Nothing was recorded."
-        )
+        """Why ``decision`` must not be recorded as the room stands, ``""`` when it may."""
+        change = _change_of(decision)
+        return change.refusal(self, decision) if change else ""
 
     def recorded(self, decision: Decision) -> None:
         """A decision was just stored: apply what it changes here."""
-        item, where = decision.work_item, (decision.channel, decision.thread or decision.ts)
-        if decision.kind == kinds.ADD_COLLABORATOR:
-            self.roster.add(item, self._members(decision.subjects))
-        elif decision.kind == kinds.REMOVE_COLLABORATOR:
-            self.roster.remove(item, self._members(decision.subjects))
-        elif decision.kind == kinds.ADD_CHANNEL and decision.subjects:
-            room = subjects.room_of(decision.subjects[0])
-            self.moves.move(item, room, where)
-            mode = subjects.listen_of(decision.subjects)
-            if mode:
-                self._listen(room, mode)
-        elif decision.kind == kinds.REMOVE_CHANNEL and decision.subjects:
-            self.moves.back(item, subjects.room_of(decision.subjects[0]), where)
-        elif decision.kind == kinds.CLEANUP:
-            self.end(item)
+        change = _change_of(decision)
+        if change:
+            change.recorded(self, decision)
 
     def given_up(self, decision: Decision) -> None:
-        """The relay parked a decision for good: what it granted here is taken back, so the
-        room never lets in more than the-loop was told of (a removal is left applied)."""
-        item = decision.work_item
-        if decision.kind == kinds.ADD_COLLABORATOR:
-            self.roster.remove(item, self._members(decision.subjects))
-        elif decision.kind == kinds.ADD_CHANNEL and decision.subjects:
-            self.moves.back(item, subjects.room_of(decision.subjects[0]), ("", ""))
+        """The relay parked a decision for good: what it granted here is taken back."""
+        change = _change_of(decision)
+        if change:
+            change.given_up(self, decision)
+
+    def listen(self, room: str, mode: str) -> bool:
+        return self._listen(room, mode)
 
     def observe(self, event: Event, channel: str = "", ts: str = "", thread_ts: str = "") -> None:
         """An event the room consumed (after it was posted): a closure ends the work item."""
@@ -86,10 +62,16 @@ class Effects:
         self.roster.end(work_item)
         self.moves.end(work_item)
 
-    def _members(self, tokens: tuple[str, ...]) -> set[str]:
+    def members(self, tokens: tuple[str, ...]) -> set[str]:
+        """The members ``tokens`` name: mentions, and logins ``people`` maps."""
         found = set(subjects.members_of(tokens))
         for login in subjects.logins_of(tokens):
             member = self._members_of_login.get(login.lower())
             if member:
                 found.add(member)
         return found
+
+
+def _change_of(decision: Decision) -> Change | None:
+    row = kinds.BY_NAME.get(decision.kind)
+    return row.change if row else None

@@ -16,6 +16,7 @@ from typing import Any
 from looproom import workitem
 from looproom.decide import grammar, kinds, talk
 from looproom.decide.authorization import AccessPolicy, may, refusal_text
+from looproom.decide.kind_row import DecisionKind
 from looproom.decide.presses import Press
 from looproom.decide.verdict import IGNORED, REFUSED, Verdict, refuse
 from looproom.relay import standing
@@ -152,10 +153,10 @@ def judge_typed(
         ts=said.ts,
         thread=said.thread_ts,  # a reply's ts is no thread: answers go to its thread
     )
-    return _checked(parsed, said, state, base, policy, replies=replies, answers=answers)
+    return _as_kind(parsed, said, state, base, policy, replies=replies, answers=answers)
 
 
-def _checked(
+def _as_kind(
     parsed: grammar.Parsed,
     said: Received,
     state: ItemState,
@@ -172,7 +173,8 @@ def _checked(
         words = talk.without_mentions_of(said.text, policy.own_id)
         words = "\n\n".join(part for part in (words, said.files) if part)
         reply = grammar.Command(kinds.REPLY, words=words)
-        return kinds.reply(reply, state, replace(base, files=said.attached), policy.destinations)
+        kind = kinds.BY_NAME[kinds.REPLY]
+        return _check(kind, reply, state, replace(base, files=said.attached), policy)
     if isinstance(parsed, grammar.Text):
         if not answers:
             # A plain reply at a gate is not an answer to it: the-loop reads "not
@@ -190,8 +192,19 @@ def _checked(
     refusal = kinds.unwritable(kind, base.work_item, policy.destinations)
     if refusal:
         return refuse("unwritable", refusal)
-    assert kind.typed is not None  # every kind with a verb, and the answer, is typed
-    return kind.typed(parsed, state, base, policy.destinations)
+    return _check(kind, parsed, state, base, policy)
+
+
+def _check(
+    kind: DecisionKind,
+    parsed: grammar.Parsed,
+    state: ItemState,
+    base: Decision,
+    policy: AccessPolicy,
+) -> Verdict:
+    """``parsed`` through its kind's check; admitted, it says the question it settles."""
+    assert kind.typed is not None  # every kind with a verb, the answer and the reply are typed
+    return kinds.settled(kind.typed(parsed, state, base, policy.destinations))
 
 
 def _act(parsed: grammar.Parsed, work_item: str) -> str:
@@ -290,4 +303,4 @@ def judge_press(
         ts=press.ts,
         thread=press.thread_ts or press.ts,
     )
-    return kind.pressed(press, state_of(work_item), base)
+    return kinds.settled(kind.pressed(press, state_of(work_item), base))

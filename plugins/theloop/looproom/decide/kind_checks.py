@@ -15,14 +15,14 @@ from typing import Any
 
 from looproom.decide import grammar, subjects
 from looproom.decide.presses import Press, ticked
-from looproom.decide.verbs import ANSWER, APPROVE, CHANGES, CONTEXT, DECISION, EXECUTE, REPLY, SKIP
+from looproom.decide.verbs import ANSWER, CONTEXT, DECISION, REPLY
 from looproom.decide.verdict import ADMITTED, Verdict, refuse, unanswered
 from looproom.relay import forms
 from looproom.relay.decision import Decision
 from looproom.room import buttons
 from looproom.room import checklist as checklists
 from looproom.room.memory import Asked, ItemState
-from looproom.settings.keywords import REMOVE_CHANNEL
+from looproom.verb_names import APPROVE, CHANGES, EXECUTE, REMOVE_CHANNEL, SKIP
 
 #: A typed decision's check: the command, the work item's state, the decision so far, and
 #: the configured destinations → the verdict.

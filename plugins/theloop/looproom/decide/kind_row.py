@@ -9,6 +9,7 @@ from typing import Any
 
 from looproom.decide import grammar
 from looproom.decide import kind_checks as checks
+from looproom.decide.changes import Change
 from looproom.decide.kind_checks import PressCheck, TypedCheck
 from looproom.relay import forms, records, standing
 from looproom.settings import grants
@@ -40,6 +41,8 @@ class DecisionKind:
     #: The ``!verb`` command's words are read from Slack's own text, where a mention is the
     #: member's id and a room its id — never a name a GitHub login could share.
     mentions: bool = False
+    #: What recording it changes in the room at once (a roster, a move), and its undoing.
+    change: Change | None = None
 
 
 def control(

@@ -11,49 +11,41 @@ the-loop's commands, whose default keyword is the-loop's own (:mod:`looproom.set
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from looproom.decide import grammar, subjects, talk, verbs
+from looproom.decide import changes, grammar, subjects, talk, verbs
 from looproom.decide import kind_checks as checks
-from looproom.decide.kind_checks import TypedCheck
 from looproom.decide.kind_row import DecisionKind, control
-from looproom.decide.verbs import (
-    ANSWER,
-    APPROVE,
-    ASK,
-    CHANGES,
-    CONTEXT,
-    DECISION,
-    EXECUTE,
-    GATE,
-    OWN,
-    REPLY,
-    SELECTION,
-    SKIP,
-)
+from looproom.decide.verbs import ANSWER, ASK, CONTEXT, DECISION, GATE, OWN, REPLY, SELECTION
 from looproom.decide.verdict import ADMITTED, Verdict
 from looproom.relay import forms, records, standing
 from looproom.relay.decision import Decision
 from looproom.room import buttons
 from looproom.settings import grants, keywords
-from looproom.settings.keywords import (
+from looproom.verb_names import (
     ADD_CHANNEL,
     ADD_COLLABORATOR,
+    APPROVE,
+    CHANGES,
     CLEANUP,
     CONTRIBUTE,
     DO,
+    EXECUTE,
     PAUSE,
+    RECORD_CONTEXT,
+    RECORD_DECISION,
     REMOVE_CHANNEL,
     REMOVE_COLLABORATOR,
     RESUME,
     REVIEW,
+    SKIP,
     START,
     STOP,
 )
 
-_ROWS: tuple[DecisionKind, ...] = (
+KINDS: tuple[DecisionKind, ...] = (
     DecisionKind(
         EXECUTE,
         label="phase selection",
@@ -164,6 +156,7 @@ _ROWS: tuple[DecisionKind, ...] = (
         verbs.read_bare(CLEANUP),
         "the-loop reclaims this work item's local sessions and checkout",
         "`cleanup [<work item>]` — the-loop reclaims the work item's local resources.",
+        change=changes.END,
     ),
     control(
         ADD_COLLABORATOR,
@@ -172,6 +165,7 @@ _ROWS: tuple[DecisionKind, ...] = (
         "they may reply and add context on this work item; deciding stays with you",
         "`add-collaborator @someone` — they may reply and add context on this work item.",
         about=True,
+        change=changes.GRANT,
     ),
     control(
         REMOVE_COLLABORATOR,
@@ -180,6 +174,7 @@ _ROWS: tuple[DecisionKind, ...] = (
         "they no longer give input on this work item",
         "`remove-collaborator @someone` — they no longer give input on this work item.",
         about=True,
+        change=changes.REVOKE,
     ),
     control(
         ADD_CHANNEL,
@@ -189,6 +184,7 @@ _ROWS: tuple[DecisionKind, ...] = (
         "`add-channel #room [--listen all]` — this work item's conversation moves to that "
         "room (`--listen all`: any message there counts, no mention needed).",
         about=True,
+        change=changes.MOVE,
     ),
     control(
         REMOVE_CHANNEL,
@@ -197,6 +193,7 @@ _ROWS: tuple[DecisionKind, ...] = (
         "this work item's updates go back to its configured room",
         "`remove-channel [#room]` — this work item goes back to its configured room.",
         about=True,
+        change=changes.MOVE_BACK,
     ),
     # An operator's own command word: read with the deployment's keywords (``read``).
     DecisionKind(
@@ -233,7 +230,7 @@ _ROWS: tuple[DecisionKind, ...] = (
         label="context",
         form=records.CONTEXT_FORM,
         act=grants.CONTEXT,
-        verb=talk.RECORD_CONTEXT,
+        verb=RECORD_CONTEXT,
         read=talk.read_record_context,
         typed=checks.typed_context,
         receipt="📎 {count} message(s) of this thread went to the work item and the agent as "
@@ -245,7 +242,7 @@ _ROWS: tuple[DecisionKind, ...] = (
         label="decision",
         form=records.DECISION_FORM,
         act=grants.DECISION_RECORD,
-        verb=talk.RECORD_DECISION,
+        verb=RECORD_DECISION,
         read=talk.read_record_decision,
         typed=checks.typed_decision,
         receipt="📌 The decision of {who} is on the work item, and the agent has it.",
@@ -254,9 +251,9 @@ _ROWS: tuple[DecisionKind, ...] = (
 )
 
 
-def _settled(verdict: Verdict) -> Verdict:
+def settled(verdict: Verdict) -> Verdict:
     """An admitted verdict names the open question its decision's row settles, and its
-    decision carries what the room will be told of it."""
+    decision carries what the room will be told of it; any other verdict as it is."""
     if verdict.status != ADMITTED or verdict.decision is None:
         return verdict
     decision = stamped(verdict.decision)
@@ -278,16 +275,6 @@ def restamped(decision: Decision) -> Decision:
     return stamped(decision)
 
 
-def _settling(check: Callable[..., Verdict] | None) -> Callable[..., Verdict] | None:
-    """``check`` whose admitted verdicts say which question they settle."""
-    return (lambda *args: _settled(check(*args))) if check is not None else None
-
-
-def _judging(kind: DecisionKind) -> DecisionKind:
-    return replace(kind, typed=_settling(kind.typed), pressed=_settling(kind.pressed))
-
-
-KINDS: tuple[DecisionKind, ...] = tuple(map(_judging, _ROWS))
 BY_NAME: Mapping[str, DecisionKind] = {kind.name: kind for kind in KINDS}
 BY_VERB: Mapping[str, DecisionKind] = {kind.verb: kind for kind in KINDS if kind.verb}
 #: Every typed verb and phrase → its kind.
@@ -337,10 +324,6 @@ def act_of(parsed: grammar.Parsed) -> str:
 def target(decision: Decision, destinations: forms.Destinations) -> dict[str, Any]:
     """Where ``decision`` goes and in what form: the sink's name and its request."""
     return BY_NAME[decision.kind].form.target(decision, destinations)
-
-
-#: A reply's check, for the judging: words addressed to the bot are a reply without a verb.
-reply: TypedCheck = BY_NAME[REPLY].typed or checks.typed_reply
 
 
 def act(kind: str) -> str:

@@ -22,6 +22,7 @@ from looproom.relay.decision import Decision
 from looproom.room import buttons
 from looproom.room import checklist as checklists
 from looproom.slack.signed import Checked, signed_body
+from looproom.strict_json import obj
 
 
 @dataclass(frozen=True)
@@ -68,29 +69,24 @@ def verify(headers: Mapping[str, str], body: bytes, secret: str, now: float) -> 
 _OBJECTS = ("channel", "container", "message", "state", "user")
 
 
-def _obj(value: Any) -> Mapping[str, Any]:
-    """``value`` when it is an object, else empty: a malformed field reads as missing."""
-    return value if isinstance(value, Mapping) else {}
-
-
 def read(payload: Mapping[str, Any]) -> Press | None:
     """The press in a ``block_actions`` payload — ``None`` for anything we do not act on."""
     if payload.get("type") != "block_actions":
         return None
     actions = payload.get("actions")
-    action = _obj(actions[0]) if isinstance(actions, list) and actions else {}
+    action = obj(actions[0]) if isinstance(actions, list) and actions else {}
     action_id = str(action.get("action_id") or "")
     if not action_id.startswith(buttons.PREFIX):
         return None
-    message, container = _obj(payload.get("message")), _obj(payload.get("container"))
-    channel = str(_obj(payload.get("channel")).get("id") or container.get("channel_id") or "")
+    message, container = obj(payload.get("message")), obj(payload.get("container"))
+    channel = str(obj(payload.get("channel")).get("id") or container.get("channel_id") or "")
     ts = str(message.get("ts") or container.get("message_ts") or "")
-    member = str(_obj(payload.get("user")).get("id") or "")
+    member = str(obj(payload.get("user")).get("id") or "")
     if not (channel and ts and member):
         return None
     listed = message.get("blocks")
     blocks = tuple(b for b in listed if isinstance(b, Mapping)) if isinstance(listed, list) else ()
-    values = _obj(payload.get("state")).get("values") or {}
+    values = obj(payload.get("state")).get("values") or {}
     return Press(
         member=member,
         channel=channel,

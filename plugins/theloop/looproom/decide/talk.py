@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from looproom import workitem
 from looproom.decide import grammar
 from looproom.relay.records import DECISION_KINDS
+from looproom.verb_names import RECORD_CONTEXT, RECORD_DECISION
 
-RECORD_CONTEXT, RECORD_DECISION = "record-context", "record-decision"
 #: At most this many messages go into one context record: the newest, since the last one.
 CONTEXT_CAP = 50
 #: And at most this many characters of them (a GitHub comment holds 65,536).

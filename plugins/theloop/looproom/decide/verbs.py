@@ -12,8 +12,10 @@ from __future__ import annotations
 import re
 
 from looproom.decide import grammar
+from looproom.verb_names import APPROVE, CHANGES, EXECUTE, SKIP
 
-EXECUTE, SKIP, APPROVE, CHANGES, ANSWER = "execute", "skip", "approve", "changes", "answer"
+#: An answer has no verb: it is what is said in an open ask's thread, or its button.
+ANSWER = "answer"
 #: One of the operator's own command words (``routing.control.commands``).
 OWN = "own-command"
 #: What a member says to the agent, on the record: a reply, the thread as context, a decision.

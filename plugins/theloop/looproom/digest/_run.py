@@ -38,11 +38,6 @@ class Run:
             return self.atoms[i]
         return None
 
-    def splits_atom(self, pos: int) -> bool:
-        """Whether a cut at ``pos`` would fall strictly inside an atom."""
-        atom = self.atom_at(pos)
-        return atom is not None and atom[0] < pos
-
     def is_atom_text(self, pos: int) -> bool:
         """Whether the character at ``pos`` belongs to an atom."""
         return self.atom_at(pos) is not None

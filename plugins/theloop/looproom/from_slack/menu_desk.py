@@ -15,7 +15,8 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from looproom.decide import grammar, kinds, talk
+from looproom import verb_names
+from looproom.decide import grammar, kinds
 from looproom.decide.authorization import AccessPolicy, may, refusal_text
 from looproom.decide.desk import Desk
 from looproom.decide.judging import Received
@@ -72,7 +73,7 @@ class MenuDesk:
         if shortcut.callback_id == shortcuts.RECORD_CONTEXT:
             said = Received(
                 shortcut.member,
-                talk.RECORD_CONTEXT,
+                verb_names.RECORD_CONTEXT,
                 shortcut.channel,
                 "",
                 shortcut.thread,
@@ -106,9 +107,9 @@ class MenuDesk:
             kind, what, why = (
                 values.get(name, "") for name in (modals.KIND, modals.WHAT, modals.WHY)
             )
-            text = f"{talk.RECORD_DECISION} {kind + ': ' if kind else ''}{what} — why: {why}"
+            text = f"{verb_names.RECORD_DECISION} {kind + ': ' if kind else ''}{what} — why: {why}"
             parsed: grammar.Parsed = grammar.Command(
-                talk.RECORD_DECISION, items=(kind, why), words=what
+                verb_names.RECORD_DECISION, items=(kind, why), words=what
             )
         else:
             why = values.get(modals.WHY, "")

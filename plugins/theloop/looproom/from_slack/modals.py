@@ -26,6 +26,7 @@ from slack_sdk.models.blocks import (
 from slack_sdk.models.views import View
 
 from looproom.relay.records import DECISION_KINDS
+from looproom.strict_json import obj
 
 DECISION_VIEW, CHANGES_VIEW = "theloop_decision", "theloop_changes"
 _KIND, _WHAT, _WHY = "kind", "what", "why"
@@ -115,16 +116,16 @@ def read_submission(payload: Mapping[str, Any]) -> Submitted | None:
     """The form in a ``view_submission`` payload — ``None`` when it is not one of ours."""
     if payload.get("type") != "view_submission":
         return None
-    view = _obj(payload.get("view"))
+    view = obj(payload.get("view"))
     form = str(view.get("callback_id") or "")
-    member = str(_obj(payload.get("user")).get("id") or "")
+    member = str(obj(payload.get("user")).get("id") or "")
     opened = _opened(str(view.get("private_metadata") or ""))
     if form not in (DECISION_VIEW, CHANGES_VIEW) or not member or opened is None:
         return None
     values = {
         block: _value(action)
-        for block, actions in _obj(_obj(view.get("state")).get("values")).items()
-        for action in _obj(actions).values()
+        for block, actions in obj(obj(view.get("state")).get("values")).items()
+        for action in obj(actions).values()
     }
     return Submitted(form, member, str(view.get("id") or ""), opened, values)
 
@@ -141,13 +142,9 @@ def _opened(metadata: str) -> FormOrigin | None:
 
 
 def _value(action: Any) -> str:
-    action = _obj(action)
-    selected = _obj(action.get("selected_option"))
+    action = obj(action)
+    selected = obj(action.get("selected_option"))
     return str(selected.get("value") or action.get("value") or "").strip()
-
-
-def _obj(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
 
 
 KIND, WHAT, WHY = _KIND, _WHAT, _WHY

@@ -12,7 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from looproom.decide import kinds, talk
+from looproom import verb_names
+from looproom.decide import kinds
 from looproom.decide.authorization import ACT_WORDS, INPUT_ACTS, AccessPolicy, room_grants
 from looproom.decide.kind_row import DecisionKind
 from looproom.settings import keywords
@@ -48,7 +49,7 @@ def text(room: AskedIn, policy: AccessPolicy) -> str:
     said = policy.destinations.keywords
     lines = [f"*What you can say here* — {_where(room)}"]
     for kind in kinds.KINDS:
-        if not kind.verb or kind.verb in (talk.RECORD_CONTEXT, talk.RECORD_DECISION):
+        if not kind.verb or kind.verb in (verb_names.RECORD_CONTEXT, verb_names.RECORD_DECISION):
             continue
         lines.append(_verb_line(kind, room, policy))
     for word, keyword in sorted(said.custom.items()):

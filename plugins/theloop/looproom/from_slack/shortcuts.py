@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from looproom.strict_json import obj
+
 RECORD_CONTEXT, RECORD_DECISION = "theloop_record_context", "theloop_record_decision"
 SHORTCUTS = (RECORD_CONTEXT, RECORD_DECISION)
 
@@ -34,9 +36,9 @@ def read(payload: Mapping[str, Any]) -> Shortcut | None:
     if payload.get("type") != "message_action":
         return None
     callback_id = str(payload.get("callback_id") or "")
-    message = _obj(payload.get("message"))
-    channel = str(_obj(payload.get("channel")).get("id") or "")
-    member = str(_obj(payload.get("user")).get("id") or "")
+    message = obj(payload.get("message"))
+    channel = str(obj(payload.get("channel")).get("id") or "")
+    member = str(obj(payload.get("user")).get("id") or "")
     ts = str(message.get("ts") or payload.get("message_ts") or "")
     trigger = str(payload.get("trigger_id") or "")
     if callback_id not in SHORTCUTS or not (channel and member and ts and trigger):
@@ -50,7 +52,3 @@ def read(payload: Mapping[str, Any]) -> Shortcut | None:
         str(message.get("text") or ""),
         trigger,
     )
-
-
-def _obj(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}

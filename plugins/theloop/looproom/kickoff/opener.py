@@ -48,6 +48,7 @@ from looproom.kickoff.opening import KICKOFF, Opening, Poster, Wanted, menu_key,
 from looproom.room import buttons
 from looproom.settings import KickoffSettings
 from looproom.settings.grants import CREATE
+from looproom.strict_json import obj
 
 log = logging.getLogger(__name__)
 
@@ -164,16 +165,16 @@ class Opener:
         action = _first_action(payload)
         if action.get("action_id") != PICK:
             return False
-        member = str(_obj(payload.get("user")).get("id") or "")
-        chosen = str(_obj(action.get("selected_option")).get("value") or "")
+        member = str(obj(payload.get("user")).get("id") or "")
+        chosen = str(obj(action.get("selected_option")).get("value") or "")
         pending, _, repo = chosen.partition("|")
         asked, why = self._take(pending, member, repo)
-        channel = str(_obj(payload.get("channel")).get("id") or "")
+        channel = str(obj(payload.get("channel")).get("id") or "")
         if asked is None:
             if channel and member:
                 self._poster.tell(channel, member, why)
             return True
-        container = _obj(payload.get("container"))
+        container = obj(payload.get("container"))
         if container.get("type") == "message" and container.get("message_ts"):
             line = f"Opening it in `{repo}`, as <@{member}> picked…"
             ts, key = str(container["message_ts"]), menu_key(asked.key)
@@ -259,13 +260,9 @@ def picker(pending_id: str, repos: tuple[str, ...], text: str) -> list[dict[str,
 PICK = f"{buttons.PREFIX}kickoff-repo"
 
 
-def _obj(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
-
-
 def _first_action(payload: Mapping[str, Any]) -> Mapping[str, Any]:
     actions = payload.get("actions")
-    return _obj(actions[0]) if isinstance(actions, list) and actions else {}
+    return obj(actions[0]) if isinstance(actions, list) and actions else {}
 
 
 __all__ = ["Opener", "Wanted", "addressed_words", "opened_message", "picker"]

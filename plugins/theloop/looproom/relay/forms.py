@@ -22,6 +22,7 @@ from looproom.clients.the_loop import REPLY_PATH, SKIP_PATH
 from looproom.relay.decision import Decision
 from looproom.settings.jira_config import JiraSite
 from looproom.settings.keywords import Keywords
+from looproom.verb_names import EXECUTE
 
 GITHUB, LOOP, LEDGER, JIRA = "github", "loop", "ledger", "jira"
 
@@ -249,7 +250,7 @@ class LoopCall:
 
 
 #: The forms the-loop accepts, one per way it reads a decision.
-CONTROL_COMMAND = Comment("control.command", "control command", execute_tail, "execute")
+CONTROL_COMMAND = Comment("control.command", "control command", execute_tail, EXECUTE)
 
 
 def control(command: str) -> Comment:

@@ -27,17 +27,18 @@ from slack_sdk.models.blocks import (
     SectionBlock,
 )
 
+from looproom import verb_names
 from looproom.events import Event
 from looproom.room import checklist as checklists
 from looproom.room import event_types
 
 PREFIX = "theloop:"
-APPROVE = f"{PREFIX}approve"
-CHANGES = f"{PREFIX}changes"
-EXECUTE = f"{PREFIX}execute"
+APPROVE = PREFIX + verb_names.APPROVE
+CHANGES = PREFIX + verb_names.CHANGES
+EXECUTE = PREFIX + verb_names.EXECUTE
 DEFAULT = f"{PREFIX}default"
 #: On a new work item's first thread reply: relays `start`.
-START = f"{PREFIX}start"
+START = PREFIX + verb_names.START
 OPEN = f"{PREFIX}open"
 #: The parent message's link to the work item (a link: a press on it decides nothing).
 OPEN_ITEM = f"{PREFIX}open-item"
@@ -111,8 +112,8 @@ def _answer_buttons(event: Event) -> list[BlockElement]:
     row = event_types.of(event)
     if row.approval:
         return [
-            _button(APPROVE, NAMES[APPROVE], "approve", "primary"),
-            _button(CHANGES, NAMES[CHANGES], "changes", "danger"),
+            _button(APPROVE, NAMES[APPROVE], verb_names.APPROVE, "primary"),
+            _button(CHANGES, NAMES[CHANGES], verb_names.CHANGES, "danger"),
         ]
     default = str(event.detail.get("default") or "").strip()
     if row.family == event_types.ASK and default:

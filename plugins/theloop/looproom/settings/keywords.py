@@ -22,13 +22,23 @@ from typing import Any
 import yaml
 
 from looproom.settings import own_words
+from looproom.verb_names import (
+    ADD_CHANNEL,
+    ADD_COLLABORATOR,
+    CLEANUP,
+    CONTRIBUTE,
+    DO,
+    EXECUTE,
+    PAUSE,
+    REMOVE_CHANNEL,
+    REMOVE_COLLABORATOR,
+    RESUME,
+    REVIEW,
+    START,
+    STOP,
+)
 
-#: the-loop's session and graph commands a member may type here, in its documented order.
-START, STOP, PAUSE, RESUME, EXECUTE = "start", "stop", "pause", "resume", "execute"
-CONTRIBUTE, CLEANUP, DO, REVIEW = "contribute", "cleanup", "do", "review"
-#: The commands that take an argument: a work item's collaborators and its channel.
-ADD_COLLABORATOR, REMOVE_COLLABORATOR = "add-collaborator", "remove-collaborator"
-ADD_CHANNEL, REMOVE_CHANNEL = "add-channel", "remove-channel"
+#: the-loop's commands a member may type here, in its documented order.
 COMMANDS = (
     START,
     STOP,
