@@ -34,6 +34,7 @@ from looproom.instances import report as instance_report
 from looproom.instances.fleet import Fleet
 from looproom.kickoff.opening import KICKOFF
 from looproom.metrics import Metrics
+from looproom.postgres.slack_budgets import SharedBudgets, SharedLimits, SharedPacer
 from looproom.relay.relay import RELAY
 from looproom.room.cards import Cards
 from looproom.room.delivery_log import DeliveryLog
@@ -91,6 +92,10 @@ class Activation:
         self._admins, self._say, self._slack = admins, say, slack
         #: The queues and the books' records: SQLite here, or the shared database.
         self.stores = open_stores(env, data_dir, store, (INBOX, RELAY), KICKOFF)
+        if slack is not None and self.stores.database is not None:
+            # Slack counts the app's calls whatever replica makes them: one budget for all.
+            budgets = SharedBudgets(self.stores.database)
+            slack.pacer, slack.limits = SharedPacer(budgets), SharedLimits(budgets)
         store = self.stores.state
         self.metrics = Metrics(replica=self.stores.replica)
         # The environment's secret; on the Text backend without one, a local one.

@@ -73,6 +73,13 @@ STEPS: tuple[str, ...] = (
     CREATE INDEX theloop_asks_item ON theloop_asks (work_item, opened);
     CREATE INDEX theloop_asks_open ON theloop_asks (outcome, opened);
     """,
+    # 3: Slack's budgets, kept by every replica together (looproom.postgres.slack_budgets).
+    """
+    CREATE TABLE theloop_slack_budgets (
+        key  TEXT PRIMARY KEY,
+        kept TEXT NOT NULL
+    );
+    """,
 )
 VERSION = len(STEPS)
 
