@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from the_loop.channels.commands import resolve_work_item
+from the_loop.control import ControlConfig, parse_command
 
 from tests.e2e.slackbot import LOOP, SlackBot, StartBot, corpus, relaying, slash, slash_command
 from tests.fakes.github_api import FakeGitHub
@@ -290,3 +292,33 @@ def test_slash_new_asks_which_repository_and_opens_once(kickoff_rig: Rig) -> Non
     )
     wait_for(lambda: rig.told(ALICE, "no longer open"), TIMEOUT, "the second pick refused")
     assert len(rig.github.opened) == 1
+
+
+#: The usual setup: one kickoff repository, no `rooms:`.
+ONE_KICKOFF = SETTINGS.replace(
+    '  collaborators: ["@carol"]\n',
+    '  collaborators: ["@carol"]\n  kickoff: {repo: MadaraUchiha-314/the-loop}\n',
+)
+
+
+def test_hash_n_in_the_slash_command_is_the_kickoff_repositorys_work_item(
+    slack_bot: StartBot, fake_slack: FakeSlack
+) -> None:
+    """`/the-loop pause #260`, as the-loop resolves `#N` against its kickoff repository."""
+    fake_slack.users[CAROL] = "carol"
+    with (
+        FakeGitHub({REPO: {NUMBER}}) as github,
+        FakeLoop({ITEM: False}) as loop,
+        relaying(slack_bot, ONE_KICKOFF, github, loop, SIGNING_SECRET) as bot,
+    ):
+        rig = Rig(bot, fake_slack, github, loop)
+        rig.show(corpus("06"))
+        assert f"`{ITEM}`" in rig.slash(f"status #{NUMBER}")
+        answer = rig.slash(f"pause #{NUMBER}", trigger="t2")
+        assert answer.startswith(f"👀 Recorded the pause request for `{ITEM}`")
+        wait_for(lambda: len(github.posted(REPO, NUMBER)) == 1, TIMEOUT, "the comment")
+        (comment,) = github.posted(REPO, NUMBER)
+        assert parse_command(comment, ControlConfig()).command == "pause"
+        # The same work item the-loop's own slash command names with the same setting.
+        theirs = {"channels": {"slack": {"kickoff": {"repo": REPO}}}}
+        assert resolve_work_item(f"#{NUMBER}", theirs).ref == ITEM

@@ -211,7 +211,7 @@ def _slash_desk(
         decisions.desk,
         book,
         now,
-        decisions.places.facts,
+        decisions.places.command_facts,
         loop_api=env.loop_api,
         kickoff=decisions.opener,
         control=LoopControl(planes, now, store, decisions.places.thread_link),

@@ -14,7 +14,7 @@ from looproom.assembly import Activation
 from looproom.events import Event
 from looproom.from_slack import slash
 from looproom.relay import forms
-from looproom.settings import Settings, jira_config
+from looproom.settings import KickoffSettings, Settings, jira_config
 from tests.support import signed
 from tests.support.rooms import plain_room
 
@@ -196,3 +196,28 @@ def test_a_work_item_the_operator_never_configured_is_refused(room: Activation) 
     assert shown.startswith("👀 Recorded the start request for `github:stranger/repo#4`")
     assert ask(room, "start github:ACME/web#9", trigger="t3")["text"].startswith("👀 Recorded")
     assert len(room.decisions.relay.queue.list()) == 2
+
+
+@pytest.mark.parametrize(
+    ("kickoff", "rooms", "named"),
+    [
+        (("acme/api",), (), "github:acme/api#7"),  # the usual setup: the kickoff's
+        (("acme/api",), (("acme/web", "C1"),), "github:acme/web#7"),  # the room's own first
+        (("acme/api", "acme/web"), (), ""),  # several: the command must say which
+    ],
+)
+def test_hash_n_is_the_rooms_repository_else_the_kickoffs_one(
+    tmp_path: Path, kickoff: tuple[str, ...], rooms: tuple[tuple[str, str], ...], named: str
+) -> None:
+    settings = Settings(
+        authorized_users=frozenset({ALICE}),
+        channel="C1",
+        rooms=rooms,
+        kickoffs=(("C1", KickoffSettings(kickoff)),),
+    )
+    with plain_room(tmp_path, settings) as room:
+        answer = ask(room, "pause #7")["text"]
+    if named:
+        assert answer.startswith(f"👀 Recorded the pause request for `{named}`")
+    else:
+        assert "needs a repository" in answer

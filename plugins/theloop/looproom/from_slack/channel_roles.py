@@ -41,6 +41,18 @@ class Places:
         """(the one work item bound to ``channel``, its one repository), ``""`` for none."""
         return room_facts(channel, self._book.room_bindings(), self._rooms, self.ids.known)
 
+    def command_facts(self, channel: str) -> tuple[str, str]:
+        """:meth:`facts`, for a command typed in ``channel`` that may name ``#7`` alone
+        (``/the-loop``): without a repository of its own, the room's kickoff repository
+        when it has one, else the default room's — as the-loop resolves ``#N`` against its
+        kickoff repository. A kickoff with several names none: the command must say."""
+        item, repository = self.facts(channel)
+        if repository:
+            return item, repository
+        kickoff = self.kickoff_for(channel) or self.kickoff_for("")
+        one = kickoff.repos[0] if kickoff is not None and len(kickoff.repos) == 1 else ""
+        return item, one if workitem.is_repository(one) else ""
+
     def kickoff_for(self, channel: str) -> KickoffSettings | None:
         """The kickoff of the room ``channel`` is (``""``: the default room's)."""
         for room, kickoff in self._kickoffs:

@@ -92,7 +92,7 @@ class SlashDesk:
         if control is not None and only and only in control.planes.names():
             return control.instance_status(command.member, only)
         if only or control is None:
-            return self.status(only)
+            return self.status(only, self._room_facts(command.channel)[1])
         # Both asked at once: Slack waits 3 s for the whole answer, and each has its timeout.
         with ThreadPoolExecutor(2) as pool:
             instances = pool.submit(control.instance_status, command.member)
@@ -127,11 +127,12 @@ class SlashDesk:
         names = self._control.planes.names() if self._control is not None else []
         return f" than the instance ({', '.join(names)})" if names else ""
 
-    def status(self, only: str) -> str:
-        """``status [<work item>]``: the room's memory, and the-loop's when configured."""
+    def status(self, only: str, repository: str = "") -> str:
+        """``status [<work item>]``: the room's memory, and the-loop's when configured;
+        ``#7`` in ``repository``."""
         ref = ""
         if only:
-            named = workitem.resolve_typed(only, "") or workitem.parse(only)
+            named = workitem.resolve_typed(only, repository) or workitem.parse(only)
             if named is None:
                 return f"`{only}` is not a work item ref like `github:owner/repo#7`."
             ref = str(named)
