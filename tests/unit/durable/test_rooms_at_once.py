@@ -29,6 +29,7 @@ from looproom.room.routing import BindingBook
 from looproom.room.slack_outlet import SlackOutlet
 from looproom.settings import Settings as RoomSettings
 from looproom.slack import responses as t
+from looproom.slack.channel_lookup import find_channel
 from looproom.slack.limits import MethodLimits, Tier
 from looproom.slack.transport import SlackTransport
 from tests.fakes.slack_api import BOT_TOKEN, FakeSlack, Limit
@@ -438,7 +439,7 @@ def test_rooms_that_start_at_once_read_the_workspaces_listing_once(slack: FakeSl
     found: dict[str, str] = {}
 
     def slot(n: int) -> None:
-        found[f"room-{n:02d}"] = transport.find_channel(f"#room-{n:02d}")[0]
+        found[f"room-{n:02d}"] = find_channel(transport, f"#room-{n:02d}")[0]
 
     threads = [threading.Thread(target=slot, args=(n,)) for n in range(12)]
     for thread in threads:

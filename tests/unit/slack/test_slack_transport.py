@@ -11,6 +11,7 @@ from slack_sdk import WebClient
 
 from looproom.metrics import Metrics
 from looproom.slack import responses as t
+from looproom.slack.channel_lookup import find_channel, lookup_channel
 from looproom.slack.pacer import Pacer
 from looproom.slack.speakers import SlackPoster
 from looproom.slack.transport import SlackTransport
@@ -200,17 +201,17 @@ def test_a_channel_is_found_by_name_across_pages(slack: FakeSlack) -> None:
         slack.add_channel(f"room-{n:04d}")
     wanted = slack.add_channel("far-away")
     client = WebClient(token=BOT_TOKEN, base_url=slack.url)
-    found, _reply = SlackTransport(client).find_channel("#Far-Away")
+    found, _reply = find_channel(SlackTransport(client), "#Far-Away")
     assert found == wanted
     assert len(slack.calls_to("users.conversations")) == 2  # the bot's own rooms first
-    missing, response = SlackTransport(client).find_channel("#nowhere")
+    missing, response = find_channel(SlackTransport(client), "#nowhere")
     assert (missing, response.ok) == ("", True)
 
 
 def test_a_private_room_the_listing_hides_is_found_among_the_bots_own(slack: FakeSlack) -> None:
     hidden = slack.add_channel("secret-war-room", private=True, listed=False)
     transport = SlackTransport(WebClient(token=BOT_TOKEN, base_url=slack.url))
-    found = transport.lookup_channel("#secret-war-room")
+    found = lookup_channel(transport, "#secret-war-room")
     assert (found.id, found.member) == (hidden, True)
     assert slack.calls_to("conversations.list") == []
 
@@ -220,9 +221,9 @@ def test_a_room_the_bot_is_not_in_is_found_in_the_listing_as_not_a_member(
 ) -> None:
     outside = slack.add_channel("elsewhere", member=False)
     transport = SlackTransport(WebClient(token=BOT_TOKEN, base_url=slack.url))
-    found = transport.lookup_channel("elsewhere")
+    found = lookup_channel(transport, "elsewhere")
     assert (found.id, found.member, found.truncated) == (outside, False, False)
-    assert transport.lookup_channel(outside).id == outside  # an id is checked the same way
+    assert lookup_channel(transport, outside).id == outside  # an id is checked the same way
 
 
 def test_a_listing_cut_short_says_so_rather_than_no_such_room(slack: FakeSlack) -> None:
@@ -230,9 +231,9 @@ def test_a_listing_cut_short_says_so_rather_than_no_such_room(slack: FakeSlack) 
     for n in range(10):
         slack.add_channel(f"room-{n}", member=False)
     transport = SlackTransport(WebClient(token=BOT_TOKEN, base_url=slack.url))
-    found = transport.lookup_channel("#beyond", max_pages=3)
+    found = lookup_channel(transport, "#beyond", max_pages=3)
     assert (found.id, found.truncated) == ("", True)
-    missing, response = transport.find_channel("#beyond", max_pages=3)
+    missing, response = find_channel(transport, "#beyond", max_pages=3)
     assert (missing, response.error) == ("", "listing_truncated")
 
 

@@ -13,6 +13,7 @@ from looproom.doctor.findings import EVIDENCE, NOTE, OK, PROBLEM, Finding
 from looproom.http import rules as http_rules
 from looproom.manifest import EVENTS_PATH, INTERACTIVE_PATH
 from looproom.settings import Environment
+from looproom.slack.channel_lookup import lookup_channel
 from looproom.slack.responses import Response, is_channel_id
 from looproom.slack.transport import SlackTransport
 
@@ -90,7 +91,7 @@ def room_findings(
     found: list[Finding] = []
     home = ""
     for room, where in named:
-        lookup = slack.lookup_channel(room)
+        lookup = lookup_channel(slack, room)
         subject = f"room {room} ({where})"
         shown = room if is_channel_id(room) else "#" + room.lstrip("#")
         if lookup.id and lookup.member:

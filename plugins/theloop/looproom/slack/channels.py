@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from typing import Protocol
 
+from looproom.slack.channel_lookup import find_channel
 from looproom.slack.responses import is_channel_id
 from looproom.slack.transport import SlackTransport
 
@@ -37,7 +38,7 @@ class ChannelIds:
         known = self._learnt.channel_id(room)
         if known or self._slack is None:
             return known
-        found, response = self._slack.find_channel(room)
+        found, response = find_channel(self._slack, room)
         if found:
             self._learnt.learn_channel_id(room, found)
         elif not response.ok:
@@ -57,11 +58,11 @@ class ChannelIds:
             return known, ""
         if self._slack is None:
             return "", "no_slack"
-        found, reply = self._slack.find_channel(name)
+        found, response = find_channel(self._slack, name)
         if found:
             self._learnt.learn_channel_id(name, found)
             return found, ""
-        return "", reply.error if not reply.ok else "channel_not_found"
+        return "", response.error if not response.ok else "channel_not_found"
 
     def known(self, room: str) -> str:
         """The room's id as written or as learnt, without asking Slack; else the room."""

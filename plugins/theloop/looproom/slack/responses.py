@@ -105,17 +105,6 @@ class Response:
         return str(self.data.get("channel") or "")
 
 
-@dataclass(frozen=True)
-class ChannelLookup:
-    """Where a room name led: its id (``""``: not found), whether the bot is in it, and
-    whether a listing was cut short before it was found (then use the room's id)."""
-
-    id: str = ""
-    member: bool = False
-    truncated: bool = False
-    response: Response = field(default_factory=lambda: Response("", True))
-
-
 def is_channel_id(room: str) -> bool:
     """Whether ``room`` is already a conversation id (C…/G…/D…) rather than a name."""
     return bool(_CHANNEL_ID.match(room))

@@ -1,4 +1,4 @@
-"""The one way to Slack: typed replies, bounded inline retries, per-channel pacing.
+"""The one way to Slack: typed responses, bounded inline retries, per-channel pacing.
 
 Every Slack Web API call the bot makes for the-loop goes through :class:`SlackTransport`.
 It never raises for a Slack or network failure: each call returns a :class:`Response` whose
@@ -13,7 +13,7 @@ slots: a short wait for a turn is made inline, a longer one is answered as a 429
 calling Slack (unless the caller said how long it may wait: the parent's redraw waits its
 turn); a 429 holds only the method it answered (for a post, the channel), and after it
 that method goes one call at a time until Slack takes one again. The response kinds are in
-``replies``, the inline retries in ``retries``.
+``responses``, the inline retries in ``retries``.
 """
 
 from __future__ import annotations
@@ -30,13 +30,7 @@ from slack_sdk.errors import SlackApiError
 from looproom.slack.directory import ChannelDirectory
 from looproom.slack.limits import MethodLimits
 from looproom.slack.pacer import Pacer
-from looproom.slack.responses import (
-    RATE_LIMITED,
-    ChannelLookup,
-    Response,
-    is_channel_id,
-    next_cursor,
-)
+from looproom.slack.responses import RATE_LIMITED, Response, next_cursor
 from looproom.slack.retries import DEFAULT_MAX_INLINE_WAIT, retry_handlers
 from looproom.times import later, slack_seconds
 
@@ -279,61 +273,12 @@ class SlackTransport:
         members = response.data.get("members")
         return True, "", list(members) if isinstance(members, list) else [], next_cursor(response)
 
-    def find_channel(self, name: str, *, max_pages: int = 10) -> tuple[str, Response]:
-        """The id of the room called ``name`` (``#`` optional), or ``""``; and the last response.
-
-        As :meth:`lookup_channel` finds it; a listing cut short answers ``listing_truncated``.
-        A name a recent listing gave is not looked up again (``looproom.slack.directory``).
-        """
-        with self.directory.looking:  # one look-up at a time: the next finds what it read
-            known = self.directory.get(name)
-            if known:
-                return known, Response("users.conversations", True)
-            found = self.lookup_channel(name, max_pages=max_pages, seen=self.directory.learn)
-        if found.id or not found.truncated:
-            return found.id, found.response
-        return "", Response(found.response.method, False, error="listing_truncated")
-
-    def lookup_channel(
-        self, room: str, *, max_pages: int = 10, seen: Callable[[list], None] | None = None
-    ) -> ChannelLookup:
-        """Find ``room`` (a name, ``#`` optional, or an id): the bot's own rooms first.
-
-        ``users.conversations`` lists the rooms the bot is in, private ones included, which
-        a workspace listing may not show; only then ``conversations.list`` (up to
-        ``max_pages`` pages of 1000), which also finds a room the bot is not in yet.
-        ``seen`` is told every page of rooms read on the way.
-        """
-        mine = self._scan("users.conversations", room, max_pages, seen)
-        if mine.id:
-            return mine
-        listed = self._scan("conversations.list", room, max_pages, seen)
-        truncated = mine.truncated or listed.truncated
-        return ChannelLookup(listed.id, listed.member, truncated, listed.response)
-
-    def _scan(
-        self, method: str, room: str, max_pages: int, seen: Callable[[list], None] | None
-    ) -> ChannelLookup:
-        by_id, cursor = is_channel_id(room), ""
-        wanted = room if by_id else room.lstrip("#").lower()
-        response = Response(method, True)
-        for _ in range(max_pages):
-            args = {"types": "public_channel,private_channel", "limit": 1000}
-            args.update(_optional(exclude_archived=True, cursor=cursor or None))
-            response = self._call(method, args)
-            if not response.ok:
-                return ChannelLookup(response=response)
-            if seen is not None:
-                seen(list(response.data.get("channels") or []))
-            for channel in response.data.get("channels") or []:
-                key = str(channel.get("id", "")) if by_id else str(channel.get("name", "")).lower()
-                if key == wanted:
-                    member = method == "users.conversations" or bool(channel.get("is_member"))
-                    return ChannelLookup(str(channel.get("id", "")), member, response=response)
-            cursor = next_cursor(response)
-            if not cursor:
-                return ChannelLookup(response=response)
-        return ChannelLookup(truncated=True, response=response)
+    def rooms_page(self, method: str, cursor: str = "") -> Response:
+        """One page of 1000 rooms, private ones included, archived ones left out: of
+        ``users.conversations`` (the bot's own) or ``conversations.list`` (the workspace's)."""
+        args: dict[str, Any] = {"types": "public_channel,private_channel", "limit": 1000}
+        args.update(_optional(exclude_archived=True, cursor=cursor or None))
+        return self._call(method, args)
 
     def auth_test(self) -> Response:
         """``auth.test``: whether the token is good, whose it is; its scopes in ``headers``."""
