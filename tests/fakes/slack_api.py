@@ -28,6 +28,9 @@ Files: :meth:`FakeSlack.add_file` keeps a file as Slack does and returns the fil
 message event carries; its private URL (under ``/files-pri/``) answers only the bot token,
 ``redirect`` makes it answer a 302 instead, and every download is recorded.
 
+A room's topic and members (``add_channel(topic=…, members=…)``) are what
+``conversations.info`` and ``conversations.members`` answer.
+
 For the doctor: ``scopes`` is what ``auth.test`` says the token was granted; ``page_limit``
 cuts every listing's pages short; a private room (``add_channel(private=True)``) is listed
 by ``conversations.list`` only while the bot is in it, and ``listed=False`` hides a room
@@ -249,9 +252,13 @@ class FakeSlack(LoopbackHTTP):
         private: bool = False,
         listed: bool = True,
         group_dm: bool = False,
+        topic: str = "",
+        members: Iterable[str] = (),
     ) -> str:
         """A channel the bot is (or is not) a member of; returns its id. ``group_dm``: a
-        group DM (Slack's ``mpim``: private, ``G…``, never in a channel listing)."""
+        group DM (Slack's ``mpim``: private, ``G…``, never in a channel listing).
+        ``topic`` and ``members`` (member ids besides the bot's) are what
+        ``conversations.info`` and ``conversations.members`` say of it."""
         channel_id = channel_id or ("G" if group_dm else "C") + uuid.uuid4().hex[:9].upper()
         self.channels[channel_id] = {
             "name": name,
@@ -260,6 +267,8 @@ class FakeSlack(LoopbackHTTP):
             "listed": listed and not group_dm,
             "group_dm": group_dm,
             "messages": [],
+            "topic": topic,
+            "members": [*([BOT_USER] if member else []), *members],
         }
         return channel_id
 
@@ -606,7 +615,7 @@ def _channel_object(slack: FakeSlack, channel_id: str) -> dict[str, Any]:
         "is_archived": False,
         "is_member": channel["member"],
         # As Slack answers: SlackV3 reads both when a member's message arrives.
-        "topic": {"value": "", "creator": "", "last_set": 0},
+        "topic": {"value": channel.get("topic", ""), "creator": "", "last_set": 0},
         "purpose": {"value": "", "creator": "", "last_set": 0},
     }
 
@@ -637,6 +646,16 @@ def _conversations_info(slack: FakeSlack, args: dict) -> dict:
     if not channel_id:
         return {"ok": False, "error": "channel_not_found"}
     return {"ok": True, "channel": _channel_object(slack, channel_id)}
+
+
+def _conversations_members(slack: FakeSlack, args: dict) -> dict:
+    """A room's members, paged; a private room the bot is not in is not found, as in Slack."""
+    channel_id = slack.channel_id(str(args.get("channel", "")))
+    channel = slack.channels.get(channel_id)
+    if channel is None or (channel["private"] and not channel["member"]):
+        return {"ok": False, "error": "channel_not_found"}
+    page, cursor = _page(list(channel.get("members", [])), args, default=100)
+    return {"ok": True, "members": page, "response_metadata": {"next_cursor": cursor}}
 
 
 def _conversations_open(_slack: FakeSlack, args: dict) -> dict:
@@ -971,6 +990,7 @@ _METHODS: dict[str, Callable[[FakeSlack, dict], dict]] = {
     "users.conversations": _users_conversations,
     "conversations.info": _conversations_info,
     "conversations.open": _conversations_open,
+    "conversations.members": _conversations_members,
     "conversations.history": _conversations_history,
     "conversations.replies": _conversations_replies,
     "chat.postMessage": _post_message,

@@ -158,3 +158,20 @@ def test_envelopes_are_spread_over_an_apps_open_connections_one_each() -> None:
         assert all(ack is not None for ack in acks)
         assert sorted(heard[0] + heard[1]) == [0, 1, 2, 3]
         assert (len(heard[0]), len(heard[1])) == (2, 2)
+
+
+def test_a_rooms_members_and_topic_are_answered_as_slack_does_a_foreign_private_room_not() -> None:
+    with FakeSlack() as slack:
+        inside = slack.add_channel("plans", private=True, topic="Friday", members=["U0ALICE01"])
+        outside = slack.add_channel("hr", private=True, member=False, members=["U0BOB0001"])
+        web = WebClient(token=BOT_TOKEN, base_url=slack.url)
+        first = web.conversations_members(channel=inside, limit=1)
+        rest = web.conversations_members(
+            channel=inside, cursor=first["response_metadata"]["next_cursor"]
+        )
+        assert first["members"] + rest["members"] == ["U0THELOOP", "U0ALICE01"]
+        assert rest["response_metadata"]["next_cursor"] == ""
+        assert web.conversations_info(channel=inside)["channel"]["topic"]["value"] == "Friday"
+        with pytest.raises(SlackApiError) as refused:
+            web.conversations_members(channel=outside)
+        assert refused.value.response["error"] == "channel_not_found"
