@@ -25,6 +25,7 @@ from looproom import configured
 from looproom.assembly import Activation
 from looproom.doctor import instances as instance_check
 from looproom.doctor.findings import PROBLEM
+from looproom.events import Event
 from looproom.inbound import webhook as ingress
 from looproom.inbound.signing import sign
 from looproom.instances import owners as owners_module
@@ -209,3 +210,24 @@ def test_learned_claims_survive_a_restart_on_the_same_store(
     again = make_room()
     assert owner_of(again, "https://github.com/acme/api/issues/7") == "team-a"
     assert post(again, VICTIM, SECRET_B).status == 403
+
+
+def test_a_new_claim_from_a_stream_at_the_cap_is_read_again_later_not_skipped(
+    make_room: Callable[[], Activation], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(owners_module, "MOST_CLAIMS", 1)
+    room = make_room()
+    assert room.fleet is not None
+    team_a, team_b = room.fleet.instances
+    assert post(room, VICTIM, SECRET_A).status == 202
+    depth = room.inbox.depth()
+    junk = Event.from_wire(
+        {"id": "s1", "eventType": "session.awaiting_input", "workItem": "github:j/x#1"}
+    )
+    # The follower reads a record again when its accept raises; a False would skip it.
+    with pytest.raises(owners_module.ClaimsFull):
+        room.fleet.admit(team_b, junk)
+    assert room.inbox.depth() == depth  # nothing stored
+    again = Event.from_wire({"id": "s2", "eventType": "session.awaiting_input", "workItem": VICTIM})
+    assert room.fleet.admit(team_b, again) is False  # another's work item: skipped
+    assert room.fleet.admit(team_a, again) is True

@@ -160,9 +160,10 @@ class Fleet:
         """Per instance, its events not delivered to Slack yet and its decisions not
         relayed yet (a work item nobody owns counts for nobody)."""
         counts = {instance.name: [0, 0] for instance in self.instances}
+        owner_of = self.owners.resolver()  # one read of the claims, not one per item
         for column, items in ((0, inbox), (1, relay)):
             for item in items:
-                owner = self.owners.owner(item.group.removeprefix(_RELAY_GROUP))
+                owner = owner_of(item.group.removeprefix(_RELAY_GROUP))
                 if owner is not None:
                     counts[owner.name][column] += 1
         return {name: (pair[0], pair[1]) for name, pair in counts.items()}

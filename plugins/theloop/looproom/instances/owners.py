@@ -87,6 +87,18 @@ class Owners:
             self._refresh(key, name, at)
         return found
 
+    def resolver(self) -> Callable[[str], Instance | None]:
+        """:meth:`owner` for many work items at once, the learned claims read once."""
+        learned = self._learned()
+
+        def owner(work_item: str) -> Instance | None:
+            configured = self._configured(work_item)
+            if configured is not None:
+                return configured
+            return self._instances.get(_entry(learned, workitem.canonical(work_item))[0])
+
+        return owner
+
     def claim(self, sender: Instance, work_item: str) -> Instance | None:
         """The owner of ``work_item`` once ``sender`` has sent an event about it: the one
         already known (its claim refreshed), else ``sender`` when it learns; None when
