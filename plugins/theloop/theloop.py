@@ -291,3 +291,17 @@ class TheLoop(BotPlugin):
                 elsewhere=chat.plain_channel(msg),
                 addressed=addressed,
             )
+
+    def callback_reaction(self, reaction: Any) -> None:
+        """A reaction (SlackV3 hands each ``reaction_added``): 👀 on an open ask claims it."""
+        item = getattr(reaction, "reacted_to", None) or {}
+        if self._core is None or getattr(reaction, "action", "") != "added":
+            return
+        if not isinstance(item, dict) or item.get("type") != "message":
+            return
+        self._core.decisions.attention.reacted(
+            chat.member_of(reaction.reactor),
+            str(item.get("channel") or ""),
+            str(item.get("ts") or ""),
+            str(reaction.reaction_name or ""),
+        )

@@ -67,7 +67,8 @@ TEAM_ID = "T0FAKE"
 #: app created from slack-app-manifest.yaml is granted. A test may grant fewer (``scopes``).
 SCOPES = (
     "channels:history,channels:read,chat:write,commands,files:read,groups:history,groups:read,"
-    "im:history,im:read,mpim:history,mpim:read,reactions:write,team:read,users:read"
+    "im:history,im:read,im:write,mpim:history,mpim:read,reactions:read,reactions:write,"
+    "team:read,users:read"
 )
 
 #: Where a file's private URL (and its captions) live on the fake, as on files.slack.com.
@@ -205,6 +206,8 @@ class FakeSlack(LoopbackHTTP):
         self.users = {BOT_USER: "theloop", **dict(users)}
         self.faults: list[Fault] = []
         self.scopes = SCOPES
+        #: Each member's time zone as ``users.info`` tells it: (name, offset in seconds).
+        self.time_zones: dict[str, tuple[str, int]] = {}
         self.page_limit = 1000
         self.echo_posts = False
         self._turn = itertools.count()
@@ -567,7 +570,7 @@ def _auth_test(slack: FakeSlack, _args: dict) -> dict:
     }
 
 
-def _user(user_id: str, name: str) -> dict[str, Any]:
+def _user(user_id: str, name: str, tz: tuple[str, int] = ("Etc/UTC", 0)) -> dict[str, Any]:
     profile = {"display_name": name, "real_name": name.title(), "email": f"{name}@fake.test"}
     return {
         "id": user_id,
@@ -576,6 +579,10 @@ def _user(user_id: str, name: str) -> dict[str, Any]:
         "real_name": name.title(),
         "is_bot": user_id == BOT_USER,
         "profile": profile,
+        # Slack's: the member's own time zone, its label and its offset from UTC in seconds.
+        "tz": tz[0],
+        "tz_label": tz[0],
+        "tz_offset": tz[1],
     }
 
 
@@ -583,7 +590,8 @@ def _users_info(slack: FakeSlack, args: dict) -> dict:
     user_id = str(args.get("user", ""))
     if user_id not in slack.users:
         return {"ok": False, "error": "user_not_found"}
-    return {"ok": True, "user": _user(user_id, slack.users[user_id])}
+    zone = slack.time_zones.get(user_id, ("Etc/UTC", 0))
+    return {"ok": True, "user": _user(user_id, slack.users[user_id], zone)}
 
 
 def _users_list(slack: FakeSlack, args: dict) -> dict:
@@ -658,8 +666,21 @@ def _conversations_members(slack: FakeSlack, args: dict) -> dict:
     return {"ok": True, "members": page, "response_metadata": {"next_cursor": cursor}}
 
 
-def _conversations_open(_slack: FakeSlack, args: dict) -> dict:
-    return {"ok": True, "channel": {"id": "D" + str(args.get("users", "X"))[1:10]}}
+def _conversations_open(slack: FakeSlack, args: dict) -> dict:
+    """The bot's direct message with one member, as Slack opens it: ``im:write`` needed,
+    the same channel each time, a member who does not exist refused."""
+    if "im:write" not in slack.scopes.split(","):
+        return {"ok": False, "error": "missing_scope", "needed": "im:write"}
+    user = str(args.get("users") or "")
+    if "," in user:
+        return {"ok": False, "error": "not_enough_users"}  # a group DM: the bot opens none
+    if user not in slack.users:
+        return {"ok": False, "error": "user_not_found"}
+    channel_id = "D" + user[1:10]
+    if channel_id not in slack.channels:
+        slack.add_channel(f"dm-{user}", channel_id, private=True, listed=False)
+        slack.channels[channel_id]["im_user"] = user
+    return {"ok": True, "channel": {"id": channel_id, "is_im": True, "user": user}}
 
 
 def _page(items: list, args: dict, *, default: int) -> tuple[list, str]:

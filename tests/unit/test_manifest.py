@@ -78,7 +78,8 @@ def test_the_bot_hears_messages_wherever_it_reads_and_answers() -> None:
     event_of = {scope: event for event, scope in manifest.EVENT_SCOPES.items()}
     expected = {event_of[scope] for scope in reads} | {"message.im"}
     assert "message.mpim" in expected
-    assert manifest.bot_events(manifest.load()) == expected
+    # Beside the messages: a 👀 on an ask claims it (docs/attention.md).
+    assert manifest.bot_events(manifest.load()) == expected | {"reaction_added"}
 
 
 def test_interactivity_is_on_and_its_url_is_the_servers_route() -> None:

@@ -21,6 +21,7 @@ from typing import Any
 
 from looproom.admin.answers import Answers
 from looproom.attention.feed import Feed
+from looproom.attention.side import ATTENTION
 from looproom.catchup.cursors import Cursors
 from looproom.decide.effects import Effects
 from looproom.decision_side import Decisions
@@ -91,7 +92,7 @@ class Activation:
         self.env, self.settings = env, settings
         self._admins, self._say, self._slack = admins, say, slack
         #: The queues and the books' records: SQLite here, or the shared database.
-        self.stores = open_stores(env, data_dir, store, (INBOX, RELAY), KICKOFF)
+        self.stores = open_stores(env, data_dir, store, (INBOX, RELAY), KICKOFF, ATTENTION)
         if slack is not None and self.stores.database is not None:
             # Slack counts the app's calls whatever replica makes them: one budget for all.
             budgets = SharedBudgets(self.stores.database)
@@ -122,6 +123,7 @@ class Activation:
             store=store,
             fleet=self.fleet,
             asks=self.stores.asks,
+            attention_queue=self.stores.attention,
         )
         #: The parents' redraws, on a stage of their own: they never hold a delivery slot.
         self.cards = Cards(slack, self.book) if slack is not None else None
@@ -213,7 +215,7 @@ class Activation:
     def _outlet(self, slack: SlackTransport | None) -> Outlet:
         """Slack: rooms, threads, Block Kit through the transport; elsewhere plain text.
         Either tells the memory what it posted, which is what a decision is checked against."""
-        observer = Observers(self.memory, self.decisions.effects, self.decisions.attention)
+        observer = Observers(self.memory, self.decisions.effects, self.decisions.attention.feed)
         if slack is not None:
             return SlackOutlet(
                 slack,

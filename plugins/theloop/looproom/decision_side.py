@@ -18,10 +18,8 @@ from looproom.attach import fetch as file_fetch
 from looproom.attach import links as file_links
 from looproom.attach import slack_files
 from looproom.attach.links import FileLinks
-from looproom.attention.feed import Feed
-from looproom.attention.owners import Owners
+from looproom.attention.side import AttentionSide
 from looproom.attention.store import AskStore, sqlite_asks
-from looproom.attention.whom import Whom
 from looproom.catchup.catchup import CatchUp
 from looproom.catchup.cursors import Cursors
 from looproom.catchup.listen_modes import ListenAll
@@ -44,7 +42,6 @@ from looproom.instances.fleet import Fleet
 from looproom.kickoff.github import IssueMaker
 from looproom.kickoff.opener import Opener
 from looproom.metrics import Metrics
-from looproom.relay.decision import Decision
 from looproom.relay.jira_sink import JiraSink
 from looproom.relay.record_reader import RecordReader
 from looproom.relay.relay import Relay
@@ -240,6 +237,7 @@ class Decisions:
         cursors: Cursors | None = None,
         fleet: Fleet | None = None,
         asks: AskStore | None = None,
+        attention_queue: WorkQueue | None = None,
     ) -> None:
         """``bot_member`` is asked at each decision: the backend learns who it is on connecting.
         ``store`` is the plugin's storage (the kickoff's claims, the members' ids, the
@@ -285,17 +283,23 @@ class Decisions:
             settings.people,
             listen=lambda room, mode: self.listen_all.switch(self.places.ids.known(room), mode),
         )
-        #: The asks on record, opened and closed as the memory's questions are.
-        owners = Owners(kept, settings.people)
-        whom = Whom(settings.attention, self.policies.now, owners, self.places.ids.known)
-        self.attention = Feed(asks if asks is not None else sqlite_asks(":memory:"), whom)
-        self._memory = memory
+        #: The asks on record, opened and closed as the memory's questions are; told.
+        self.attention = AttentionSide(
+            settings,
+            kept,
+            self.policies.now,
+            self.places.ids.known,
+            asks if asks is not None else sqlite_asks(":memory:"),
+            memory.get,
+            queue=attention_queue,
+            slack=slack,
+        )
         # A parked decision reopens its question, so the member can answer again.
         self.relay = Relay(
             relay_queue,
             self.sinks,
             room,
-            parked=Reopening(memory, self._given_up),
+            parked=Reopening(memory, self.attention.given_up(self.effects.given_up)),
             stamp=kinds.restamped,
             observe=metrics.relay_settled if metrics is not None else lambda _i, _o: None,
             slots=env.delivery_slots,
@@ -309,7 +313,7 @@ class Decisions:
             self.policies.now,
             cursors=self.cursors,
             thread_lines=thread_lines(slack, bot_member),
-            recorded=self._recorded,
+            recorded=self.attention.recorded(self.effects.recorded),
             vet=self.effects.refusal,
             ask_why=WhyForm(memory, view_opener(slack)),
             find_room=self.places.ids.find if slack is not None else lambda name: (name, ""),
@@ -324,6 +328,7 @@ class Decisions:
             bot_member=bot_member,
             listen_all=self.listen_all,
             opener=self.opener,
+            direct_press=self.attention.pressed,
         )
         #: What was typed while the bot was away, read after each (re)connection on Slack
         #: and every ``slack.read.catchUpSeconds`` while connected.
@@ -337,16 +342,9 @@ class Decisions:
         )
         self.slash = _slash_desk(env, settings, self, book, memory, kept, fleet)
 
-    def _recorded(self, decision: Decision) -> None:
-        self.effects.recorded(decision)
-        self.attention.decided(decision, self._memory.get(decision.work_item))
-
-    def _given_up(self, decision: Decision) -> None:
-        self.effects.given_up(decision)
-        self.attention.observed(decision.work_item, self._memory.get(decision.work_item))
-
     def start(self) -> None:
         self.relay.start()
+        self.attention.start()
         if self.opener is not None:
             self.opener.start()  # what a bot that died left unopened is opened now
         self.reconnected()  # at start, too: the bot was away until now
@@ -377,6 +375,7 @@ class Decisions:
             self.catch_up.stop()
         self.reconcile.stop()
         self.relay.stop()
+        self.attention.stop()
         self.relay.queue.close()
         if self.opener is not None:
             self.opener.stop()

@@ -56,6 +56,7 @@ METHOD_SCOPES: Mapping[str, frozenset[str]] = {
     "files.info": frozenset({"files:read"}),
     "conversations.info": _PUBLIC_PRIVATE_READ | {"im:read", "mpim:read"},
     "conversations.list": _PUBLIC_PRIVATE_READ,
+    "conversations.open": frozenset({"im:write"}),  # an ask's direct message to a member
     "conversations.replies": _ROOM_HISTORY,
     "reactions.add": frozenset({"reactions:write"}),
     "team.info": frozenset({"team:read"}),
@@ -63,6 +64,7 @@ METHOD_SCOPES: Mapping[str, frozenset[str]] = {
     "users.info": frozenset({"users:read"}),
     "users.list": frozenset({"users:read"}),
     "views.open": frozenset(),  # a form opened from a shortcut or a button: no scope
+    "views.publish": frozenset(),  # a member's App Home tab: the Home tab feature, no scope
 }
 #: Scopes no method call shows: what Slack puts in the events the bot reads.
 CONTENT_SCOPES: Mapping[str, str] = {
@@ -85,6 +87,7 @@ EVENT_SCOPES = {
     "message.im": "im:history",
     "message.mpim": "mpim:history",
     "app_mention": "app_mentions:read",
+    "reaction_added": "reactions:read",  # 👀 on an ask claims it (docs/attention.md)
 }
 USAGE = "usage: manifest [--name NAME] [--http https://public.host]"
 _NOT_HANDLE = re.compile(r"[^a-z0-9._-]+")

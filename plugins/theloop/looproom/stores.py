@@ -39,6 +39,8 @@ class Stores:
     kickoff: WorkQueue | None = None
     #: The asks on record (``looproom.attention``), beside the queues.
     asks: AskStore | None = None
+    #: The asks' steps: mentions, direct messages, reminders, escalations.
+    attention: WorkQueue | None = None
     replica: str = ""
     heartbeat: Heartbeat | None = None
     database: Database | None = field(default=None, repr=False)
@@ -55,8 +57,9 @@ class Stores:
         """Close the queues, then stop the heartbeat (its claims lapse a lease later)."""
         self.inbox.close()
         self.relay.close()
-        if self.kickoff is not None:
-            self.kickoff.close()
+        for queue in (self.kickoff, self.attention):
+            if queue is not None:
+                queue.close()
         if self.heartbeat is not None:
             self.heartbeat.stop()
         if self.database is not None:
@@ -69,9 +72,10 @@ def open_stores(
     errbot_store: MutableMapping[str, Any],
     names: tuple[str, str],
     kickoff: str = "",
+    attention: str = "",
 ) -> Stores:
     """The stores ``env`` asks for; ``names`` are the inbox's and the relay's queue names,
-    ``kickoff`` the kickoff queue's (``""``: none)."""
+    ``kickoff`` the kickoff queue's and ``attention`` the asks' steps' (``""``: none)."""
     inbox, relay = names
     if not env.database_url:
         path = data_dir / QUEUES_FILE
@@ -82,6 +86,7 @@ def open_stores(
             f"SQLite {path}",
             kickoff=DurableQueue(path, kickoff) if kickoff else None,
             asks=sqlite_asks(path),
+            attention=DurableQueue(path, attention) if attention else None,
         )
     database = Database(env.database_url)
     beat = Heartbeat(database, env.replica, env.lease_seconds)
@@ -93,6 +98,9 @@ def open_stores(
         f"PostgreSQL {database.name}",
         kickoff=PostgresQueue(database, kickoff, replica=beat.id, lease=lease) if kickoff else None,
         asks=postgres_asks(database),
+        attention=PostgresQueue(database, attention, replica=beat.id, lease=lease)
+        if attention
+        else None,
         replica=env.replica,
         heartbeat=beat,
         database=database,

@@ -90,8 +90,10 @@ def test_too_few_scopes_names_each_missing_one_with_the_remedy(
         "groups:read",
         "im:history",
         "im:read",
+        "im:write",
         "mpim:history",
         "mpim:read",
+        "reactions:read",
         "reactions:write",
     }
     assert all("reinstall the app" in f.remedy for f in scopes)

@@ -11,6 +11,7 @@ once (the store's statements are idempotent), and whoever is told of it (``Told`
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable
 from typing import Protocol
@@ -33,6 +34,9 @@ from looproom.relay.decision import Decision
 from looproom.room.memory import Asked, ItemState
 
 log = logging.getLogger(__name__)
+#: Presses on their way from a direct message, remembered at most (a press refused never
+#: comes back for its entry).
+VIA_CAP = 1000
 
 
 class Told(Protocol):
@@ -73,6 +77,17 @@ class Feed:
     ) -> None:
         self.asks, self.whom, self._clock = asks, whom, clock
         self.told: Told = told if told is not None else Quiet()
+        # (channel, ts, member) → how a press about to reach the desk came (a DM's).
+        self._via: dict[tuple[str, str, str], str] = {}
+        self._via_lock = threading.Lock()
+
+    def via(self, channel: str, ts: str, member: str, how: str) -> None:
+        """``member``'s press on the ask at ``channel``/``ts`` came ``how`` (from a direct
+        message): the answer it records says so."""
+        with self._via_lock:
+            if len(self._via) > VIA_CAP:
+                self._via.clear()
+            self._via[(channel, ts, member)] = how
 
     def observed_event(self, event: Event, state: ItemState) -> None:
         """The room was shown ``event``: its owner learnt where it names one, then
@@ -89,7 +104,10 @@ class Feed:
 
     def decided(self, decision: Decision, state: ItemState) -> None:
         """The desk recorded ``decision``; ``state`` has its question marked answered."""
-        self._guarded(decision.work_item, state, decision.member, how_of(decision))
+        with self._via_lock:
+            came = self._via.pop((decision.channel, decision.ts, decision.member), "")
+        how = came or how_of(decision)
+        self._guarded(decision.work_item, state, decision.member, how)
 
     def _guarded(self, work_item: str, state: ItemState, member: str, how: str) -> None:
         # The record is a view of the room, never in the way of an event or a decision.

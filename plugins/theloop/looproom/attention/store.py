@@ -36,6 +36,10 @@ CREATE TABLE IF NOT EXISTS theloop_asks (
 );
 CREATE INDEX IF NOT EXISTS theloop_asks_item ON theloop_asks (work_item, opened);
 CREATE INDEX IF NOT EXISTS theloop_asks_open ON theloop_asks (outcome, opened);
+CREATE TABLE IF NOT EXISTS theloop_ask_steps (
+    ask TEXT NOT NULL, member TEXT NOT NULL, step TEXT NOT NULL, at REAL NOT NULL,
+    PRIMARY KEY (ask, member, step)
+);
 """
 _SELECT = f"SELECT {', '.join(COLUMNS)} FROM theloop_asks"
 #: Lines a listing returns at most: the answers are read, not scrolled.
@@ -88,6 +92,44 @@ class AskStore:
             raise ValueError(f"unknown step {step!r}")
         sql = f"UPDATE theloop_asks SET {step} = ? WHERE id = ? AND outcome = ? AND {step} = 0"
         return self._change(sql, (at, ask_id, OPEN)) == 1
+
+    def take_for(self, ask_id: str, member: str, step: str, at: float) -> bool:
+        """Take ``step`` for ``member`` alone (each member's reminder waits for their own
+        hours): True for the one caller who took it while the ask was open."""
+        sql = (
+            "INSERT INTO theloop_ask_steps (ask, member, step, at)"
+            " SELECT ?, ?, ?, ? WHERE EXISTS"
+            " (SELECT 1 FROM theloop_asks WHERE id = ? AND outcome = ?)"
+            " ON CONFLICT (ask, member, step) DO NOTHING"
+        )
+        taken = self._change(sql, (ask_id, member, step, at, ask_id, OPEN)) == 1
+        if taken and step in STEPS:
+            self._change(
+                f"UPDATE theloop_asks SET {step} = ? WHERE id = ? AND {step} = 0", (at, ask_id)
+            )
+        return taken
+
+    def steps_of(self, ask_id: str) -> list[tuple[str, str, float]]:
+        """Each (member, step, when) taken for one ask, in the order taken."""
+        with self._transact() as run:
+            rows, _ = run(
+                "SELECT member, step, at FROM theloop_ask_steps WHERE ask = ? ORDER BY at, member",
+                (ask_id,),
+            )
+        return [(str(m), str(s), float(a)) for m, s, a in rows]
+
+    def open_at(self, channel: str, ts: str) -> Ask | None:
+        """The open ask drawn as the message ``channel``/``ts``."""
+        found = self._select(
+            " WHERE channel = ? AND ts = ? AND outcome = ? ORDER BY opened", (channel, ts, OPEN)
+        )
+        return found[0] if found else None
+
+    def by_dm(self, channel: str, ts: str) -> Ask | None:
+        """The ask whose direct message is ``channel``/``ts``."""
+        where = f"{channel}:{ts}"
+        found = self._select(" WHERE dms LIKE ? ORDER BY opened", (f'%"{where}"%',))
+        return next((ask for ask in found if where in dict(ask.dms).values()), None)
 
     def claim(self, ask_id: str, member: str, at: float) -> bool:
         """``member`` is on it: the first claim of an open ask wins."""

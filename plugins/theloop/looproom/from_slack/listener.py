@@ -40,6 +40,10 @@ class Kickoffs(Protocol):
         ...
 
 
+#: A press as the desk should read it (``looproom.attention.side.AttentionSide.pressed``).
+DirectPress = Callable[[Mapping[str, Any]], "Mapping[str, Any] | None"]
+
+
 class Listener:
     """Every message and press of one activation, read and handed on once."""
 
@@ -53,9 +57,13 @@ class Listener:
         bot_member: Callable[[], str],
         listen_all: ListenAll,
         opener: Kickoffs | None = None,
+        direct_press: DirectPress = lambda payload: payload,
     ) -> None:
+        """``direct_press``: a press in an ask's direct message as the press on the ask
+        (``looproom.attention.side``), None when it was a claim, nothing more to read."""
         self._desk, self._menus, self._places, self._policies = desk, menu_desk, places, policies
         self._bot_member, self._listen_all, self._opener = bot_member, listen_all, opener
+        self._direct_press = direct_press
 
     @property
     def _cursors(self) -> Cursors:
@@ -113,6 +121,11 @@ class Listener:
         ``taken`` is told as soon as a press is stored, before the room is answered."""
         if self._opener is not None and self._opener.picked(payload):
             return
+        read = self._direct_press(payload)
+        if read is None:
+            taken()
+            return
+        payload = read
         if not self._menus.interactive(payload):
             self._desk.pressed(payload, taken)
 

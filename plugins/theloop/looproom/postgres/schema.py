@@ -80,6 +80,16 @@ STEPS: tuple[str, ...] = (
         kept TEXT NOT NULL
     );
     """,
+    # 4: each step an ask took for one member (reminded), once: its key is the guard.
+    """
+    CREATE TABLE theloop_ask_steps (
+        ask    TEXT             NOT NULL,
+        member TEXT             NOT NULL,
+        step   TEXT             NOT NULL,
+        at     DOUBLE PRECISION NOT NULL,
+        PRIMARY KEY (ask, member, step)
+    );
+    """,
 )
 VERSION = len(STEPS)
 

@@ -1,0 +1,186 @@
+"""The attention side of one activation: the asks on record, and — on Slack, where a room
+turns ``attention.direct`` on — the people asked told, reminded and escalated to.
+
+Built once by the decision side. The feed opens and closes the asks; an opened ask in a
+room with ``direct`` puts its steps in the durable attention queue (the thread's mention,
+each member's direct message and reminder, the escalation), delivered by a worker of its
+own (``looproom.attention.steps``); a closed one wakes its waiting steps, which then end,
+and redraws its direct messages. A press in a direct message is read as the same press on
+the ask itself (same judging, same idempotency key: relayed once, whichever is pressed);
+"I'm on it" there, or 👀 on the ask, claims it.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping, MutableMapping
+from typing import Any
+
+from looproom.attention import notes, steps
+from looproom.attention.feed import Feed
+from looproom.attention.owners import Owners
+from looproom.attention.record import DM, Ask
+from looproom.attention.store import AskStore
+from looproom.attention.whom import Whom
+from looproom.decide.authorization import AccessPolicy
+from looproom.durable.contract import WorkQueue
+from looproom.durable.sqlite import StorageError
+from looproom.durable.worker import Worker
+from looproom.relay.decision import Decision
+from looproom.room.memory import ItemState
+from looproom.settings import Settings
+from looproom.settings.attention import RoomAttention
+from looproom.slack.direct import Direct
+from looproom.slack.transport import SlackTransport
+
+log = logging.getLogger(__name__)
+#: The attention queue's name beside the inbox and the relay.
+ATTENTION = "attention"
+SLOTS = 2
+
+
+class Queued:
+    """Told of an ask opened or closed: its steps put in the attention queue."""
+
+    def __init__(self, queue: WorkQueue, room: Callable[[str], RoomAttention]) -> None:
+        self.queue, self._room = queue, room
+
+    def opened(self, ask: Ask) -> None:
+        room = self._room(ask.channel)
+        if not room.direct or not ask.asked:
+            return
+        self._put(steps.MENTION, ask)
+        for member in ask.asked:
+            self._put(steps.DM, ask, member)
+            self._put(steps.REMIND, ask, member)
+        if room.escalate_to:
+            self._put(steps.ESCALATE, ask)
+
+    def closed(self, ask: Ask) -> None:
+        if not self._room(ask.channel).direct:
+            return
+        self._put(steps.CLOSED, ask)
+        # What still waits (a reminder due in hours) ends now: it finds the ask closed.
+        for member in ask.asked:
+            self.queue.retry_now(steps.key(steps.REMIND, ask.id, member))
+        self.queue.retry_now(steps.key(steps.ESCALATE, ask.id))
+
+    def claimed(self, ask: Ask) -> None:
+        self._put(steps.CLAIMED, ask)
+
+    def _put(self, step: str, ask: Ask, member: str = "") -> None:
+        self.queue.put(steps.key(step, ask.id, member), steps.payload(step, ask.id, member))
+
+
+class AttentionSide:
+    """The feed always; the queue's worker, direct presses and claims on Slack."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        kept: MutableMapping[str, Any],
+        policy: Callable[[], AccessPolicy],
+        id_of: Callable[[str], str],
+        asks: AskStore,
+        state_of: Callable[[str], ItemState],
+        *,
+        queue: WorkQueue | None = None,
+        slack: SlackTransport | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        whom = Whom(settings.attention, policy, Owners(kept, settings.people), id_of)
+        self.feed = Feed(asks, whom, clock=clock)
+        self.asks, self._clock, self._state_of = asks, clock, state_of
+        self.worker: Worker | None = None
+        self._queued: Queued | None = None
+        if slack is not None and queue is not None:
+            self._queued = Queued(queue, whom.room)
+            self.feed.told = self._queued
+            delivery = steps.Steps(asks, Direct(slack), whom.room, clock)
+            self.worker = Worker(queue, delivery.deliver, name="theloop-attention", slots=SLOTS)
+
+    def recorded(self, then: Callable[[Decision], None]) -> Callable[[Decision], None]:
+        """The desk's ``recorded``: ``then``, and the ask the decision answers closed."""
+
+        def both(decision: Decision) -> None:
+            then(decision)
+            self.feed.decided(decision, self._state_of(decision.work_item))
+
+        return both
+
+    def given_up(self, then: Callable[[Decision], None]) -> Callable[[Decision], None]:
+        """The relay's give-up: ``then``, and the ask the question reopened waits again."""
+
+        def both(decision: Decision) -> None:
+            then(decision)
+            self.feed.observed(decision.work_item, self._state_of(decision.work_item))
+
+        return both
+
+    def start(self) -> None:
+        if self.worker is not None:
+            self.worker.start()
+
+    def stop(self) -> bool:
+        return self.worker.stop() if self.worker is not None else True
+
+    def pressed(self, payload: Mapping[str, Any]) -> Mapping[str, Any] | None:
+        """A press as the desk should read it: one in an ask's direct message becomes the
+        same press on the ask; "I'm on it" is a claim (None: nothing more to read)."""
+        if payload.get("type") != "block_actions":
+            return payload
+        container = _obj(payload.get("container"))
+        message = _obj(payload.get("message"))
+        channel = str(_obj(payload.get("channel")).get("id") or container.get("channel_id") or "")
+        ts = str(message.get("ts") or container.get("message_ts") or "")
+        if not channel.startswith("D") or not ts:
+            return payload
+        try:
+            ask = self.asks.by_dm(channel, ts)
+        except StorageError as exc:
+            log.warning("attention: a direct press not read now: %s", exc)
+            return payload
+        if ask is None:
+            return payload
+        member = str(_obj(payload.get("user")).get("id") or "")
+        actions = payload.get("actions")
+        action = _obj(actions[0]) if isinstance(actions, list) and actions else {}
+        if action.get("action_id") == notes.CLAIM_ACTION:
+            self.claim(ask, member)
+            return None
+        self.feed.via(ask.channel, ask.ts, member, DM)
+        blocks = message.get("blocks")
+        own = notes.without_ours(blocks) if isinstance(blocks, list) else []
+        thread = ask.thread if ask.thread != ask.ts else ""
+        return {
+            **payload,
+            "channel": {"id": ask.channel},
+            "message": {**message, "ts": ask.ts, "thread_ts": thread, "blocks": own},
+            "container": {**container, "channel_id": ask.channel, "message_ts": ask.ts},
+        }
+
+    def reacted(self, member: str, channel: str, ts: str, reaction: str) -> None:
+        """A reaction on a message: 👀 on an open ask claims it for a member it asks."""
+        if reaction not in notes.CLAIM_REACTIONS:
+            return
+        try:
+            ask = self.asks.open_at(channel, ts)
+        except StorageError as exc:
+            log.warning("attention: a reaction not read now: %s", exc)
+            return
+        if ask is not None:
+            self.claim(ask, member)
+
+    def claim(self, ask: Ask, member: str) -> bool:
+        """``member`` is on it — only a member the ask asks, and only the first."""
+        if member not in ask.asked or not self.asks.claim(ask.id, member, self._clock()):
+            return False
+        if self._queued is not None:
+            claimed = self.asks.get(ask.id)
+            self._queued.claimed(claimed if claimed is not None else ask)
+        return True
+
+
+def _obj(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}

@@ -1,0 +1,236 @@
+"""The attention queue's delivery: each step an open ask takes, sent once.
+
+Every step is one durable item (``looproom.durable``), so it survives a restart and, on
+the shared database, is delivered by one replica at a time: the thread's mention, each
+member's direct message, each member's reminder, the escalation, and the direct messages
+redrawn once the ask closes. A step not due yet, or outside the member's working hours,
+waits in the queue (``RetryLater``, routine). A reminder or an escalation is taken in the
+store first (``take_for``/``take``: once, only while the ask is open); a post that may
+have landed (a restart, a 5xx) is looked for by its mark before it is posted again, so a
+``kill -9`` between the two gives exactly one. Nothing here answers for anyone.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from looproom.attention import notes
+from looproom.attention.hours import wait_for_hours
+from looproom.attention.record import ESCALATED, REMINDED, Ask
+from looproom.attention.store import AskStore
+from looproom.durable.contract import Item
+from looproom.durable.outcome import Delivered, Failed, Outcome, RetryLater
+from looproom.settings.attention import RoomAttention
+from looproom.slack import marks
+from looproom.slack.direct import Direct
+from looproom.slack.responses import AUTH, GONE, RATE_LIMITED, UNAVAILABLE, Response
+
+log = logging.getLogger(__name__)
+
+MENTION, DM, REMIND, ESCALATE = "mention", "dm", "remind", "escalate"
+CLOSED, CLAIMED = "closed", "claimed"
+#: The mark's kind on every post a step makes (Slack message metadata).
+MARK = "attention"
+
+
+def key(step: str, ask_id: str, member: str = "") -> str:
+    return f"{step}:{ask_id}:{member}" if member else f"{step}:{ask_id}"
+
+
+def payload(step: str, ask_id: str, member: str = "") -> str:
+    return json.dumps({"step": step, "ask": ask_id, "member": member})
+
+
+class Steps:
+    """Delivers one attention item; the worker records what came of it."""
+
+    def __init__(
+        self,
+        asks: AskStore,
+        direct: Direct,
+        room: Callable[[str], RoomAttention],
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.asks, self.direct, self._room, self._clock = asks, direct, room, clock
+        self.slack = direct.slack
+
+    def deliver(self, item: Item) -> Outcome:
+        raw = json.loads(item.payload)
+        ask = self.asks.get(str(raw.get("ask") or ""))
+        step, member = str(raw.get("step") or ""), str(raw.get("member") or "")
+        if ask is None:
+            return Delivered("no such ask")
+        if step == CLOSED:
+            return self._closed(ask)
+        if not ask.is_open:
+            return Delivered("closed before this step")
+        if step == MENTION:
+            return self._mention(ask, item)
+        if step == DM:
+            return self._dm(ask, member, item)
+        if step == REMIND:
+            return self._remind(ask, member, item)
+        if step == ESCALATE:
+            return self._escalate(ask, item)
+        if step == CLAIMED:
+            text = notes.claimed_text(ask.claimed_by)
+            return self._post_once(ask.channel, ask.thread or ask.ts, item, text, None)
+        return Failed(f"unknown attention step {step!r}")
+
+    # -- the steps ---------------------------------------------------------------------
+
+    def _mention(self, ask: Ask, item: Item) -> Outcome:
+        thread = ask.thread or ask.ts
+        return self._post_once(ask.channel, thread, item, notes.mention_text(ask), None)
+
+    def _dm(self, ask: Ask, member: str, item: Item) -> Outcome:
+        if ask.dm_of(member):
+            return Delivered("sent before")
+        channel, why = self.direct.dm(member)
+        if not channel:
+            return _failed(why, f"no direct message with {member}")
+        original, unread = self._original(ask)
+        if unread is not None:
+            return unread
+        blocks = notes.dm_blocks(ask, original)
+        return self._dm_once(ask, member, channel, item, notes.dm_text(ask), blocks)
+
+    def _remind(self, ask: Ask, member: str, item: Item) -> Outcome:
+        room, now = self._room(ask.channel), self._clock()
+        due = ask.opened + room.remind_after
+        if now < due:
+            return RetryLater("not due", after=due - now, routine=True)
+        if ask.claimed_by and ask.claimed_by != member:
+            return Delivered(f"claimed by {ask.claimed_by}")
+        offset = self.direct.offset(member)
+        wait = wait_for_hours(now, offset or 0, room.hours)
+        if wait > 0:
+            return RetryLater("outside working hours", after=wait, routine=True)
+        took = self.asks.take_for(ask.id, member, REMINDED, now)
+        if not took and not (item.maybe_delivered and _open(self.asks.get(ask.id))):
+            return Delivered("reminded before, or answered")
+        channel, why = self.direct.dm(member)
+        if not channel:
+            return _failed(why, f"no direct message with {member}")
+        original, unread = self._original(ask)
+        if unread is not None:
+            return unread
+        blocks = notes.dm_blocks(ask, original, waited=now - ask.opened)
+        old = ask.dm_of(member)
+        outcome = self._dm_once(ask, member, channel, item, notes.dm_text(ask), blocks)
+        if isinstance(outcome, Delivered) and old and old != self._current(ask.id, member):
+            # The same message brought back up, not a pile: the older copy goes.
+            old_channel, _, old_ts = old.partition(":")
+            self.slack.delete_message(old_channel, old_ts)
+        return outcome
+
+    def _escalate(self, ask: Ask, item: Item) -> Outcome:
+        room, now = self._room(ask.channel), self._clock()
+        if not room.escalate_to:
+            return Delivered("nobody to escalate to")
+        due = ask.opened + room.escalate_after
+        if now < due:
+            return RetryLater("not due", after=due - now, routine=True)
+        took = self.asks.take(ask.id, ESCALATED, now)
+        if not took and not (item.maybe_delivered and _open(self.asks.get(ask.id))):
+            return Delivered("escalated before, or answered")
+        text = notes.escalation_text(ask, room.escalate_to, now - ask.opened)
+        return self._post_once(ask.channel, ask.thread or ask.ts, item, text, None)
+
+    def _closed(self, ask: Ask) -> Outcome:
+        """Every direct message of the ask says who answered, when and how."""
+        if ask.is_open:
+            return Delivered("open again")
+        for _member, where in ask.dms:
+            channel, _, ts = where.partition(":")
+            response = self.slack.update_message(
+                channel, ts, text=notes.closed_text(ask), blocks=notes.closed_blocks(ask)
+            )
+            if not response.ok and response.kind != GONE:
+                return _retry(response)
+        return Delivered()
+
+    # -- posting once ------------------------------------------------------------------
+
+    def _post_once(
+        self, channel: str, thread: str, item: Item, text: str, blocks: list[dict] | None
+    ) -> Outcome:
+        if item.maybe_delivered or item.attempts > 1:
+            found = marks.find_marked(self.slack, channel, thread, item.key, "")
+            if found is None:
+                return RetryLater("cannot read the thread to look for the post")
+            if found:
+                return Delivered("found posted")
+        response = self.slack.post_message(
+            channel,
+            text=text,
+            blocks=blocks,
+            thread_ts=thread or None,
+            metadata=marks.metadata(MARK, item.key, ""),
+        )
+        return Delivered() if response.ok else _retry(response, uncertain=True)
+
+    def _dm_once(
+        self, ask: Ask, member: str, channel: str, item: Item, text: str, blocks: list[dict]
+    ) -> Outcome:
+        if item.maybe_delivered or item.attempts > 1:
+            found = marks.find_marked(self.slack, channel, "", item.key, str(ask.opened - 60))
+            if found is None:
+                return RetryLater("cannot read the direct message to look for the post")
+            if found:
+                self.asks.sent_dm(ask.id, member, f"{channel}:{found}")
+                return Delivered("found posted")
+        response = self.slack.post_message(
+            channel, text=text, blocks=blocks, metadata=marks.metadata(MARK, item.key, "")
+        )
+        if not response.ok:
+            return _retry(response, uncertain=True)
+        self.asks.sent_dm(ask.id, member, f"{response.channel or channel}:{response.ts}")
+        return Delivered()
+
+    def _current(self, ask_id: str, member: str) -> str:
+        now = self.asks.get(ask_id)
+        return now.dm_of(member) if now is not None else ""
+
+    def _original(self, ask: Ask) -> tuple[list[Mapping[str, Any]], Outcome | None]:
+        """The ask's own message's blocks (its digest and answers), to carry into the
+        direct message; none when it is gone; a retry when Slack cannot say now."""
+        response = self.slack.replies(ask.channel, ask.ts, limit=1)
+        messages = response.data.get("messages") if response.ok else None
+        if messages is None and response.kind != GONE and response.error != "thread_not_found":
+            return [], _retry(response)
+        found = [m for m in messages or [] if isinstance(m, Mapping) and m.get("ts") == ask.ts]
+        if not found and ask.thread and ask.thread != ask.ts:
+            replies = self.slack.thread(ask.channel, ask.thread)
+            if replies is None:
+                return [], RetryLater("cannot read the ask's thread")
+            found = [m for m in replies if m.get("ts") == ask.ts]
+        blocks = found[0].get("blocks") if found else None
+        listed = blocks if isinstance(blocks, list) else []
+        return [b for b in listed if isinstance(b, Mapping)], None
+
+
+def _open(ask: Ask | None) -> bool:
+    return ask is not None and ask.is_open
+
+
+def _retry(response: Response, *, uncertain: bool = False) -> Outcome:
+    if response.kind == RATE_LIMITED:
+        return RetryLater(response.error, after=response.retry_after)
+    if response.kind in (UNAVAILABLE,):
+        return RetryLater(f"slack {response.method}: {response.error}", uncertain=uncertain)
+    if response.kind == AUTH:
+        return RetryLater(f"slack {response.method}: {response.error} (the operator must act)")
+    return Failed(f"slack {response.method}: {response.error}")
+
+
+def _failed(response: Response | None, what: str) -> Outcome:
+    if response is None:
+        return Failed(what)
+    if response.error == "missing_scope":
+        return Failed(f"{what}: the app lacks im:write (add it: docs/attention.md)")
+    return _retry(response)
