@@ -13,12 +13,16 @@ and ``@theloop help`` answers with the grammar of the room it is asked in.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
 from the_loop.control import ControlConfig, parse_command
+from the_loop.core import daemons
+from the_loop.runlock import RunLock
 
 from tests.e2e.slackbot import (
     API_LOOP,
@@ -153,9 +157,23 @@ def test_add_channel_moves_the_work_item_to_a_room_where_its_decisions_count(rig
     assert rig.comments()[-1].startswith("approved\n\nship it")
 
 
-def test_instance_and_standing_verbs_reach_the_loop_only_where_granted(rig: Rig) -> None:
-    status = rig.slash("status")
-    assert "*the-loop instance* `loop-one`" in status
+def test_instance_and_standing_verbs_reach_the_loop_only_where_granted(
+    rig: Rig, tmp_path: Path
+) -> None:
+    # the-loop's side: its state root, a poller running, the webhook receiver enabled but down.
+    config = {"state": {"root": str(tmp_path)}, "webhooks": {"ghWebhook": {"enabled": True}}}
+    rig.loop.loop_config = config
+    poller = RunLock(daemons._pidfile("poller", config), name="poller")
+    assert poller.acquire()
+    try:
+        status = rig.slash("status")
+    finally:
+        poller.release()
+    assert "*the-loop instance* `loop-one` (mode: open) · not ok" in status
+    assert f"• poller: running (pid {os.getpid()})" in status
+    assert "• gh-webhook: stopped (enabled) — webhooks.ghWebhook.enabled is true" in status
+    assert "• standing: nightly stopped · triage running" in status
+    assert "• slack (this bot's listener): split check" in status
     assert "scheduled its restart" in rig.slash("restart")
     assert "asked already" in rig.slash("restart")  # Slack delivered it twice
     assert "scheduled its upgrade" in rig.slash("upgrade", trigger="t2")

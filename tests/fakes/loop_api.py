@@ -29,6 +29,7 @@ verb is 400, an unknown name 404; ``{sessions: [{name, outcome}], ok}``) and ``P
 
 from __future__ import annotations
 
+import importlib.metadata
 import time
 from collections.abc import Callable
 from datetime import datetime, timezone
@@ -39,6 +40,7 @@ from tests.fakes.loopback import LoopbackServer, Request
 REPLY, SKIP, EVENTS = "/api/v1/sessions/reply", "/api/v1/graph/skip", "/api/v1/events"
 WORK_ITEMS = "/api/v1/work-items"
 INSTANCE, RESTART = "/api/v1/instance", "/api/v1/restart"
+HEALTH, DAEMONS = "/api/v1/health", "/api/v1/daemons"
 STANDING, STANDING_CONTROL = "/api/v1/standing-sessions", "/api/v1/standing-sessions/control"
 STANDING_SAY = "/api/v1/standing-sessions/say"
 _REQUIRED = {REPLY: ("ref", "text"), SKIP: ("repo", "workItem", "nodes", "reason")}
@@ -66,10 +68,14 @@ class FakeLoop(LoopbackServer):
         #: Standing sessions by name → running?; what was said to them.
         self.standing: dict[str, bool] = {}
         self.said: list[dict[str, Any]] = []
+        #: the-loop's own CLI config (its ``state.root``, which services it enables): with
+        #: one, ``/health`` and ``/daemons`` are answered by the-loop's own lifecycle code
+        #: over that state root, as its control plane answers them.
+        self.loop_config: dict[str, Any] | None = None
 
     def route(self, request: Request) -> tuple[int, dict[str, str], Any]:
-        if request.method == "GET" and request.path == "/api/v1/health":
-            return 200, {}, {"status": "ok"}
+        if request.method == "GET" and request.path in (HEALTH, DAEMONS):
+            return self._lifecycle(request.path)
         if request.method == "GET" and request.path == EVENTS:
             return 200, {}, self._events(request.query)
         if request.method == "GET" and request.path == WORK_ITEMS:
@@ -86,6 +92,29 @@ class FakeLoop(LoopbackServer):
             detail = [{"loc": ["body", name], "msg": "Field required"} for name in missing]
             return 422, {}, {"detail": detail}
         return self._reply(body) if request.path == REPLY else self._skip(body)
+
+    def _lifecycle(self, path: str) -> tuple[int, dict[str, str], Any]:
+        """``/health`` and ``/daemons`` as the-loop's facade builds them (its ``ingresses``,
+        state root, each daemon's pid); without a config, a bare health and no daemons
+        route, as a the-loop older than them answers."""
+        if self.loop_config is None:
+            return (
+                (200, {}, {"status": "ok"})
+                if path == HEALTH
+                else (404, {}, {"detail": "Not Found"})
+            )
+        from the_loop.core import daemons, lifecycle
+        from the_loop.state import layout_from_config
+
+        config = self.loop_config
+        if path == DAEMONS:
+            return 200, {}, [daemons.daemon_status(name, config) for name in daemons.DAEMONS]
+        ingresses = lifecycle.ingress_health(config)
+        degraded = any(row["enabled"] and not row["running"] for row in ingresses)
+        version = importlib.metadata.version("the-loopy-one")
+        health = {"status": "degraded" if degraded else "ok", "version": version}
+        root = str(layout_from_config(config).root)
+        return 200, {}, {**health, "configPath": "", "stateRoot": root, "ingresses": ingresses}
 
     def _instance_and_standing(self, request: Request) -> tuple[int, dict[str, str], Any] | None:
         """The instance's and the standing sessions' routes; ``None`` for any other."""

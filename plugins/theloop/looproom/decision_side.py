@@ -211,7 +211,13 @@ def _slash_desk(
         decisions.places.command_facts,
         loop_api=env.loop_api,
         kickoff=decisions.opener,
-        control=LoopControl(planes, now, store, decisions.places.thread_link),
+        control=LoopControl(
+            planes,
+            now,
+            store,
+            decisions.places.thread_link,
+            split=lambda: decisions.split.line() if decisions.split is not None else "",
+        ),
         targets=Targets(memory.knows, _named_repositories(settings, fleet)),
     )
 

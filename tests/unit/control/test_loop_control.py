@@ -3,10 +3,14 @@ call to the-loop's control plane (its loopback fake), at most once per command."
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
+from the_loop.core import daemons
+from the_loop.runlock import RunLock
 
 from looproom.control.loop_control import LoopControl
 from looproom.control.planes import Plane, Planes
@@ -30,13 +34,55 @@ def control(loop: FakeLoop, granted: frozenset[str] = GRANTED, **kw: Any) -> Loo
         "UBOT", frozenset({ALICE}), collaborators=frozenset({CAROL}), granted=granted
     )
     links = {"standing:triage": "https://slack.com/archives/C1/p100"}
-    return LoopControl(loop.url, lambda: policy, kw.get("store", {}), lambda r: links.get(r, ""))
+    return LoopControl(
+        loop.url,
+        lambda: policy,
+        kw.get("store", {}),
+        lambda r: links.get(r, ""),
+        split=kw.get("split", lambda: ""),
+    )
 
 
 def test_status_names_the_instance_and_what_it_manages(loop: FakeLoop) -> None:
     text = control(loop).instance_status(ALICE)
     assert "`loop-one`" in text and "manages 1 work item(s)" in text
     assert "`github:acme/api#7`" in text
+
+
+def test_status_says_each_service_as_the_loops_own_status_does(
+    loop: FakeLoop, tmp_path: Path
+) -> None:
+    """Each service running with its pid, or stopped though enabled and why, or disabled;
+    whether the instance is ok; its state root; its standing sessions — the facts the-loop
+    serves, read over its state by its own lifecycle code."""
+    config = {
+        "state": {"root": str(tmp_path / "state")},
+        "polling": {"enabled": True},
+        "webhooks": {"ghWebhook": {"enabled": True}},
+    }
+    loop.loop_config = config
+    poller = RunLock(daemons._pidfile("poller", config), name="poller")
+    assert poller.acquire()
+    try:
+        text = control(loop, split=lambda: "split check (09:00 UTC): ok — 2/2").instance_status(
+            ALICE
+        )
+    finally:
+        poller.release()
+    assert "`loop-one` (mode: open) · not ok (an enabled service is down)" in text
+    assert f"• poller: running (pid {os.getpid()})" in text
+    assert "• gh-webhook: stopped (enabled) — webhooks.ghWebhook.enabled is true" in text
+    assert "• slack-listener: disabled" in text
+    assert f"• state: `{tmp_path / 'state'}`" in text
+    assert "• standing: nightly stopped · triage running" in text
+    assert text.endswith("• slack (this bot's listener): split check (09:00 UTC): ok — 2/2")
+
+
+def test_a_the_loop_without_the_lifecycle_routes_still_names_the_instance(
+    loop: FakeLoop,
+) -> None:
+    text = control(loop).instance_status(ALICE)  # no config: no /daemons, a bare /health
+    assert "`loop-one` (mode: open) · ok" in text and "• standing: nightly stopped" in text
 
 
 def test_each_family_is_refused_with_the_reason_where_it_is_not_granted(loop: FakeLoop) -> None:

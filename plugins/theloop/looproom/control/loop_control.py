@@ -6,11 +6,13 @@ and ``standing.command`` — which the room holds only where ``slack.publish`` n
 (``looproom.decide.authorization``); anyone else is told which act is not theirs and why.
 Each is one call to the-loop's control plane (``THELOOP_LOOP_API``, or with ``instances:``
 the one the command names or the room belongs to — ``looproom.control.planes``), the
-routes its own CLI and room use: ``GET /api/v1/instance``, ``POST /api/v1/restart {withUpgrade}``,
-``GET /api/v1/standing-sessions``, ``POST /api/v1/standing-sessions/control {name,
-verb}``. A command that changes something is claimed by its trigger in the plugin's
-storage before the call, so a command Slack delivers twice restarts nothing twice; an
-answer that never came is said as such, never as a success.
+routes its own CLI and room use: ``GET /api/v1/instance`` (with ``/health``, ``/daemons``
+and ``/standing-sessions``: ``looproom.control.instance_report``), ``POST /api/v1/restart
+{withUpgrade}``, ``GET /api/v1/standing-sessions``, ``POST
+/api/v1/standing-sessions/control {name, verb}``. A command that changes something is
+claimed by its trigger in the plugin's storage before the call, so a command Slack
+delivers twice restarts nothing twice; an answer that never came is said as such, never as
+a success.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from looproom.control import instance_report
 from looproom.control.planes import Plane, Planes
 from looproom.decide.authorization import AccessPolicy, may, refusal_text
 from looproom.durable.bounded import touched
@@ -56,11 +59,13 @@ class LoopControl:
         thread_of: ThreadOf,
         *,
         client: Http = http,
+        split: Callable[[], str] = lambda: "",
     ) -> None:
-        """``api``: ``THELOOP_LOOP_API``, or the planes of ``instances:``."""
+        """``api``: ``THELOOP_LOOP_API``, or the planes of ``instances:``; ``split``: this
+        bot's own listener's split check, in words (``""`` before it ran)."""
         self._planes = api if isinstance(api, Planes) else Planes.single(api)
         self._policy, self._store = policy, store
-        self._thread_of, self._http = thread_of, client
+        self._thread_of, self._http, self._split = thread_of, client, split
         self._lock = lock_for(store)
 
     @property
@@ -74,27 +79,28 @@ class LoopControl:
         refused = self._refusal(member, INSTANCE)
         if refused:
             return refused
+        split = self._split()
+        said = f"\n• slack (this bot's listener): {split}" if split else ""
         if name or not self._planes.named:
             plane = self._planes.pick(name, context)
-            return self._instance_line(plane) if isinstance(plane, Plane) else plane
+            return self._instance_line(plane) + said if isinstance(plane, Plane) else plane
         with ThreadPoolExecutor(len(self._planes.all)) as pool:
-            return "\n".join(pool.map(self._instance_line, self._planes.all))
+            return "\n".join(pool.map(self._instance_line, self._planes.all)) + said
 
     def _instance_line(self, plane: Plane) -> str:
-        answer = self._call(plane, "GET", INSTANCE_PATH)
-        data = answer.json() if answer.status == 200 else None
+        """The instance as ``the-loop status`` reports it: its four routes, asked at once."""
+        paths = (INSTANCE_PATH, instance_report.HEALTH, instance_report.DAEMONS, STANDING_PATH)
+        with ThreadPoolExecutor(len(paths)) as pool:
+            answers = list(pool.map(lambda path: self._call(plane, "GET", path), paths))
+        data = answers[0].json() if answers[0].status == 200 else None
         if not isinstance(data, Mapping):
-            return f"{_on(plane)}the-loop instance: {self._trouble(answer)}"
-        scope = data.get("scope") if isinstance(data.get("scope"), Mapping) else {}
-        managed = data.get("managed") if isinstance(data.get("managed"), list) else []
-        refs = [str(row.get("ref")) for row in managed if isinstance(row, Mapping)]
-        shown = ", ".join(f"`{ref}`" for ref in refs[:10]) + (" …" if len(refs) > 10 else "")
-        name = str(data.get("name") or "unnamed")
-        mode = str(scope.get("mode") or "open")
-        return (
-            f"{_on(plane)}*the-loop instance* `{name}` (mode: {mode}) manages {len(refs)} "
-            "work item(s)" + (f": {shown}" if refs else "")
+            return f"{_on(plane)}the-loop instance: {self._trouble(answers[0])}"
+        health, daemons, standing = (
+            found if answer.status == 200 and isinstance(found, kind) else None
+            for answer, kind in zip(answers[1:], (Mapping, list, list), strict=True)
+            for found in (answer.json(),)
         )
+        return instance_report.report(_on(plane), data, health, daemons, standing)
 
     def restart(
         self,
