@@ -10,6 +10,7 @@ from looproom import manifest
 from looproom.doctor import echo, peers, slack_checks
 from looproom.doctor import instances as instances_check
 from looproom.doctor.findings import EVIDENCE, NOTE, Finding
+from looproom.doctor.shared_store import shared_database
 from looproom.room.routing import has_glob
 from looproom.settings import Environment, Settings
 from looproom.slack.transport import SlackTransport
@@ -46,7 +47,8 @@ def examine(
     else:
         found += peers.webhook(env, local_secret=local_secret, recent=recent)
     found += peers.github(env, relay_repositories(settings))
-    found += [f for f in (peers.loop_api(env), peers.loop_stream(env)) if f is not None]
+    optional = (peers.loop_api(env), peers.loop_stream(env), shared_database(env))
+    found += [f for f in optional if f is not None]
     return found
 
 
