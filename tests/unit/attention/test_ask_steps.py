@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from slack_sdk import WebClient
 
 from looproom.attention import steps
@@ -304,6 +306,7 @@ def test_a_kill_between_taking_the_reminder_and_settling_it_gives_exactly_one(
     else:
         assert room.asks.take_for(ask.id, ALICE, REMINDED, room.clock.now)
     room.run(restart=True)
+    assert _reminders(slack, ask.id, ALICE) == 1  # posted once, whatever is shown after
     reminders = [
         m for m in room.dm(ALICE) if "Still waiting" in m["blocks"][0]["elements"][0]["text"]
     ]
@@ -319,3 +322,63 @@ def test_a_room_without_im_write_parks_the_direct_message_and_says_why(
     outcomes = dict(room.run())
     dm = outcomes[steps.key(steps.DM, room.asks.open_asks()[0].id, ALICE)]
     assert isinstance(dm, Failed) and "im:write" in dm.reason
+
+
+# -- any interleaving ----------------------------------------------------------------------
+
+OPS = st.lists(
+    st.one_of(
+        st.tuples(st.just("tick"), st.sampled_from([0, 30, 61, 130])),
+        st.tuples(st.just("run"), st.just("")),
+        st.tuples(st.just("crash"), st.booleans().map(str)),
+        st.tuples(st.just("answer"), st.sampled_from([ALICE, BOB])),
+        st.tuples(st.just("claim"), st.sampled_from([ALICE, BOB])),
+    ),
+    max_size=14,
+)
+
+
+def _reminders(slack: FakeSlack, ask_id: str, member: str) -> int:
+    keyed = steps.key(steps.REMIND, ask_id, member)
+    calls = slack.calls_to("chat.postMessage")
+    return sum(1 for c in calls if c.response.get("ok") and keyed in str(c.args.get("metadata")))
+
+
+@settings(max_examples=40, suppress_health_check=[HealthCheck.too_slow])
+@given(ops=OPS)
+def test_nobody_is_reminded_after_the_answer_nor_twice_whatever_the_interleaving(
+    tmp_path_factory: pytest.TempPathFactory, ops: list[tuple[str, Any]]
+) -> None:
+    with FakeSlack() as slack:
+        room = make(tmp_path_factory.mktemp("ask"), slack, DIRECT)
+        ts = room.open_gate()
+        ask_id = room.asks.open_asks()[0].id
+        at_answer: dict[str, int] | None = None
+        at_claim: dict[str, int] = {}
+        for op, arg in ops:
+            if op == "tick":
+                room.clock.now += arg
+            elif op == "run":
+                room.run()
+            elif op == "crash":  # one due item claimed, maybe delivered, never settled
+                item = room.queue.claim(room.clock.now)
+                if item is not None and arg == "True":
+                    room.steps.deliver(item)
+                room.run(restart=True)
+            elif op == "answer" and at_answer is None:
+                at_answer = {m: _reminders(slack, ask_id, m) for m in (ALICE, BOB)}
+                room.answer(arg, f"{ROOM}:{ts}")
+            elif op == "claim" and room.side.claim(room.asks.get(ask_id), arg):
+                other = BOB if arg == ALICE else ALICE
+                at_claim[other] = _reminders(slack, ask_id, other)
+        room.clock.now += 10_000
+        room.run(restart=True)
+        room.run()
+        sent = {m: _reminders(slack, ask_id, m) for m in (ALICE, BOB)}
+        assert all(count <= 1 for count in sent.values()), sent  # nobody twice
+        if at_answer is not None:
+            assert sent == at_answer  # nobody after the answer
+            assert room.queue.depth() == 0
+        else:
+            for member in (ALICE, BOB):  # unanswered: each reminded once, but a claim's others
+                assert sent[member] == at_claim.get(member, 1)

@@ -178,7 +178,7 @@ class Steps:
         self, ask: Ask, member: str, channel: str, item: Item, text: str, blocks: list[dict]
     ) -> Outcome:
         if item.maybe_delivered or item.attempts > 1:
-            found = marks.find_marked(self.slack, channel, "", item.key, str(ask.opened - 60))
+            found = marks.find_marked(self.slack, channel, "", item.key, _before(ask.ts))
             if found is None:
                 return RetryLater("cannot read the direct message to look for the post")
             if found:
@@ -212,6 +212,15 @@ class Steps:
         blocks = found[0].get("blocks") if found else None
         listed = blocks if isinstance(blocks, list) else []
         return [b for b in listed if isinstance(b, Mapping)], None
+
+
+def _before(ts: str) -> str:
+    """Where a look for a direct message starts: a minute before the ask was posted, in
+    Slack's own clock (the ask's ts), whatever this machine's clock says."""
+    try:
+        return f"{max(0.0, float(ts) - 60):.6f}"
+    except ValueError:
+        return ""
 
 
 def _open(ask: Ask | None) -> bool:
