@@ -5,14 +5,13 @@ database."""
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from looproom.instances import owners as owners_module
-from looproom.instances.owners import KEY, ClaimsFull, Owners
+from looproom.instances.owners import ClaimsFull, Owners
 from looproom.postgres.database import Database
 from looproom.postgres.state import PostgresState
 from looproom.settings.instances import Claims, Instance
@@ -25,6 +24,7 @@ def instance(name: str, **claims: Any) -> Instance:
 A = instance("team-a", repos=("acme/*",), prefixes=("jira:OPS-",))
 B = instance("team-b")
 QUIET = instance("team-c", repos=("quiet/api",), learn=False)
+GONE = instance("team-gone")
 
 
 def test_the_files_claims_win_over_whoever_sends_first() -> None:
@@ -48,8 +48,9 @@ def test_the_first_instance_to_send_about_a_work_item_nobody_claims_keeps_it() -
 
 
 def test_a_claim_of_an_instance_no_longer_configured_is_learned_again() -> None:
-    store: dict[str, Any] = {KEY: {"github:beta/web#3": ["team-gone", time.time()]}}
-    owners = Owners((A, B), store)
+    store: dict[str, Any] = {}
+    Owners((A, B, GONE), store).claim(GONE, "github:beta/web#3")
+    owners = Owners((A, B), store)  # the settings no longer name team-gone
     assert owners.owner("github:beta/web#3") is None
     assert owners.claim(B, "github:beta/web#3") == B
 
@@ -103,7 +104,8 @@ def test_claims_of_an_instance_no_longer_configured_make_room_first(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(owners_module, "MOST_CLAIMS", 2)
-    store: dict[str, Any] = {KEY: {"github:gone/x#1": ["team-gone", time.time()]}}
+    store: dict[str, Any] = {}
+    Owners((A, B, GONE), store).claim(GONE, "github:gone/x#1")
     owners = Owners((A, B), store)
     assert owners.claim(A, "github:beta/web#1") == A
     assert owners.claim(B, "github:beta/web#2") == B

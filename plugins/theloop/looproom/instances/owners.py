@@ -30,7 +30,9 @@ from looproom.settings.instances import Instance
 
 log = logging.getLogger(__name__)
 
-#: The state key: learned claims, canonical work item → ``[instance name, last used]``.
+#: The state key: learned claims, canonical work item → ``"<instance name> <last used>"``
+#: (a text, not a pair: the book is read whole for each look-up, and 50 000 short texts
+#: load several times faster than 50 000 lists).
 KEY = "instances.learned"
 #: Where claims were kept before they were canonical and timed: work item as written →
 #: instance name. Whatever is found there is moved into :data:`KEY` when next read.
@@ -107,19 +109,19 @@ class Owners:
         if configured is not None:
             return configured
         key, now = workitem.canonical(work_item), self._clock()
-        name, at = _entry(self._learned(), key)
-        if name in self._instances and now - at < REFRESH_SECONDS:
-            return self._instances[name]  # known and fresh: no write
         with self._lock:
             learned = dict(self._learned())
-            known = self._instances.get(_entry(learned, key)[0])
+            name, at = _entry(learned, key)
+            known = self._instances.get(name)
+            if known is not None and now - at < REFRESH_SECONDS:
+                return known  # known and fresh: nothing to write
             if known is None and not sender.claims.learn:
                 return None
             if known is None and not self._room_for(learned, now):
                 self._count_refusal(sender.name, work_item)
                 raise ClaimsFull(sender.name, work_item, len(learned))
             owner = known or sender
-            learned[key] = [owner.name, now]
+            learned[key] = _value(owner.name, now)
             self._store[KEY] = learned
             return owner
 
@@ -150,7 +152,7 @@ class Owners:
                 return
             learned, now = dict(stored_mapping(self._store, KEY)), self._clock()
             for spelled, value in legacy.items():
-                learned.setdefault(workitem.canonical(spelled), [_name(value), now])
+                learned.setdefault(workitem.canonical(spelled), _value(_name(value), now))
             self._store[KEY] = learned
             del self._store[LEGACY_KEY]
             log.info("instances: %d learned claims moved to their canonical spelling", len(legacy))
@@ -181,7 +183,7 @@ class Owners:
             learned = dict(self._learned())
             if _entry(learned, key)[0] != name:
                 return  # given up or taken meanwhile: nothing of ours to refresh
-            learned[key] = [name, now]
+            learned[key] = _value(name, now)
             self._store[KEY] = learned
 
     def _count_refusal(self, sender: str, work_item: str) -> None:
@@ -202,14 +204,19 @@ def _entry(learned: Mapping[str, Any], key: str) -> tuple[str, float]:
     return ("", 0.0) if value is None else (_name(value), _at(value, 0.0))
 
 
+def _value(name: str, at: float) -> str:
+    return f"{name} {at:.0f}"
+
+
 def _name(value: Any) -> str:
-    if isinstance(value, list | tuple) and value:
-        return str(value[0])
-    return str(value or "")
+    """The instance of a kept claim (before claims were timed, the value was the name)."""
+    return str(value or "").split(" ", 1)[0]
 
 
 def _at(value: Any, default: float) -> float:
     """When a claim was last used; ``default`` when the value does not say."""
-    if isinstance(value, list | tuple) and len(value) > 1 and isinstance(value[1], int | float):
-        return float(value[1])
-    return default
+    _, _, at = str(value or "").partition(" ")
+    try:
+        return float(at)
+    except ValueError:
+        return default
