@@ -156,7 +156,9 @@ class AttentionSide:
         return {
             **payload,
             "channel": {"id": ask.channel},
-            "message": {**message, "ts": ask.ts, "thread_ts": thread, "blocks": own},
+            # The direct message's own words are not the ask's: the redrawn ask keeps its
+            # blocks, and its fallback text becomes the pressed line alone.
+            "message": {**message, "ts": ask.ts, "thread_ts": thread, "blocks": own, "text": ""},
             "container": {**container, "channel_id": ask.channel, "message_ts": ask.ts},
         }
 

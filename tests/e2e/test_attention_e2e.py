@@ -1,0 +1,164 @@
+"""The member an ask waits on hears it directly, end to end: a real errbot on the real
+SlackV3 backend, the loopback fakes of Slack, GitHub and the-loop, timings in seconds.
+
+A gate from the-loop's own corpus arrives signed over HTTP; with ``attention.direct`` on,
+the decider gets a direct message carrying the gate's own buttons. A press there is
+relayed once — the comment read by the real the-loop's envelope parser — and the thread's
+gate, the direct message and the record say who answered; pressed again on the gate in the
+thread, it relays nothing. Unanswered, the gate is reminded once and then escalated to the
+named user group.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from the_loop.channels.envelope import parse as parse_envelope
+
+from tests.e2e.slackbot import LOOP, SlackBot, StartBot, corpus, relaying
+from tests.fakes.github_api import FakeGitHub
+from tests.fakes.loop_api import FakeLoop
+from tests.fakes.slack_api import FakeSlack, decoded
+from tests.support.wait import wait_for
+
+pytestmark = pytest.mark.e2e
+
+ITEM = "github:MadaraUchiha-314/the-loop#260"
+REPO, NUMBER = "MadaraUchiha-314/the-loop", 260
+ALICE, BOB = "U0ALICE01", "U0BOB0001"
+ALICE_DM = "D0ALICE01"
+SIGNING_SECRET = "e2e-slack-signing-secret"
+SETTINGS = """
+slack:
+  channel: "#the-loop"
+  subscribe: [comment.human, phase-approval-pending, session.awaiting_input]
+  authorizedUsers: [U0ALICE01]
+people: {U0ALICE01: alice-gh}
+attention:
+  direct: true
+  remindAfter: %(remind)d
+  escalateAfter: %(escalate)d
+  escalateTo: [S0LEADS]
+  workingHours: "00:00-24:00"
+"""
+TIMEOUT = 60.0
+
+
+@dataclass
+class Rig:
+    bot: SlackBot
+    slack: FakeSlack
+    github: FakeGitHub
+
+    def gate(self) -> dict[str, Any]:
+        return self.bot.show(corpus("06"), TIMEOUT)
+
+    def dm(self) -> dict[str, Any]:
+        """Alice's direct message of the gate, once sent."""
+
+        def sent() -> list[dict[str, Any]]:
+            known = ALICE_DM in self.slack.channels
+            return [m for m in self.slack.messages(ALICE_DM) if m.get("blocks")] if known else []
+
+        return wait_for(sent, TIMEOUT, "Alice's direct message")[-1]
+
+    def press(self, message: dict[str, Any], channel: str, member: str = ALICE) -> None:
+        payload = {
+            "type": "block_actions",
+            "user": {"id": member},
+            "channel": {"id": channel},
+            "container": {"type": "message", "message_ts": message["ts"], "channel_id": channel},
+            "message": message,
+            "actions": [{"action_id": "theloop:approve", "value": "approve", "block_id": "b"}],
+        }
+        assert self.slack.push_envelope(payload, kind="interactive") is not None
+
+    def posts(self, key_start: str) -> list[dict[str, Any]]:
+        """The bot's posts whose mark starts with ``key_start`` (an attention step's)."""
+        return [
+            c.args
+            for c in self.slack.calls_to("chat.postMessage")
+            if c.response.get("ok")
+            and str(
+                ((decoded(c.args.get("metadata")) or {}).get("event_payload") or {}).get("key")
+            ).startswith(key_start)
+        ]
+
+
+def rig_for(
+    slack_bot: StartBot, fake_slack: FakeSlack, remind: int, escalate: int
+) -> Iterator[Rig]:
+    settings = SETTINGS % {"remind": remind, "escalate": escalate}
+    with (
+        FakeGitHub({REPO: {NUMBER}}) as github,
+        FakeLoop({ITEM: False}) as loop,
+        relaying(slack_bot, settings, github, loop, SIGNING_SECRET) as bot,
+    ):
+        yield Rig(bot, fake_slack, github)
+
+
+@pytest.fixture
+def rig(slack_bot: StartBot, fake_slack: FakeSlack) -> Iterator[Rig]:
+    # Reminders far off: this rig's asks are answered long before.
+    yield from rig_for(slack_bot, fake_slack, 3600, 7200)
+
+
+@pytest.fixture
+def quick(slack_bot: StartBot, fake_slack: FakeSlack) -> Iterator[Rig]:
+    yield from rig_for(slack_bot, fake_slack, 2, 5)
+
+
+def test_a_press_in_the_direct_message_is_relayed_once_and_everyone_sees_who(rig: Rig) -> None:
+    gate = rig.gate()
+    dm = rig.dm()
+    assert "theloop:approve" in json.dumps(dm["blocks"])  # the gate's own answers, there
+    mention = wait_for(
+        lambda: [m for m in rig.slack.thread(LOOP, gate["thread_ts"]) if "🔔" in m["text"]],
+        TIMEOUT,
+        "the mention in the thread",
+    )[0]
+    assert f"<@{ALICE}>" in mention["text"] and "<!channel>" not in mention["text"]
+
+    rig.press(dm, ALICE_DM)
+    (comment,) = wait_for(lambda: rig.github.posted(REPO, NUMBER), TIMEOUT, "the comment")
+    envelope = parse_envelope(comment)  # as the real the-loop reads it
+    assert envelope is not None and envelope.type == "gate.feedback"
+    assert dict(envelope.actor)["slack"] == ALICE
+
+    def redrawn(ts: str) -> list[Any]:
+        return [c for c in rig.slack.calls_to("chat.update") if c.args["ts"] == ts]
+
+    (update,) = wait_for(lambda: redrawn(gate["ts"]), TIMEOUT, "the gate redrawn")
+    assert f"pressed by <@{ALICE}>" in json.dumps(update.args["blocks"], ensure_ascii=False)
+    wait_for(lambda: redrawn(dm["ts"]), TIMEOUT, "the direct message redrawn")
+    answered = rig.slack.messages(ALICE_DM)[-1]["text"]
+    assert f"answered by <@{ALICE}>" in answered and "(dm)" in answered
+
+    rig.press(gate, LOOP)  # the same answer pressed on the gate itself: already answered
+    told = wait_for(
+        lambda: [
+            c for c in rig.slack.calls_to("chat.postEphemeral") if "already" in c.args["text"]
+        ],
+        TIMEOUT,
+        "the second press refused",
+    )
+    assert told[0].args["user"] == ALICE
+    assert len(rig.github.posted(REPO, NUMBER)) == 1
+
+
+def test_an_unanswered_ask_is_reminded_once_then_escalated_to_the_group(quick: Rig) -> None:
+    gate = quick.gate()
+    quick.dm()
+    reminders = wait_for(lambda: quick.posts("remind:"), TIMEOUT, "the reminder")
+    assert reminders[0]["channel"] == ALICE_DM
+    escalations = wait_for(lambda: quick.posts("escalate:"), TIMEOUT, "the escalation")
+    assert escalations[0]["thread_ts"] == gate["thread_ts"]
+    assert escalations[0]["text"].startswith("⏫ <!subteam^S0LEADS>")
+    assert len(quick.posts("remind:")) == 1  # once, not again by the time it escalated
+    # The older copy went: one direct message of the gate, the reminder.
+    (shown,) = quick.slack.messages(ALICE_DM)
+    assert "Still waiting on you" in json.dumps(shown["blocks"], ensure_ascii=False)
