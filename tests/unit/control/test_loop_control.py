@@ -13,7 +13,7 @@ from the_loop.core import daemons
 from the_loop.runlock import RunLock
 
 from looproom.control.loop_control import LoopControl
-from looproom.control.planes import Plane, Planes
+from looproom.control.plane_choice import Plane, Planes
 from looproom.decide.authorization import AccessPolicy
 from looproom.settings.grants import INSTANCE, STANDING
 from tests.fakes.loop_api import FakeLoop

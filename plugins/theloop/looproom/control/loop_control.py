@@ -5,7 +5,7 @@ These reach past any one work item, so each family asks its own act — ``instan
 and ``standing.command`` — which the room holds only where ``slack.publish`` names it
 (``looproom.decide.authorization``); anyone else is told which act is not theirs and why.
 Each is one call to the-loop's control plane (``THELOOP_LOOP_API``, or with ``instances:``
-the one the command names or the room belongs to — ``looproom.control.planes``), the
+the one the command names or the room belongs to — ``looproom.control.plane_choice``), the
 routes its own CLI and room use: ``GET /api/v1/instance`` (with ``/health``, ``/daemons``
 and ``/standing-sessions``: ``looproom.control.instance_report``), ``POST /api/v1/restart
 {withUpgrade}``, ``GET /api/v1/standing-sessions``, ``POST
@@ -23,7 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from looproom.control import instance_report
-from looproom.control.planes import Plane, Planes
+from looproom.control.plane_choice import Plane, Planes
 from looproom.decide.authorization import AccessPolicy, may, refusal_text
 from looproom.durable.bounded import touched
 from looproom.durable.state import lock_for

@@ -16,7 +16,7 @@ from typing import Any, Protocol
 from looproom import workitem
 from looproom.control import item_status
 from looproom.control.loop_control import LoopControl
-from looproom.control.planes import Plane
+from looproom.control.plane_choice import Plane
 from looproom.control.targets import Targets
 from looproom.decide import grammar, kinds
 from looproom.decide.authorization import AccessPolicy, may, refusal_text

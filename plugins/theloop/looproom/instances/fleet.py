@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from looproom.attach.slack_files import FileStore
-from looproom.control.planes import Plane, Planes
+from looproom.control.plane_choice import Plane, Planes
 from looproom.durable.contract import Item
 from looproom.durable.state import lock_for, stored_mapping
 from looproom.events import Event
