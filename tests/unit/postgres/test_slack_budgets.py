@@ -139,7 +139,7 @@ def test_a_429_one_replica_hears_holds_the_other_for_its_retry_after(
 
 
 def test_while_the_database_is_unreachable_no_turn_is_handed_out(
-    slack: FakeSlack, monkeypatch: pytest.MonkeyPatch
+    slack: FakeSlack, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     # The other replica's spending cannot be known: the call waits, as for a spent budget.
     monkeypatch.setattr(database_module, "CONNECT_TIMEOUT", 1.0)
@@ -152,10 +152,14 @@ def test_while_the_database_is_unreachable_no_turn_is_handed_out(
         server.stop()
         assert replica.post_message(ROOM, text="during").kind == t.RATE_LIMITED
         assert replica.update_message(ROOM, "1.0", text="during").kind == t.RATE_LIMITED
+        assert replica.post_message(ROOM, text="during").kind == t.RATE_LIMITED
+        said = [r.getMessage() for r in caplog.records if "shared budgets" in r.getMessage()]
+        assert len(said) == 1 and "no call until the database answers" in said[0]  # not a call
         server.start()
         # A pooled connection the outage cut fails once more, then the pool opens another.
         wait_for(lambda: replica.post_message(ROOM, text="after").ok, 30, "a turn again")
         assert [c.args["text"] for c in slack.calls_to("chat.postMessage")] == ["before", "after"]
+        assert any(r.getMessage().endswith("answers again") for r in caplog.records)
         pool.close()
     finally:
         server.close()

@@ -60,6 +60,7 @@ class SharedBudgets:
                 "UPDATE theloop_slack_budgets SET kept = %s WHERE key = %s",
                 (json.dumps(kept), key),
             )
+        self._answered()
 
     def read(self, key: str) -> dict[str, float] | None:
         """The budget ``key`` as last written, not locked; None when unreachable."""
@@ -71,13 +72,19 @@ class SharedBudgets:
         except StorageError as exc:
             self.unreachable(exc)
             return None
+        self._answered()
         return _entry(row[0] if row else "{}")
 
     def unreachable(self, exc: StorageError) -> None:
-        """Said once, not at every call: no turn is handed out until it answers."""
+        """Said once an outage, not at every call: no turn is handed out until it answers."""
         if not self._said:
             self._said = True
             log.warning("Slack's shared budgets: %s; no call until the database answers", exc)
+
+    def _answered(self) -> None:
+        if self._said:
+            self._said = False
+            log.info("Slack's shared budgets: the database answers again")
 
 
 def _entry(text: str) -> dict[str, float]:
