@@ -68,6 +68,20 @@ def test_backoff_doubles_from_one_second_with_jitter_and_caps_at_five_minutes() 
     assert backoff(10_000, rng=lambda: 0.0) == BACKOFF_CAP / 2
 
 
+def test_the_backoff_reaches_five_minutes_at_the_tenth_attempt_and_stays_there() -> None:
+    # docs/webhook.md: 1 s doubling to 5 minutes. The ninth wait is 256 s, the tenth the cap.
+    assert backoff(9, rng=lambda: 1.0) == 256.0
+    assert backoff(10, rng=lambda: 1.0) == backoff(11, rng=lambda: 1.0) == 300.0
+    assert backoff(10, rng=lambda: 0.0) == 150.0  # half of it jittered, never less
+
+
+def test_a_retry_after_of_an_hour_is_waited_and_one_second_more_is_not() -> None:
+    # docs/webhook.md: Slack's Retry-After, at most an hour.
+    assert delay_for(RetryLater("429", after=3600.0), attempts=1) == 3600.0
+    assert delay_for(RetryLater("429", after=3601.0), attempts=1) == 3600.0
+    assert delay_for(RetryLater("429", after=0.0), attempts=1) == 0.0
+
+
 def test_a_retry_after_from_the_outlet_wins_over_backoff_within_bounds() -> None:
     assert delay_for(RetryLater("429", after=42.0), attempts=9) == 42.0
     assert delay_for(RetryLater("429", after=-5.0), attempts=1) == 0.0

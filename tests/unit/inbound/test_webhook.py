@@ -11,11 +11,13 @@ import pytest
 from looproom.durable.queue import DurableQueue
 from looproom.events import Event
 from looproom.inbound.signing import sign
-from looproom.inbound.webhook import MAX_BODY_BYTES, Request, handle
+from looproom.inbound.webhook import Request, handle
 from tests.support.corpus import MESSAGES
 
 SECRET = "webhook-secret-for-tests"
 NOW = 1_790_000_000
+#: docs/webhook.md: the body is at most 256 KB; over it, "body over 262144 bytes".
+BODY_CAP = 262_144
 
 
 @pytest.fixture
@@ -76,7 +78,7 @@ def test_no_secret_fails_closed_and_the_log_names_the_variable(
     inbox: DurableQueue, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.ERROR)
-    oversized = Request("POST", {}, b"", MAX_BODY_BYTES * 10)
+    oversized = Request("POST", {}, b"", BODY_CAP * 10)
     for request in (_signed(_body()), oversized):
         assert _post(request, inbox, secret="").status == 503
     assert "THELOOP_WEBHOOK_SECRET" in caplog.text
@@ -85,20 +87,22 @@ def test_no_secret_fails_closed_and_the_log_names_the_variable(
 
 def test_a_declared_oversized_body_is_refused_before_it_is_read(inbox: DurableQueue) -> None:
     # Unsigned on purpose: size is checked before the signature, so nothing is hashed.
-    answer = _post(Request("POST", {}, b"", MAX_BODY_BYTES + 1), inbox)
-    assert answer.status == 413
+    answer = _post(Request("POST", {}, b"", BODY_CAP + 1), inbox)
+    assert (answer.status, answer.body) == (413, {"error": "body over 262144 bytes"})
+    # Declared at exactly the cap, it is read: unsigned, it is refused for that instead.
+    assert _post(Request("POST", {}, b"", BODY_CAP), inbox).status == 401
 
 
 def test_an_undeclared_body_over_the_limit_is_refused(inbox: DurableQueue) -> None:
-    body = _body(text="x" * MAX_BODY_BYTES)
-    request = Request("POST", _signed(body).headers, body[: MAX_BODY_BYTES + 1], None)
+    body = _body(text="x" * BODY_CAP)
+    request = Request("POST", _signed(body).headers, body[: BODY_CAP + 1], None)
     assert _post(request, inbox).status == 413
 
 
 def test_a_body_at_the_limit_is_accepted(inbox: DurableQueue) -> None:
     body = _body(text="")
-    body = _body(text="x" * (MAX_BODY_BYTES - len(body)))
-    assert len(body) == MAX_BODY_BYTES
+    body = _body(text="x" * (BODY_CAP - len(body)))
+    assert len(body) == BODY_CAP
     assert _post(_signed(body), inbox).status == 202
 
 

@@ -496,3 +496,20 @@ def test_kickoff_for_the_default_room_and_a_rooms_entry() -> None:
 def test_a_bad_kickoff_is_a_config_error_naming_the_key(slack: dict, error: str) -> None:
     with pytest.raises(ConfigError, match=re.escape(error)):
         Settings.from_mapping({"slack": slack})
+
+
+@pytest.mark.parametrize(("lease", "seconds"), [("1", 1.0), ("3600", 3600.0), ("", 30.0)])
+def test_a_lease_from_one_second_to_an_hour_is_taken(lease: str, seconds: float) -> None:
+    # docs/configuration.md: THELOOP_LEASE_SECONDS from 1 to 3600, 30 unset.
+    env = Environment.from_env(
+        {"THELOOP_DATABASE_URL": "postgresql://db/theloop", "THELOOP_LEASE_SECONDS": lease}
+    )
+    assert env.lease_seconds == seconds
+
+
+@pytest.mark.parametrize("lease", ["0.999", "3600.001", "3601", "0", "-1", "nan", "thirty"])
+def test_a_lease_past_either_end_is_an_error_naming_the_variable(lease: str) -> None:
+    with pytest.raises(ConfigError, match="THELOOP_LEASE_SECONDS"):
+        Environment.from_env(
+            {"THELOOP_DATABASE_URL": "postgresql://db/theloop", "THELOOP_LEASE_SECONDS": lease}
+        )
