@@ -119,10 +119,15 @@ TEXT_COLOR_THEME = "light"
 # Errbot's own commands that read Slack for whoever asks would show any member what the
 # bot's read scopes reach: ChatRoom's `!room list|occupants|topic` a private room's name,
 # members and topic (and its join, leave, invite, create, destroy act on rooms), Utils'
-# `!whoami <someone>` a person's profile. Admins only, in a direct message, as Errbot's
+# `!whoami <someone>` a person's profile; Utils' `!echo` posts anything, @channel included, in
+# the bot's name (sent with link_names). Admins only, in a direct message, as Errbot's
 # own admin commands are; with no BOT_ADMINS, no one (docs/security.md).
 _ADMINS_ONLY = {"allowusers": BOT_ADMINS, "allowmuc": False}
-ACCESS_CONTROLS = {"ChatRoom:*": _ADMINS_ONLY, "Utils:whoami": _ADMINS_ONLY}
+ACCESS_CONTROLS = {
+    "ChatRoom:*": _ADMINS_ONLY,
+    "Utils:whoami": _ADMINS_ONLY,
+    "Utils:echo": _ADMINS_ONLY,
+}
 
 
 if __name__ == "__main__" and sys.argv[1:] == ["--check"]:

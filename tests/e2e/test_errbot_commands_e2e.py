@@ -112,3 +112,20 @@ def test_the_admin_is_refused_in_a_room_where_everyone_would_read_the_answer(
 
     answer = wait_for(answered, TIMEOUT, "the bot's answer in the room")
     assert "chatroom" in answer and PRIVATE_NAME not in answer
+
+
+def test_a_member_cannot_make_the_bot_ping_a_room_with_echo(
+    bot: SlackBot, slack: FakeSlack
+) -> None:
+    """Utils' ``!echo`` posts what it is given as the bot, which Errbot sends with
+    ``link_names``: a member whom the workspace stops from pinging everyone would ping the
+    room in the bot's name. Refused for anyone but an admin, in a direct message."""
+    bot.say(MEMBER, "!echo @channel the build is on fire <!here>", "")
+
+    def answered() -> list[str]:
+        return [str(m.get("text") or "") for m in slack.messages(LOOP) if m.get("user") == BOT_USER]
+
+    said = wait_for(answered, TIMEOUT, "the bot's answer to !echo in the room")
+    assert any(REFUSED in text for text in said), said
+    assert not [t for t in said if "on fire" in t or "<!channel>" in t or "<!here>" in t]
+    assert not [c for c in slack.calls_to("chat.postMessage") if "fire" in str(c.args.get("text"))]
