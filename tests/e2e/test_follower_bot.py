@@ -22,8 +22,8 @@ from typing import Any
 
 import pytest
 
+from looproom.clients.the_loop import STREAM_PATH
 from looproom.inbound.loop_records import record_id
-from looproom.inbound.stream import STREAM_PATH
 from looproom.slack.marks import metadata
 from tests.e2e.slackbot import LOOP, START_TIMEOUT, SlackBot, StartBot, event_key
 from tests.fakes.loop_stream import WORK_ITEM, LoopAPI, Proxy

@@ -8,10 +8,11 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from looproom.clients.the_loop import stream_url
 from looproom.events import ASK
 from looproom.inbound.loop_records import record_id, to_event
 from looproom.inbound.sse import SSEEvent, SSEParser
-from looproom.inbound.stream import FollowerStatus, stream_url
+from looproom.inbound.stream import FollowerStatus
 
 
 def _parse(*chunks: str) -> list[SSEEvent]:

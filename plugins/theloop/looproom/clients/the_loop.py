@@ -22,6 +22,7 @@ REPLY_PATH = "/api/v1/sessions/reply"
 SKIP_PATH = "/api/v1/graph/skip"
 EVENTS_PATH = "/api/v1/events"
 WORK_ITEMS_PATH = "/api/v1/work-items"
+DAEMONS_PATH = "/api/v1/daemons"
 INSTANCE_PATH, RESTART_PATH = "/api/v1/instance", "/api/v1/restart"
 STANDING_PATH = "/api/v1/standing-sessions"
 STANDING_CONTROL_PATH = "/api/v1/standing-sessions/control"
@@ -60,6 +61,10 @@ class LoopApi:
     def health(self) -> Read[dict[str, Any]]:
         """``GET /api/v1/health``."""
         return read_object(self._call("GET", HEALTH_PATH), PEER, "its health", status=200)
+
+    def daemons(self) -> Read[list[Any]]:
+        """``GET /api/v1/daemons``: each daemon's pid and last cycle."""
+        return read_list(self._call("GET", DAEMONS_PATH), PEER, "its daemons")
 
     def instance(self) -> Read[dict[str, Any]]:
         """``GET /api/v1/instance``: its name, scope and the work items it manages."""
@@ -117,13 +122,18 @@ class LoopApi:
         )
 
 
+def stream_url(url: str) -> str:
+    """The stream URL; a bare control-plane base URL gets ``/api/v1/stream``."""
+    parts = urllib.parse.urlsplit(url)
+    return parts._replace(path=STREAM_PATH).geturl() if parts.path in ("", "/") else url
+
+
 class EventStream:
-    """Where the-loop's event stream is and how it is asked: the URL (a bare control-plane
-    base gets ``/api/v1/stream``) and the headers of each connection."""
+    """Where the-loop's event stream is and how it is asked: the URL (:func:`stream_url`)
+    and the headers of each connection."""
 
     def __init__(self, url: str, token: str = "", *, user_agent: str = USER_AGENT) -> None:
-        parts = urllib.parse.urlsplit(url)
-        self.url = parts._replace(path=STREAM_PATH).geturl() if parts.path in ("", "/") else url
+        self.url = stream_url(url)
         self._token, self._agent = token, user_agent
 
     def headers(self, last_id: str = "") -> dict[str, str]:

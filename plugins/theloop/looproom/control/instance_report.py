@@ -13,9 +13,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-#: The routes the report is read from.
-INSTANCE, HEALTH = "/api/v1/instance", "/api/v1/health"
-DAEMONS, STANDING = "/api/v1/daemons", "/api/v1/standing-sessions"
 _MOST_REFS = 10
 
 

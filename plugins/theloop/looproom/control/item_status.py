@@ -12,12 +12,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from looproom.clients.the_loop import LoopApi
 from looproom.decide.authorization import INPUT_ACTS, AccessPolicy
-from looproom.http.client import USER_AGENT, http
 from looproom.room.memory import Asked, ItemState
 from looproom.slack.text import escape, neutralise
 
-WORK_ITEMS_PATH = "/api/v1/work-items"
 #: Lines shown at most: an ephemeral answer is read, not scrolled.
 MAX_ITEMS = 20
 #: A slash command is answered within Slack's 3 s, so the-loop gets less than that.
@@ -38,14 +37,10 @@ def loop_records(api: str, token: str = "") -> tuple[dict[str, Mapping[str, Any]
     bearer token a proxy in front of the-loop may ask."""
     if not api:
         return {}, ""
-    headers = {"User-Agent": USER_AGENT}
-    if token:
-        headers["Authorization"] = f"Bearer {token}"
-    answer = http("GET", api.rstrip("/") + WORK_ITEMS_PATH, headers, None, LOOP_TIMEOUT)
-    if answer.status != 200:
-        return {}, f"the-loop did not answer ({answer.error or answer.status})"
-    data = answer.json()
-    records = data if isinstance(data, list) else []
+    read = LoopApi(api, token, timeout=LOOP_TIMEOUT).work_items()
+    if read.status != 200:
+        return {}, f"the-loop did not answer ({read.answer.error or read.status})"
+    records = read.value or []
     found = {str(r.get("ref")): r for r in records if isinstance(r, Mapping) and r.get("ref")}
     return found, ""
 

@@ -22,28 +22,22 @@ from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from looproom.clients.the_loop import LoopApi
 from looproom.control import instance_report
 from looproom.control.plane_choice import Plane, Planes
 from looproom.decide.authorization import AccessPolicy, may, refusal_text
 from looproom.durable.bounded import touched
 from looproom.durable.state import lock_for
-from looproom.http.client import USER_AGENT, HttpResult, http
+from looproom.http.client import HttpResult
 from looproom.settings.grants import INSTANCE, STANDING
 
 STATUS, RESTART, UPGRADE, STANDING_WORD = "status", "restart", "upgrade", "standing"
 STANDING_VERBS = ("list", "start", "stop", "restart")
-INSTANCE_PATH, RESTART_PATH = "/api/v1/instance", "/api/v1/restart"
-STANDING_PATH, STANDING_CONTROL_PATH = (
-    "/api/v1/standing-sessions",
-    "/api/v1/standing-sessions/control",
-)
 #: Slack shows "failed" after 3 s: the-loop gets at most this long to answer.
 TIMEOUT = 2.0
 CLAIMS, CLAIM_CAP = "loop-control:claims", 1000
 _NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}$")
 
-#: ``http(method, url, headers, body, timeout)`` — the stdlib client, or a test's.
-Http = Callable[[str, str, Mapping[str, str], Any, float], HttpResult]
 #: ``thread_of(ref)`` → a link to the room's thread for ``standing:<name>``, ``""`` if none.
 ThreadOf = Callable[[str], str]
 
@@ -58,14 +52,13 @@ class LoopControl:
         store: MutableMapping[str, Any],
         thread_of: ThreadOf,
         *,
-        client: Http = http,
         split: Callable[[], str] = lambda: "",
     ) -> None:
         """``api``: ``THELOOP_LOOP_API``, or the planes of ``instances:``; ``split``: this
         bot's own listener's split check, in words (``""`` before it ran)."""
         self._planes = api if isinstance(api, Planes) else Planes.single(api)
         self._policy, self._store = policy, store
-        self._thread_of, self._http, self._split = thread_of, client, split
+        self._thread_of, self._split = thread_of, split
         self._lock = lock_for(store)
 
     @property
@@ -89,17 +82,14 @@ class LoopControl:
 
     def _instance_line(self, plane: Plane) -> str:
         """The instance as ``the-loop status`` reports it: its four routes, asked at once."""
-        paths = (INSTANCE_PATH, instance_report.HEALTH, instance_report.DAEMONS, STANDING_PATH)
-        with ThreadPoolExecutor(len(paths)) as pool:
-            answers = list(pool.map(lambda path: self._call(plane, "GET", path), paths))
-        data = answers[0].json() if answers[0].status == 200 else None
-        if not isinstance(data, Mapping):
-            return f"{_on(plane)}the-loop instance: {self._trouble(answers[0])}"
-        health, daemons, standing = (
-            found if answer.status == 200 and isinstance(found, kind) else None
-            for answer, kind in zip(answers[1:], (Mapping, list, list), strict=True)
-            for found in (answer.json(),)
-        )
+        api = _api(plane)
+        asks = (api.instance, api.health, api.daemons, api.standing_sessions)
+        with ThreadPoolExecutor(len(asks)) as pool:
+            instance, health, daemons, standing = list(pool.map(lambda ask: ask(), asks))
+        data = instance.value
+        if data is None:
+            return f"{_on(plane)}the-loop instance: {self._trouble(instance.answer)}"
+        health, daemons, standing = health.value, daemons.value, standing.value
         return instance_report.report(_on(plane), data, health, daemons, standing)
 
     def restart(
@@ -122,9 +112,10 @@ class LoopControl:
         what = "upgrade" if upgrade else "restart"
         if not self._claim(f"{what}:{trigger}" + (f"@{plane.name}" if plane.name else "")):
             return f"That `{what}` was asked already; nothing more was sent."
-        answer = self._call(plane, "POST", RESTART_PATH, {"withUpgrade": upgrade})
+        read = _api(plane).restart(upgrade=upgrade)
+        answer = read.answer
         if 200 <= answer.status < 300:
-            data = answer.json() if isinstance(answer.json(), Mapping) else {}
+            data = read.value or {}
             pid = f" (pid {data['pid']})" if data.get("pid") else ""
             return (
                 f"🔁 {_on(plane)}the-loop scheduled its {what}{pid}: its services stop and "
@@ -165,19 +156,19 @@ class LoopControl:
         return self._standing_control(plane, verb, parts[1], trigger)
 
     def _standing_list(self, plane: Plane) -> str:
-        answer = self._call(plane, "GET", STANDING_PATH)
-        rows = answer.json() if answer.status == 200 else None
-        if not isinstance(rows, list):
-            return f"{_on(plane)}the-loop's standing sessions: {self._trouble(answer)}"
+        read = _api(plane).standing_sessions()
+        rows = read.value
+        if rows is None:
+            return f"{_on(plane)}the-loop's standing sessions: {self._trouble(read.answer)}"
         return _on(plane) + self._rows(rows)
 
     def _standing_control(self, plane: Plane, verb: str, name: str, trigger: str) -> str:
         at = f"@{plane.name}" if plane.name else ""
         if not self._claim(f"standing-{verb}:{name}:{trigger}{at}"):
             return f"That `standing {verb} {name}` was asked already; nothing more was sent."
-        answer = self._call(plane, "POST", STANDING_CONTROL_PATH, {"name": name, "verb": verb})
-        data = answer.json()
-        if 200 <= answer.status < 300 and isinstance(data, Mapping):
+        read = _api(plane).standing_control(name, verb)
+        answer, data = read.answer, read.value
+        if data is not None:
             sessions = data.get("sessions") if isinstance(data.get("sessions"), list) else []
             said = self._rows(sessions) if sessions else f"`standing {verb} {name}`: done."
             return _on(plane) + said
@@ -205,12 +196,6 @@ class LoopControl:
             self._store[CLAIMS] = touched(claims, key, True, CLAIM_CAP)
             return True
 
-    def _call(self, plane: Plane, method: str, path: str, body: Any = None) -> HttpResult:
-        headers = {"User-Agent": USER_AGENT}
-        if plane.token:
-            headers["Authorization"] = f"Bearer {plane.token}"
-        return self._http(method, plane.api + path, headers, body, TIMEOUT)
-
     def _rows(self, rows: Sequence[Any]) -> str:
         if not rows:
             return "No standing sessions: none declared, none recorded."
@@ -232,6 +217,10 @@ class LoopControl:
     @staticmethod
     def _trouble(answer: HttpResult) -> str:
         """What went wrong, in the-loop's own short words where it gave some."""
+        if answer.moved_to:  # another origin, or a method it would change: not followed
+            return f"the-loop answered {answer.status}, {answer.error}; nothing was sent there."
+        if answer.over_cap:
+            return f"the-loop's {answer.error} — it may have acted; look before asking again."
         if answer.status == 0:
             if answer.sent:
                 return (
@@ -243,6 +232,11 @@ class LoopControl:
         detail = data.get("detail") if isinstance(data, Mapping) else ""
         said = f": {' '.join(str(detail).split())[:200]}" if detail else ""
         return f"the-loop answered {answer.status}{said}."
+
+
+def _api(plane: Plane) -> LoopApi:
+    """The control plane of ``plane``, with the time a slash command can wait."""
+    return LoopApi(plane.api, plane.token, timeout=TIMEOUT)
 
 
 def _on(plane: Plane) -> str:

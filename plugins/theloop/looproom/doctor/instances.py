@@ -4,14 +4,13 @@ queue and whether its requests were signed right."""
 
 from __future__ import annotations
 
-import urllib.error
-import urllib.request
 from collections.abc import Mapping, Sequence
-from http.client import HTTPException
 
+from looproom.clients.the_loop import EventStream, LoopApi
 from looproom.doctor.findings import EVIDENCE, NOTE, OK, PROBLEM, Finding
 from looproom.durable.contract import WorkQueue
-from looproom.http.client import USER_AGENT, http
+from looproom.http.client import HttpResult
+from looproom.http.origins import redact_url
 from looproom.instances import owners, report
 from looproom.instances.fleet import Fleet
 from looproom.settings.instances import Instance
@@ -132,38 +131,37 @@ def _deliveries(instance: Instance, recent: Mapping[int, int]) -> Finding:
 
 
 def _control_plane(instance: Instance, subject: str) -> Finding:
-    answer = http("GET", instance.api + "/api/v1/health", _headers(instance), None, TIMEOUT)
-    if answer.status == 200:
-        return Finding(OK, f"{subject}'s control plane", f"{instance.api} answers")
-    said = f"answers {answer.status}" if answer.status else f"no answer ({answer.error})"
+    read = LoopApi(instance.api, instance.token, timeout=TIMEOUT).health()
+    shown = redact_url(instance.api)
+    if read.status == 200:
+        return Finding(OK, f"{subject}'s control plane", f"{shown} answers")
     return Finding(
         PROBLEM,
         f"{subject}'s control plane",
-        f"{instance.api} {said}",
+        f"{shown} {said(read.answer)}",
         f"check instances.{instance.name}.api (and its token) and that the-loop runs",
     )
 
 
 def _stream(instance: Instance, subject: str) -> Finding:
-    headers = {**_headers(instance), "Accept": "text/event-stream"}
-    request = urllib.request.Request(instance.stream, headers=headers)
-    try:
-        with urllib.request.urlopen(request, timeout=TIMEOUT) as response:
-            kind = response.headers.get("Content-Type", "")
-    except urllib.error.HTTPError as error:
-        return Finding(PROBLEM, f"{subject}'s stream", f"{instance.stream} answers {error.code}")
-    except (OSError, HTTPException) as error:
+    answer = EventStream(instance.stream, instance.token).opens(TIMEOUT)
+    shown = redact_url(instance.stream)
+    if answer.status != 200:
         return Finding(
             PROBLEM,
             f"{subject}'s stream",
-            f"{instance.stream} does not answer ({type(error).__name__})",
+            f"{shown} {said(answer)}",
             f"check instances.{instance.name}.stream and that the-loop runs",
         )
+    kind = answer.header("content-type")
     if "text/event-stream" not in kind:
         return Finding(PROBLEM, f"{subject}'s stream", f"not an event stream ({kind})")
-    return Finding(OK, f"{subject}'s stream", f"{instance.stream} opens")
+    return Finding(OK, f"{subject}'s stream", f"{shown} opens")
 
 
-def _headers(instance: Instance) -> dict[str, str]:
-    auth = {"Authorization": f"Bearer {instance.token}"} if instance.token else {}
-    return {"User-Agent": USER_AGENT, **auth}
+def said(answer: HttpResult) -> str:
+    """What a peer answered, for a finding: its status (and where a redirect not followed
+    pointed), or that it did not answer and why."""
+    if answer.status == 0:
+        return f"does not answer ({answer.error or 'no answer'})"
+    return f"answers {answer.status}" + (f", {answer.error}" if answer.moved_to else "")

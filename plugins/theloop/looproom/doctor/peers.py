@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import urllib.error
-import urllib.request
 from collections.abc import Iterable, Mapping
-from http.client import HTTPException
 
 from looproom.clients.github import GitHub
+from looproom.clients.the_loop import EventStream, LoopApi
 from looproom.doctor.findings import EVIDENCE, NOTE, OK, PROBLEM, Finding
-from looproom.http.client import HttpResult, http
+from looproom.http.client import HttpResult
 from looproom.http.origins import redact_url
 from looproom.inbound.webhook import SECRET_ENV
 from looproom.settings import Environment
@@ -132,11 +130,10 @@ def loop_api(env: Environment) -> Finding | None:
     """Does the-loop's control plane answer its health route?"""
     if not env.loop_api:
         return None
-    url = f"{env.loop_api}/api/v1/health"
-    answer = http("GET", url, {"User-Agent": USER_AGENT}, None, TIMEOUT)
-    if answer.status == 200:
+    read = LoopApi(env.loop_api, timeout=TIMEOUT, user_agent=USER_AGENT).health()
+    if read.status == 200:
         return Finding(OK, "the-loop's API", f"{redact_url(env.loop_api)} answers")
-    return _refused("the-loop's API", answer, "check THELOOP_LOOP_API and that the-loop runs")
+    return _refused("the-loop's API", read.answer, "check THELOOP_LOOP_API and that the-loop runs")
 
 
 def loop_stream(env: Environment) -> Finding | None:
@@ -144,21 +141,18 @@ def loop_stream(env: Environment) -> Finding | None:
     if not env.loop_stream:
         return None
     shown = redact_url(env.loop_stream)
-    request = urllib.request.Request(
-        env.loop_stream, headers={"Accept": "text/event-stream", "User-Agent": USER_AGENT}
-    )
-    try:
-        with urllib.request.urlopen(request, timeout=TIMEOUT) as response:
-            kind = response.headers.get("Content-Type", "")
-    except urllib.error.HTTPError as error:
-        return Finding(PROBLEM, "the-loop's stream", f"{shown} answers {error.code}")
-    except (OSError, HTTPException) as error:
+    answer = EventStream(env.loop_stream, user_agent=USER_AGENT).opens(TIMEOUT)
+    if answer.status == 0:
         return Finding(
             PROBLEM,
             "the-loop's stream",
-            f"{shown} does not answer ({type(error).__name__})",
+            f"{shown} does not answer ({answer.error})",
             "check THELOOP_LOOP_STREAM and that the-loop runs",
         )
+    if answer.status != 200:
+        moved = f", {answer.error}" if answer.moved_to else ""
+        return Finding(PROBLEM, "the-loop's stream", f"{shown} answers {answer.status}{moved}")
+    kind = answer.header("content-type")
     if "text/event-stream" not in kind:
         return Finding(PROBLEM, "the-loop's stream", f"{shown} is not an event stream ({kind})")
     return Finding(OK, "the-loop's stream", f"{shown} opens")
@@ -166,4 +160,6 @@ def loop_stream(env: Environment) -> Finding | None:
 
 def _refused(subject: str, answer: HttpResult, remedy: str) -> Finding:
     said = f"answers {answer.status}" if answer.status else f"no answer ({answer.error})"
+    if answer.moved_to:  # a redirect not followed: where it pointed
+        said += f", {answer.error}"
     return Finding(PROBLEM, subject, said, remedy)

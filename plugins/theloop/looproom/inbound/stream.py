@@ -8,7 +8,10 @@ thread that connects with ``Last-Event-ID`` from the cursor it is given, reads t
 hands each mapped event to ``accept`` (the durable inbox ``put``) *before* advancing the
 cursor, reconnects with backoff, and reports itself for ``!theloop status``.
 
-Standard library only (``http.client``); never imports errbot.
+Its address and each connection's headers are the-loop client's
+(:class:`~looproom.clients.the_loop.EventStream`); the connection is the standard
+library's ``http.client``, read a chunk at a time as frames arrive, which follows no
+redirect (a 3xx is a failed connection, retried) and reads at most 2 KB of a refusal.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlsplit
 
+from looproom.clients.the_loop import EventStream
 from looproom.events import Event
 from looproom.http.origins import redact_url
 from looproom.inbound.loop_records import to_event
@@ -34,7 +38,6 @@ from looproom.slack.text import defang
 
 log = logging.getLogger(__name__)
 
-STREAM_PATH = "/api/v1/stream"
 #: The key under which the last stream id is kept in the cursor mapping.
 CURSOR_KEY = "loop_stream.last_id"
 #: the-loop sends a keep-alive comment every 15 s by default; three missed is a dead link.
@@ -73,14 +76,6 @@ class FollowerStatus:
         return "; ".join(parts)
 
 
-def stream_url(url: str) -> str:
-    """The stream URL; a bare control-plane base URL gets ``/api/v1/stream``."""
-    parts = urlsplit(url)
-    if parts.path in ("", "/"):
-        return parts._replace(path=STREAM_PATH).geturl()
-    return url
-
-
 class StreamFollower:
     """Follow the-loop's SSE stream on a daemon thread until :meth:`stop`.
 
@@ -102,8 +97,8 @@ class StreamFollower:
         token: str = "",
     ) -> None:
         """``token`` goes with each request as a bearer token (a proxy may ask one)."""
-        self.url = stream_url(url)
-        self._auth = {"Authorization": f"Bearer {token}"} if token else {}
+        self._stream = EventStream(url, token)
+        self.url = self._stream.url
         self._accept = accept
         self._cursor = cursor
         self._read_timeout = read_timeout
@@ -188,10 +183,7 @@ class StreamFollower:
     def _open(self) -> http.client.HTTPResponse:
         target = urlsplit(self.url)
         connection = _connection(target, self._read_timeout)
-        headers = {"Accept": "text/event-stream", "Cache-Control": "no-cache", **self._auth}
-        last_id = self._status.last_id
-        if last_id:
-            headers["Last-Event-ID"] = last_id
+        headers = self._stream.headers(self._status.last_id)
         path = target.path + (f"?{target.query}" if target.query else "")
         with self._lock:
             self._connection = connection

@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from looproom.attach.slack_files import FileStore
+from looproom.clients.the_loop import LoopApi
 from looproom.control.plane_choice import Plane, Planes
 from looproom.durable.contract import Item
 from looproom.durable.state import lock_for, stored_mapping
 from looproom.events import Event
-from looproom.http.client import USER_AGENT, http
 from looproom.inbound import webhook as ingress
 from looproom.inbound.recent import Recent
 from looproom.instances import streams
@@ -31,7 +31,6 @@ from looproom.settings.instances import Instance
 
 log = logging.getLogger(__name__)
 
-HEALTH_PATH = "/api/v1/health"
 #: A control plane's reachability is asked again at most this often (status, metrics).
 PROBE_SECONDS = 30.0
 PROBE_TIMEOUT = 2.0
@@ -146,10 +145,7 @@ class Fleet:
             known = self._reach.get(instance.name)
         if known is not None and not fresh and now - known.at < PROBE_SECONDS:
             return known
-        headers = {"User-Agent": USER_AGENT}
-        if instance.token:
-            headers["Authorization"] = f"Bearer {instance.token}"
-        answer = http("GET", instance.api + HEALTH_PATH, headers, None, PROBE_TIMEOUT)
+        answer = LoopApi(instance.api, instance.token, timeout=PROBE_TIMEOUT).health().answer
         said = f"answers {answer.status}" if answer.status else f"no answer ({answer.error})"
         found = Reach(answer.status == 200, "answers" if answer.status == 200 else said, now)
         with self._lock:
