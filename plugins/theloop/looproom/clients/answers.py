@@ -47,11 +47,6 @@ class Read(Generic[T]):
             return failed
         return Failed(f"{self.peer} answered {self.status} without {self.what}")
 
-    def said(self) -> str:
-        """Why there is no value, in a line: ``""`` when there is one."""
-        outcome = self.outcome()
-        return str(getattr(outcome, "reason", "")) if outcome is not None else ""
-
 
 def read_object(
     answer: HttpResult, peer: str, what: str, *, status: int = 0
