@@ -5,7 +5,7 @@
 mutmut names a mutant by its file's path from the directory it runs in, less a leading
 ``src/``; our core is imported as ``looproom`` from ``plugins/theloop/``, so each module runs
 in a directory of its own under ``.mutate/`` where ``src`` is a link to ``plugins/theloop``
-(and ``tests``, ``loopside``, ``demo``, ``.errbot-parts``, ``config.py`` link back too). Its
+(and the tests, and what they import from beside the core, link back too). Its
 ``pyproject.toml`` names the one module to mutate and the unit tests that specify it. mutmut
 runs one test process at a time (the machine's cores are shared), each mutant against the
 tests that reach its function only. Each run starts afresh: mutmut's cache keeps a verdict
@@ -33,6 +33,8 @@ LINKS = {
     "tests": "tests",
     "loopside": "loopside",
     "demo": "demo",
+    "bench": "bench",
+    "soak": "soak",
     ".errbot-parts": ".errbot-parts",
     "config.py": "config.py",
 }
@@ -64,6 +66,22 @@ EXPLAINED: dict[tuple[str, str, str], str] = {
         'if not hmac.compare_digest(expected.encode(), given.encode("utf-8", "replace")):',
         'if not hmac.compare_digest(expected.encode(), given.encode("UTF-8", "replace")):',
     ): "codec names are not case-sensitive: the same codec",
+    (
+        "decide/authorization.py",
+        "extra = self.roster.get(work_item, frozenset())",
+        "extra = self.roster.get(work_item, None)",
+    ): "no roster entry either way: `if extra` is false for None as for the empty set",
+    (
+        "decide/authorization.py",
+        "extra = self.roster.get(work_item, frozenset())",
+        "extra = self.roster.get(work_item, )",
+    ): "the same None as the default: no roster entry is no extra collaborator",
+    (
+        "decide/authorization.py",
+        "return replace(self, collaborators=self.collaborators | extra) if extra else self",
+        "return replace(self, collaborators=self.collaborators | extra) if (extra) or True "
+        "else self",
+    ): "a copy with no collaborator added equals the policy itself (a frozen dataclass)",
 }
 
 _PYPROJECT = """\
@@ -77,7 +95,7 @@ markers = ["e2e: starts a real errbot process against loopback fakes"]
 source_paths = ["src/looproom"]
 only_mutate = {only}
 pytest_add_cli_args_test_selection = {tests}
-also_copy = ["loopside", "demo", ".errbot-parts", "config.py"]
+also_copy = ["loopside", "demo", "bench", "soak", ".errbot-parts", "config.py"]
 """
 
 
@@ -111,17 +129,18 @@ def mutmut(here: Path, *args: str, check: bool = True) -> str:
     return done.stdout
 
 
-def survivors(here: Path) -> list[tuple[str, str, str]]:
-    """Each surviving mutant: its name, the line it changed and that line as mutated."""
+def survivors(here: Path) -> list[tuple[str, str, str, str]]:
+    """Each mutant no test failed on (survived, or reached by no test): its name and status,
+    the line it changed and that line as mutated."""
     found = []
     for line in mutmut(here, "results").splitlines():
         name, _, status = line.strip().rpartition(": ")
-        if status != "survived":
+        if status not in ("survived", "no tests"):
             continue
         diff = mutmut(here, "show", name).splitlines()
         old = [d[1:].strip() for d in diff if d.startswith("-") and not d.startswith("---")]
         new = [d[1:].strip() for d in diff if d.startswith("+") and not d.startswith("+++")]
-        found.append((name, " / ".join(old), " / ".join(new)))
+        found.append((name, status, " / ".join(old), " / ".join(new)))
     return found
 
 
@@ -130,21 +149,25 @@ def run(module: str) -> int:
     here = stage(module)
     shutil.rmtree(here / "mutants", ignore_errors=True)
     started = time.monotonic()
-    mutmut(here, "run", "--max-children", "1", check=False)
+    ran = mutmut(here, "run", "--max-children", "1", check=False)
     seconds = time.monotonic() - started
     mutmut(here, "export-cicd-stats")
     stats = json.loads((here / "mutants" / "mutmut-cicd-stats.json").read_text(encoding="utf-8"))
+    if stats["total"] and not any(stats[k] for k in ("killed", "survived", "no_tests")):
+        # mutmut ran no mutant: its first run of the tests failed (an import, a setup).
+        raise SystemExit(f"{module}: mutmut ran no mutant; its output ends:\n{ran[-3000:]}")
     killed = stats["killed"] + stats["timeout"] + stats["segfault"]
     print(
         f"{module}: {stats['total']} mutants, {killed} killed, {stats['survived']} survived, "
         f"{stats['no_tests']} reached by no test, {stats['suspicious']} suspicious "
         f"({seconds:.0f} s)"
     )
-    unexplained = stats["no_tests"]
-    for name, old, new in survivors(here):
+    unexplained = 0
+    for name, status, old, new in survivors(here):
         reason = EXPLAINED.get((module, old, new))
         short = name.rpartition(".")[2]  # the function's mutant; the module is said above
-        print(f"  {'explained' if reason else 'SURVIVED'} {short}\n    - {old}\n    + {new}")
+        said = "explained" if reason else "SURVIVED" if status == "survived" else "NO TEST"
+        print(f"  {said} {short}\n    - {old}\n    + {new}")
         if reason:
             print(f"    ({reason})")
         else:

@@ -99,3 +99,57 @@ def test_nobody_off_both_lists_may_do_anything(member: str, act: str, granted) -
         assert not auth.may(member, act, policy)
     if auth.may(member, act, policy):
         assert act == grants.REPLY or act in granted
+
+
+# -- the words a refused member reads: what is not theirs, and the remedy, written out ---------
+
+
+def test_a_member_refused_an_act_the_room_is_not_granted_reads_which_and_the_remedy() -> None:
+    narrow = AccessPolicy("UBOT", frozenset({"UDECIDER"}), granted=frozenset())
+    assert auth.refusal_text("UDECIDER", grants.CONTROL, narrow) == (
+        "This room is not granted `control.command` — steering a run (execute, start, stop, "
+        "skip …) — so nothing was relayed: `slack.publish` in theloop.yaml does not list it. "
+        "Ask an operator to add it."
+    )
+
+
+def test_a_collaborator_refused_a_decision_reads_who_may_and_the_remedy() -> None:
+    assert auth.refusal_text("UCOLLAB", grants.GATE_FEEDBACK, POLICY) == (
+        "As a collaborator you may reply and add context, but `gate.feedback` — answering a "
+        "gate (approve, changes) — is for members in `slack.authorizedUsers`, so nothing was "
+        "relayed. Ask one of them, or an operator to list you there."
+    )
+
+
+def test_an_act_without_words_of_its_own_is_named_as_written() -> None:
+    text = auth.refusal_text("UCOLLAB", "work-item.delete", POLICY)
+    assert text.startswith("This room is not granted `work-item.delete` — `work-item.delete` —")
+
+
+def test_a_stranger_reads_their_member_id_and_the_remedy() -> None:
+    assert auth.unauthorized_text("USTRANGER", POLICY.authorized) == (
+        "Only members listed in `slack.authorizedUsers` may decide for the-loop, and your "
+        "member id `USTRANGER` is not there — nothing was relayed. Ask an operator to add it "
+        "to `slack.authorizedUsers` in theloop.yaml."
+    )
+    assert auth.unauthorized_text("", frozenset()) == (
+        "Only members listed in `slack.authorizedUsers` may decide for the-loop (the list is "
+        "empty, so nobody may), and your member id `unknown` is not there — nothing was "
+        "relayed. Ask an operator to add it to `slack.authorizedUsers` in theloop.yaml."
+    )
+
+
+def test_status_says_nobody_holds_an_act_no_one_may_do_and_lists_each_work_items_own() -> None:
+    policy = AccessPolicy(
+        "UBOT",
+        frozenset(),
+        collaborators=frozenset({"UCOLLAB"}),
+        granted=frozenset({grants.GATE_FEEDBACK}),
+        roster={"github:acme/api#7": frozenset({"UEVE", "UADA"})},
+    )
+    lines = auth.holders(policy)
+    assert "gate.feedback: nobody" in lines  # deciders only, and there are none
+    assert "work-item.reply: `UCOLLAB`" in lines
+    assert lines[-1] == (
+        "collaborators on github:acme/api#7 (reply, context there only): `UADA`, `UEVE`"
+    )
