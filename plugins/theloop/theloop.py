@@ -239,6 +239,11 @@ class TheLoop(BotPlugin):
         """Where did my message go: the room's last decisions for `why <work item>`."""
         return self._core.admin.why(args, time.time()) if self._core else NOT_ACTIVE
 
+    @botcmd(admin_only=True)
+    def theloop_asks(self, _msg: Any, args: str) -> str:
+        """What waited on people: `!theloop asks [<work item> | --since 4h]`."""
+        return self._core.admin.asks(args) if self._core else NOT_ACTIVE
+
     @botcmd
     def theloop_records(self, _msg: Any, args: str) -> str:
         """What was recorded on a work item's ticket from Slack: `records <work item>`."""

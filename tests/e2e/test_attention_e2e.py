@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from the_loop.channels.envelope import parse as parse_envelope
 
-from tests.e2e.slackbot import LOOP, SlackBot, StartBot, corpus, relaying
+from tests.e2e.slackbot import LOOP, SlackBot, StartBot, corpus, relaying, slash
 from tests.fakes.github_api import FakeGitHub
 from tests.fakes.loop_api import FakeLoop
 from tests.fakes.slack_api import FakeSlack, decoded
@@ -148,11 +148,15 @@ def test_a_press_in_the_direct_message_is_relayed_once_and_everyone_sees_who(rig
     )
     assert told[0].args["user"] == ALICE
     assert len(rig.github.posted(REPO, NUMBER)) == 1
+    mine = slash(rig.slack, "mine", ALICE)["text"]
+    assert mine.startswith("Nothing waits on you.") and "You answered lately" in mine
 
 
 def test_an_unanswered_ask_is_reminded_once_then_escalated_to_the_group(quick: Rig) -> None:
     gate = quick.gate()
     quick.dm()
+    mine = slash(quick.slack, "mine", ALICE)["text"]
+    assert mine.startswith("*Waiting on you* (1)") and ITEM in mine
     reminders = wait_for(lambda: quick.posts("remind:"), TIMEOUT, "the reminder")
     assert reminders[0]["channel"] == ALICE_DM
     escalations = wait_for(lambda: quick.posts("escalate:"), TIMEOUT, "the escalation")

@@ -219,6 +219,7 @@ def _slash_desk(
             split=lambda: decisions.split.line() if decisions.split is not None else "",
         ),
         targets=Targets(memory.knows, _named_repositories(settings, fleet)),
+        mine=decisions.attention.mine,
     )
 
 
@@ -289,8 +290,7 @@ class Decisions:
             settings.people,
             listen=lambda room, mode: self.listen_all.switch(self.places.ids.known(room), mode),
         )
-        #: The asks on record, opened and closed as the memory's questions are; told.
-        self.attention = AttentionSide(
+        self.attention = AttentionSide(  # the asks on record, and who is told of them
             settings,
             kept,
             self.policies.now,
@@ -299,6 +299,7 @@ class Decisions:
             memory.get,
             queue=attention_queue,
             slack=slack,
+            metrics=metrics,
         )
         # A parked decision reopens its question, so the member can answer again.
         self.relay = Relay(

@@ -1,9 +1,9 @@
 """What ``GET /theloop/metrics`` says, in Prometheus's text format: one registry per activation.
 
 Counters for the webhook (accepted, duplicates, refused by reason), the inbox's deliveries
-and the relay's outcomes (delivered, retried, parked), Slack's 429s; gauges read at scrape
-time for each queue's depth and the age of its oldest undelivered item, and for the parent
-cards owed a redraw. A registry of its
+and the relay's outcomes (delivered, retried, parked), Slack's 429s; the asks' waits by kind
+(a histogram); gauges read at scrape time for each queue's depth and the age of its oldest
+undelivered item, the parent cards owed a redraw and the oldest open ask's wait. A registry of its
 own per activation, never the process-wide default: a plugin reactivated in the same
 process starts again from zero and registers no name twice.
 """
@@ -19,6 +19,7 @@ from prometheus_client import (
     CollectorRegistry,
     Counter,
     Gauge,
+    Histogram,
     generate_latest,
 )
 from prometheus_client.core import GaugeMetricFamily
@@ -36,6 +37,10 @@ REFUSALS = {
     422: "schema",
     503: "unavailable",
 }
+
+
+#: An ask's wait: a minute to three days.
+ASK_BUCKETS = (60, 300, 900, 3600, 4 * 3600, 8 * 3600, 24 * 3600, 72 * 3600)
 
 
 class Watched(Protocol):
@@ -123,8 +128,28 @@ class Metrics:
             "Parent cards owed a redraw (their latest state), waiting for Slack's edit budget",
             registry=reg,
         )
+        self.ask_wait = Histogram(
+            "theloop_ask_wait_seconds",
+            "How long a work item waited on people, by the kind of ask and how it closed",
+            ["kind", "outcome"],
+            buckets=ASK_BUCKETS,
+            registry=reg,
+        )
+        self.ask_oldest = Gauge(
+            "theloop_ask_oldest_open_seconds",
+            "How long the oldest open ask has waited (0 when none waits)",
+            registry=reg,
+        )
         self._queues = _Queues(clock)
         reg.register(self._queues)
+
+    def watch_asks(self, oldest_waited: Callable[[], float]) -> None:
+        """Report how long the oldest open ask has waited at each scrape."""
+        self.ask_oldest.set_function(oldest_waited)
+
+    def ask_closed(self, kind: str, outcome: str, waited: float) -> None:
+        """One ask closed (answered, or moved on) after ``waited`` seconds."""
+        self.ask_wait.labels(kind, outcome).observe(max(0.0, waited))
 
     def watch(self, queue: Watched) -> None:
         """Report ``queue``'s depth and oldest age at each scrape."""

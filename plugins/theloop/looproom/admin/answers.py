@@ -13,6 +13,7 @@ from dataclasses import replace
 from typing import Any, Protocol
 
 from looproom.admin import bind, text
+from looproom.attention.side import AttentionSide
 from looproom.catchup import listen_modes
 from looproom.catchup.listen_modes import ListenAll
 from looproom.decide import talk
@@ -56,6 +57,7 @@ class DecisionParts(Protocol):
     policies: Policies
     places: Places
     split: SplitWatch | None
+    attention: AttentionSide
 
 
 class Answers:
@@ -115,6 +117,7 @@ class Answers:
             self._settings.read.describe(),
             listen_modes.status_line(self._decisions.listen_all),
         ]
+        lines.append(self._decisions.attention.oldest_line())
         lines += self._jira_lines()
         if self._decisions.split is not None:
             lines.append(self._decisions.split.line())
@@ -191,6 +194,13 @@ class Answers:
         known = self._told.items()
         match = next((k for k in known if asked in (k, work_item_label(k))), asked)
         return text.why_text(asked, known, self._told.why(match) if asked else [], now)
+
+    def asks(self, args: str) -> str:
+        """``!theloop asks [<work item> | --since <when>]``: the asks on record."""
+        try:
+            return self._decisions.attention.answer(args)
+        except StorageError as exc:
+            return f"The asks cannot be read now: {exc}"
 
     def records(self, args: str) -> str:
         """``!theloop records <work item>``: what was recorded on its ticket from Slack."""

@@ -17,8 +17,8 @@ import time
 from collections.abc import Callable, Mapping, MutableMapping
 from typing import Any
 
-from looproom.attention import notes, steps
-from looproom.attention.feed import Feed
+from looproom.attention import listing, notes, steps
+from looproom.attention.feed import Feed, Told
 from looproom.attention.owners import Owners
 from looproom.attention.record import DM, Ask
 from looproom.attention.store import AskStore
@@ -27,6 +27,7 @@ from looproom.decide.authorization import AccessPolicy
 from looproom.durable.contract import WorkQueue
 from looproom.durable.sqlite import StorageError
 from looproom.durable.worker import Worker
+from looproom.metrics import Metrics
 from looproom.relay.decision import Decision
 from looproom.room.memory import ItemState
 from looproom.settings import Settings
@@ -73,6 +74,20 @@ class Queued:
         self.queue.put(steps.key(step, ask.id, member), steps.payload(step, ask.id, member))
 
 
+class Measured:
+    """Told of each ask closed: its wait counted, then ``inner`` told."""
+
+    def __init__(self, inner: Told, metrics: Metrics, clock: Callable[[], float]) -> None:
+        self._inner, self._metrics, self._clock = inner, metrics, clock
+
+    def opened(self, ask: Ask) -> None:
+        self._inner.opened(ask)
+
+    def closed(self, ask: Ask) -> None:
+        self._metrics.ask_closed(ask.kind, ask.outcome, ask.waited(self._clock()))
+        self._inner.closed(ask)
+
+
 class AttentionSide:
     """The feed always; the queue's worker, direct presses and claims on Slack."""
 
@@ -87,6 +102,7 @@ class AttentionSide:
         *,
         queue: WorkQueue | None = None,
         slack: SlackTransport | None = None,
+        metrics: Metrics | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         whom = Whom(settings.attention, policy, Owners(kept, settings.people), id_of)
@@ -99,6 +115,9 @@ class AttentionSide:
             self.feed.told = self._queued
             delivery = steps.Steps(asks, Direct(slack), whom.room, clock)
             self.worker = Worker(queue, delivery.deliver, name="theloop-attention", slots=SLOTS)
+        if metrics is not None:
+            self.feed.told = Measured(self.feed.told, metrics, clock)
+            metrics.watch_asks(self._oldest_waited)
 
     def recorded(self, then: Callable[[Decision], None]) -> Callable[[Decision], None]:
         """The desk's ``recorded``: ``then``, and the ask the decision answers closed."""
@@ -124,6 +143,37 @@ class AttentionSide:
 
     def stop(self) -> bool:
         return self.worker.stop() if self.worker is not None else True
+
+    def _oldest_waited(self) -> float:
+        try:
+            oldest = self.asks.oldest_open()
+        except StorageError:
+            return 0.0
+        return oldest.waited(self._clock()) if oldest is not None else 0.0
+
+    def answer(self, args: str) -> str:
+        """``!theloop asks [<work item> | --since <when>]``."""
+        now = self._clock()
+        try:
+            item, since = listing.read_args(args, now)
+        except listing.UsageError as exc:
+            return str(exc)
+        if item:
+            return listing.asks_text(self.asks.of_item(item), now, f"Asks of `{item}`")
+        if since is not None:
+            return listing.asks_text(self.asks.since(since), now, "Asks since then")
+        return listing.asks_text(self.asks.open_asks(), now, "Asks waiting now")
+
+    def mine(self, member: str) -> str:
+        """``/the-loop mine``: what waits on ``member``, and what they answered lately."""
+        return listing.mine_text(member, self.asks.asked_of(member), self._clock())
+
+    def oldest_line(self) -> str:
+        """``!theloop status``'s line."""
+        try:
+            return listing.oldest_line(self.asks.oldest_open(), self._clock())
+        except StorageError as exc:
+            return f"asks: not readable now ({exc})"
 
     def pressed(self, payload: Mapping[str, Any]) -> Mapping[str, Any] | None:
         """A press as the desk should read it: one in an ask's direct message becomes the

@@ -20,10 +20,10 @@ from looproom.decide import kinds
 from looproom.slack.signed import Checked, signed_body
 
 COMMAND = "/the-loop"
-HELP, STATUS, NEW = "help", "status", "new"
+HELP, STATUS, NEW, MINE = "help", "status", "new", "mine"
 RESTART, UPGRADE, STANDING = "restart", "upgrade", "standing"
 #: The words ``/the-loop`` itself reads before the verbs: no command word may be one.
-WORDS = (HELP, STATUS, NEW, RESTART, UPGRADE, STANDING)
+WORDS = (HELP, STATUS, NEW, MINE, RESTART, UPGRADE, STANDING)
 #: The payload's fields read; Slack sends each as one string.
 _FIELDS = ("command", "text", "user_id", "channel_id", "trigger_id", "team_id")
 
@@ -79,6 +79,8 @@ def help_text(own: Iterable[str] = ()) -> str:
             f"*{COMMAND}* — the-loop's room from anywhere in Slack:",
             f"• `{COMMAND} status` — the-loop instance, and the work items the room follows: "
             "where each is, what it waits on, who is asked; `status <work item>` for one",
+            f"• `{COMMAND} mine` — the asks waiting on you, oldest first, and what you "
+            "answered lately",
             f"• `{COMMAND} new [<repo>:] <title>` — open a new work item (a GitHub issue "
             "the-loop can start), with a thread for it",
             f"• `{COMMAND} <verb> <work item> [words]` — {verbs}; e.g. "

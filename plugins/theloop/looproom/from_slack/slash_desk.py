@@ -50,6 +50,7 @@ class SlashDesk:
         kickoff: KickoffOpener | None = None,
         control: LoopControl | None = None,
         targets: Targets | None = None,
+        mine: Callable[[str], str] | None = None,
     ) -> None:
         """``control`` answers the instance and standing families (``restart``, ``upgrade``,
         ``standing …``, and the instance's part of ``status``)."""
@@ -58,6 +59,8 @@ class SlashDesk:
         self._control = control
         #: What a verb may name (``looproom.control.targets``); None: anything.
         self._targets = targets
+        #: ``mine``: what waits on a member (``looproom.attention``).
+        self._mine = mine
 
     def answer(self, payload: Mapping[str, Any]) -> dict[str, Any] | None:
         """The ephemeral answer to a slash-command payload; ``None`` when it is not ours."""
@@ -69,6 +72,8 @@ class SlashDesk:
             return slash.ephemeral(slash.help_text(own))
         if command.action == slash.STATUS:
             return slash.ephemeral(self._status(command))
+        if command.action == slash.MINE and self._mine is not None:
+            return slash.ephemeral(self._mine(command.member))
         if command.action in (slash.RESTART, slash.UPGRADE, slash.STANDING):
             return slash.ephemeral(self._loop(command))
         if command.action == slash.NEW:
