@@ -31,6 +31,13 @@ message event carries; its private URL (under ``/files-pri/``) answers only the 
 A room's topic and members (``add_channel(topic=…, members=…)``) are what
 ``conversations.info`` and ``conversations.members`` answer.
 
+App Home: ``views.publish`` keeps each member's Home tab (``homes``, the last view
+published; ``home_tab=False`` answers ``not_enabled`` as Slack does for an app whose Home
+tab is off), refusing what Slack refuses: a view that is not ``type: home``, more than
+:data:`HOME_BLOCK_LIMIT` blocks, invalid blocks, a view over 250 kB, a stale ``hash``.
+:meth:`FakeSlack.home_opened` is the ``app_home_opened`` event a member opening it sends;
+:data:`TIER_4` is the method's limit, for a test that wants it.
+
 For the doctor: ``scopes`` is what ``auth.test`` says the token was granted; ``page_limit``
 cuts every listing's pages short; a private room (``add_channel(private=True)``) is listed
 by ``conversations.list`` only while the bot is in it, and ``listed=False`` hides a room
@@ -74,6 +81,9 @@ SCOPES = (
 #: Where a file's private URL (and its captions) live on the fake, as on files.slack.com.
 FILES_PATH = "/files-pri/"
 SECTION_LIMIT, HEADER_LIMIT, BLOCK_LIMIT, TEXT_LIMIT = 3000, 150, 50, 40_000
+#: A Home tab's view: at most 100 blocks (a message's 50 is :data:`BLOCK_LIMIT`), 250 kB in
+#: all, 3000 characters of private metadata, a callback id of 255.
+HOME_BLOCK_LIMIT, VIEW_BYTES, METADATA_LIMIT, CALLBACK_LIMIT = 100, 250_000, 3000, 255
 _WS_GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 _KNOWN_BLOCKS = frozenset(
     {"section", "context", "actions", "header", "divider", "image", "input", "rich_text"}
@@ -134,6 +144,8 @@ class Limit:
 
 #: Slack's tier 3 (``chat.update``, ``reactions.add``, ``conversations.*``): 50+ a minute.
 TIER_3 = Limit(per_minute=50, burst=10)
+#: Slack's tier 4 (``views.publish``, ``views.open``, ``chat.postEphemeral``): 100+ a minute.
+TIER_4 = Limit(per_minute=100, burst=20)
 
 
 class _Handler(LoopbackHandler):
@@ -217,6 +229,10 @@ class FakeSlack(LoopbackHTTP):
         self._last = 0.0
         self.triggers: set[str] = set()  # trigger ids handed out with interactive payloads
         self.views: list[dict[str, Any]] = []  # the forms opened, as opened
+        #: Each member's Home tab as last published; every view published, in order.
+        self.homes: dict[str, dict[str, Any]] = {}
+        self.published: list[tuple[str, dict[str, Any]]] = []
+        self.home_tab = True  # the app's Home tab is on (App Home → Show Tabs)
         self._released = threading.Event()
         self.stored_files: dict[str, tuple[str, bytes]] = {}  # path → (type, body)
         self.redirects: dict[str, str] = {}  # path → where it answers a 302 to
@@ -420,6 +436,26 @@ class FakeSlack(LoopbackHTTP):
         open_sockets[next(self._turn) % len(open_sockets)].send_text(json.dumps(envelope))
         self.wait_for(lambda: envelope_id in self.envelope_acks, timeout)
         return self.envelope_acks.get(envelope_id)
+
+    def home_opened(self, member: str, *, tab: str = "home") -> dict[str, Any]:
+        """The ``app_home_opened`` event Slack sends when ``member`` opens the app's Home
+        tab (``tab="messages"``: its Messages tab), to :meth:`push_envelope`."""
+        with self._changed:
+            event = {
+                "type": "app_home_opened",
+                "user": member,
+                "channel": "D" + member[1:10],
+                "tab": tab,
+                "event_ts": self._next_ts(),
+            }
+            if member in self.homes:  # Slack sends the view the member was shown, if any
+                event["view"] = dict(self.homes[member])
+        return {"type": "event_callback", "team_id": TEAM_ID, "event": event}
+
+    def home_of(self, member: str) -> dict[str, Any]:
+        """``member``'s Home tab as last published (``{}``: none yet)."""
+        with self._changed:
+            return dict(self.homes.get(member, {}))
 
     def trigger(self) -> str:
         """A fresh trigger id, as Slack puts in a shortcut's or a press's payload."""
@@ -813,6 +849,56 @@ def _views_open(slack: FakeSlack, args: dict) -> dict:
     return {"ok": True, "view": opened}
 
 
+def _views_publish(slack: FakeSlack, args: dict) -> dict:
+    """A member's Home tab, as Slack publishes it: the app's Home tab on, a member of the
+    workspace, a ``home`` view of at most 100 valid blocks and 250 kB, and — when a
+    ``hash`` is given — the hash of the view it replaces."""
+    user = str(args.get("user_id") or "")
+    view = decoded(args.get("view"))
+    if not user or not isinstance(view, dict):
+        return {"ok": False, "error": "invalid_arguments"}
+    if not slack.home_tab:
+        return {"ok": False, "error": "not_enabled"}
+    if user not in slack.users:
+        return {"ok": False, "error": "user_not_found"}
+    if len(json.dumps(view).encode()) > VIEW_BYTES:
+        return {"ok": False, "error": "view_too_large"}
+    errors = [] if view.get("type") == "home" else ["must be home [json-pointer:/view/type]"]
+    errors += block_errors(view.get("blocks") or [], HOME_BLOCK_LIMIT)
+    if len(str(view.get("private_metadata") or "")) > METADATA_LIMIT:
+        errors.append(
+            f"must be less than {METADATA_LIMIT + 1} characters"
+            " [json-pointer:/view/private_metadata]"
+        )
+    if len(str(view.get("callback_id") or "")) > CALLBACK_LIMIT:
+        errors.append(
+            f"must be less than {CALLBACK_LIMIT + 1} characters [json-pointer:/view/callback_id]"
+        )
+    if errors:
+        return {
+            "ok": False,
+            "error": "invalid_arguments",
+            "response_metadata": {"messages": [f"[ERROR] {e}" for e in errors]},
+        }
+    before = slack.homes.get(user)
+    wanted = str(args.get("hash") or "")
+    if wanted and before is not None and wanted != before.get("hash"):
+        return {"ok": False, "error": "hash_conflict"}
+    number = next(slack._ts)
+    published = {
+        **view,
+        "id": before["id"] if before else f"VH{number:08d}",
+        "team_id": TEAM_ID,
+        "app_id": APP_ID,
+        "bot_id": BOT_ID,
+        "hash": f"{time.time():.6f}.{number}",
+        "state": {"values": {}},
+    }
+    slack.homes[user] = published
+    slack.published.append((user, published))
+    return {"ok": True, "view": published}
+
+
 def _reactions_add(slack: FakeSlack, args: dict) -> dict:
     channel_id = slack.channel_id(str(args.get("channel", "")))
     if not channel_id:
@@ -911,13 +997,14 @@ def _metadata_ok(metadata: Any) -> bool:
     )
 
 
-def block_errors(blocks: Any) -> list[str]:
-    """Slack's objections to ``blocks``, as its ``invalid_blocks`` answer words them."""
+def block_errors(blocks: Any, most: int = BLOCK_LIMIT) -> list[str]:
+    """Slack's objections to ``blocks``, as its ``invalid_blocks`` answer words them;
+    ``most``: a message's 50, a Home tab's 100."""
     if not isinstance(blocks, list):
         return ["blocks must be an array [json-pointer:/blocks]"]
     errors = []
-    if len(blocks) > BLOCK_LIMIT:
-        errors.append(f"no more than {BLOCK_LIMIT} items allowed [json-pointer:/blocks]")
+    if len(blocks) > most:
+        errors.append(f"no more than {most} items allowed [json-pointer:/blocks]")
     for index, block in enumerate(blocks):
         errors += _block_errors(block, f"/blocks/{index}")
     return errors
@@ -1018,6 +1105,7 @@ _METHODS: dict[str, Callable[[FakeSlack, dict], dict]] = {
     "chat.update": _update,
     "chat.postEphemeral": _post_ephemeral,
     "views.open": _views_open,
+    "views.publish": _views_publish,
     "files.info": _files_info,
     "chat.delete": _delete,
     "reactions.add": _reactions_add,

@@ -175,3 +175,70 @@ def test_a_rooms_members_and_topic_are_answered_as_slack_does_a_foreign_private_
         with pytest.raises(SlackApiError) as refused:
             web.conversations_members(channel=outside)
         assert refused.value.response["error"] == "channel_not_found"
+
+
+def _home(blocks: int) -> dict:
+    section = {"type": "section", "text": {"type": "mrkdwn", "text": "waits on you"}}
+    return {"type": "home", "blocks": [section] * blocks}
+
+
+def test_a_home_view_is_published_as_slack_does_at_its_block_cap_and_refused_one_past() -> None:
+    with FakeSlack() as slack:
+        web = WebClient(token=BOT_TOKEN, base_url=slack.url)
+        published = web.views_publish(user_id="U0ALICE01", view=_home(100))
+        assert (
+            published["view"]["type"] == "home" and len(slack.home_of("U0ALICE01")["blocks"]) == 100
+        )
+        with pytest.raises(SlackApiError) as refused:
+            web.views_publish(user_id="U0ALICE01", view=_home(101))
+        assert refused.value.response["error"] == "invalid_arguments"
+        assert "no more than 100 items" in str(refused.value.response["response_metadata"])
+        assert len(slack.home_of("U0ALICE01")["blocks"]) == 100  # the last good view stays
+        again = web.views_publish(user_id="U0ALICE01", view=_home(1))
+        assert again["view"]["id"] == published["view"]["id"]  # one Home per member
+
+
+def test_views_publish_refuses_what_slack_refuses() -> None:
+    with FakeSlack() as slack:
+        web = WebClient(token=BOT_TOKEN, base_url=slack.url)
+
+        def error(**args: object) -> str:
+            with pytest.raises(SlackApiError) as refused:
+                web.api_call("views.publish", json=args)
+            return str(refused.value.response["error"])
+
+        assert error(user_id="U0ALICE01", view={"type": "modal", "blocks": []}) == (
+            "invalid_arguments"
+        )
+        assert error(user_id="U0NOBODY1", view=_home(1)) == "user_not_found"
+        big = {"type": "section", "text": {"type": "mrkdwn", "text": "x" * 2900}}
+        assert error(user_id="U0ALICE01", view={"type": "home", "blocks": [big] * 90}) == (
+            "view_too_large"
+        )
+        first = web.views_publish(user_id="U0ALICE01", view=_home(1))["view"]
+        web.views_publish(user_id="U0ALICE01", view=_home(2))
+        assert error(user_id="U0ALICE01", view=_home(3), hash=first["hash"]) == "hash_conflict"
+        slack.home_tab = False
+        assert error(user_id="U0ALICE01", view=_home(1)) == "not_enabled"
+
+
+def test_views_publish_over_its_tier_is_answered_429_with_retry_after() -> None:
+    with FakeSlack(limits={"views.publish": Limit(per_minute=60, burst=2)}) as slack:
+        web = WebClient(token=BOT_TOKEN, base_url=slack.url)
+        for _ in range(2):
+            web.views_publish(user_id="U0ALICE01", view=_home(1))
+        with pytest.raises(SlackApiError) as refused:
+            web.views_publish(user_id="U0ALICE01", view=_home(1))
+        assert refused.value.response.status_code == 429
+        assert refused.value.response.headers["Retry-After"] == "1"
+
+
+def test_opening_the_home_tab_is_the_event_slack_sends() -> None:
+    with FakeSlack() as slack:
+        event = slack.home_opened("U0ALICE01")["event"]
+        assert (event["type"], event["user"], event["tab"]) == (
+            "app_home_opened",
+            "U0ALICE01",
+            "home",
+        )
+        assert "view" not in event  # nothing published yet

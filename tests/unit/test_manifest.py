@@ -45,7 +45,7 @@ def _is_web_api_method(name: str) -> bool:
 def _needed_scopes(shipped: dict) -> set[str]:
     methods = _called_methods() | set(manifest.BACKEND_METHODS)
     needed = set(manifest.scopes_for(methods))
-    needed |= {manifest.EVENT_SCOPES[event] for event in manifest.bot_events(shipped)}
+    needed |= manifest.event_scopes(manifest.bot_events(shipped))
     if shipped["features"].get("slash_commands"):
         needed.add("commands")
     needed |= set(manifest.CONTENT_SCOPES)
@@ -78,8 +78,19 @@ def test_the_bot_hears_messages_wherever_it_reads_and_answers() -> None:
     event_of = {scope: event for event, scope in manifest.EVENT_SCOPES.items()}
     expected = {event_of[scope] for scope in reads} | {"message.im"}
     assert "message.mpim" in expected
-    # Beside the messages: a 👀 on an ask claims it (docs/attention.md).
-    assert manifest.bot_events(manifest.load()) == expected | {"reaction_added"}
+    # Beside the messages: a 👀 on an ask claims it, and the Home tab opened is drawn
+    # (docs/attention.md).
+    assert manifest.bot_events(manifest.load()) == expected | {"reaction_added", "app_home_opened"}
+
+
+def test_the_home_tab_is_on_and_its_opening_is_heard_with_no_scope_of_its_own() -> None:
+    shipped = manifest.load()
+    assert manifest.home_tab(shipped) is True
+    assert "app_home_opened" in manifest.bot_events(shipped)
+    assert manifest.event_scopes(["app_home_opened"]) == frozenset()
+    assert manifest.scopes_for(["views.publish"]) == frozenset()
+    # The answers the Home carries are presses: interactivity stays on.
+    assert shipped["settings"]["interactivity"]["is_enabled"] is True
 
 
 def test_interactivity_is_on_and_its_url_is_the_servers_route() -> None:

@@ -80,7 +80,7 @@ BACKEND_METHODS = (
     "conversations.info",
     "chat.postMessage",
 )
-#: The scope each bot event needs (Slack's event reference).
+#: The scope each bot event needs (Slack's event reference; ``""``: none).
 EVENT_SCOPES = {
     "message.channels": "channels:history",
     "message.groups": "groups:history",
@@ -88,6 +88,7 @@ EVENT_SCOPES = {
     "message.mpim": "mpim:history",
     "app_mention": "app_mentions:read",
     "reaction_added": "reactions:read",  # 👀 on an ask claims it (docs/attention.md)
+    "app_home_opened": "",  # the Home tab opened: what waits on the member, drawn
 }
 USAGE = "usage: manifest [--name NAME] [--http https://public.host]"
 _NOT_HANDLE = re.compile(r"[^a-z0-9._-]+")
@@ -110,6 +111,16 @@ def bot_scopes(manifest: Mapping[str, Any]) -> frozenset[str]:
 def bot_events(manifest: Mapping[str, Any]) -> frozenset[str]:
     """The bot events the manifest subscribes to."""
     return frozenset(manifest["settings"]["event_subscriptions"]["bot_events"])
+
+
+def event_scopes(events: Iterable[str]) -> frozenset[str]:
+    """The bot scopes ``events`` need; KeyError names an event nobody mapped yet."""
+    return frozenset(EVENT_SCOPES[event] for event in events) - {""}
+
+
+def home_tab(manifest: Mapping[str, Any]) -> bool:
+    """Whether the manifest turns the app's Home tab on."""
+    return bool((manifest["features"].get("app_home") or {}).get("home_tab_enabled"))
 
 
 def scopes_for(methods: Iterable[str]) -> frozenset[str]:
