@@ -262,6 +262,11 @@ class TheLoop(BotPlugin):
         return self._core.admin.listen(args, here) if self._core else NOT_ACTIVE
 
     @botcmd(admin_only=True)
+    def theloop_threads(self, _msg: Any, args: str) -> str:
+        """Which room and thread carries each work item: `threads [<work item>]`."""
+        return self._core.admin.threads(args) if self._core else NOT_ACTIVE
+
+    @botcmd(admin_only=True)
     def theloop_unbind(self, _msg: Any, args: str) -> str:
         """A work item's events go to its configured room again: `unbind <work item>`."""
         return self._core.admin.unbind(args) if self._core else NOT_ACTIVE

@@ -299,3 +299,41 @@ def test_a_room_named_as_people_type_it_is_its_id_backs_one_work_item_and_listen
     plain = rig.say(ALICE, "use the replica for the backfill", there["thread_ts"], room=API_LOOP)
     rig.landed(plain, "a plain message in a room that listens to everything")
     assert rig.loop.replies[-1]["text"] == "use the replica for the backfill"
+
+
+def test_an_admin_lists_each_work_items_room_and_thread_as_the_loops_channels_threads(
+    rig: Rig,
+) -> None:
+    """Every work item followed, with its room, a link to its thread, when and by what it
+    was opened, and what the room hears there — the room a work item moved to included."""
+    first = rig.show(corpus("01"))
+    other = {"id": "t-other", "eventType": "comment.agent", "workItem": "github:acme/api#8"}
+    rig.show(other | {"text": "Another work item."})
+    moved = rig.say(ALICE, f"add-channel <#{API_LOOP}|api-loop> --listen all", first["thread_ts"])
+    rig.landed(moved, "the move's ✅")
+    there = rig.bot.show(
+        {"id": "t-moved", "eventType": "comment.agent", "workItem": ITEM, "text": "Next."},
+        TIMEOUT,
+        room=API_LOOP,
+    )
+    dm = "D0ALICE01"  # an admin command is typed to the bot directly
+    if dm not in rig.slack.channels:
+        rig.slack.add_channel(f"dm-{ALICE}", dm)
+    asked = rig.slack.say(dm, ALICE, "!theloop threads")
+    asked["channel_type"] = "im"
+    assert rig.slack.push_envelope({"type": "event_callback", "event": asked})
+
+    def listed() -> list[str]:
+        return [m["text"] for m in rig.slack.messages(dm) if "Threads (" in m.get("text", "")]
+
+    (text,) = wait_for(listed, TIMEOUT, "the list of threads")
+    assert text.startswith("Threads (3):")
+    mine = [line for line in text.splitlines() if f"`{ITEM}`" in line]
+    assert len(mine) == 2  # its first room's thread, and its new room's
+    link = f"https://slack.com/archives/{API_LOOP}/p{there['thread_ts'].replace('.', '')}"
+    (new_room,) = [line for line in mine if f"<#{API_LOOP}>" in line]
+    assert f"<{link}|its thread>" in new_room and "listens to: all" in new_room
+    assert "origin: event comment.agent" in new_room
+    (old_room,) = [line for line in mine if f"<#{LOOP}>" in line]
+    assert "listens to: mentions" in old_room and "opened 20" in old_room
+    assert "`github:acme/api#8`" in text

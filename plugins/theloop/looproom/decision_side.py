@@ -163,7 +163,7 @@ def _opener(
             return  # the thread's message could not be posted: nothing to bind
         for ts in posted:
             memory.index(channel, ts, work_item)
-        book.remember(ThreadBinding(work_item, channel, posted[0]))
+        book.remember(ThreadBinding(work_item, channel, posted[0], origin="kickoff"))
 
     maker = IssueMaker(env.github_api, env.github_token)
     kickoff_for, policy = decisions.places.kickoff_for, decisions.policies.now

@@ -12,7 +12,7 @@ import time
 from dataclasses import replace
 from typing import Any, Protocol
 
-from looproom.admin import bind, text
+from looproom.admin import bind, text, threads
 from looproom.attention.side import AttentionSide
 from looproom.catchup import listen_modes
 from looproom.catchup.listen_modes import ListenAll
@@ -209,6 +209,10 @@ class Answers:
     def bind(self, args: str) -> str:
         """``!theloop bind``."""
         return bind.bind_command(self._book, args)
+
+    def threads(self, args: str) -> str:
+        """``!theloop threads``: each work item's room and thread, as the-loop lists them."""
+        return threads.threads_text(self._book.threads(), self._decisions.listen_all.rooms, args)
 
     def unbind(self, args: str) -> str:
         """``!theloop unbind``."""

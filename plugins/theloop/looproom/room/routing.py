@@ -51,6 +51,8 @@ class ThreadBinding:
     drawn: str = ""  # a fingerprint of the parent as last sent, to skip no-op updates
     url: str = ""  # the latest event's page, the parent's link for a non-GitHub work item
     dirty: bool = False  # ``state`` is not drawn yet: the card stage owes the parent an edit
+    #: What opened it: ``event <type>`` (the-loop's first event of it here), ``kickoff``.
+    origin: str = ""
 
 
 def has_glob(pattern: str) -> bool:
@@ -291,4 +293,5 @@ def _thread_of(record: Mapping[str, Any]) -> ThreadBinding:
         drawn=str(record.get("drawn", "")),
         url=str(record.get("url", "")),
         dirty=bool(record.get("dirty", False)),
+        origin=str(record.get("origin", "")),
     )

@@ -191,7 +191,7 @@ class SlackOutlet:
         pages = self._messages(lambda cursor: self._slack.history(channel, cursor=cursor))
         for message in pages:
             if metadata_key(message) == wanted:
-                thread = ThreadBinding(work_item, channel, str(message["ts"]))
+                thread = ThreadBinding(work_item, channel, str(message["ts"]), origin="event")
                 self._book.remember(thread)
                 log.info(
                     "found the parent of %s in %s: a lost attempt had posted it", work_item, channel
@@ -237,7 +237,15 @@ class SlackOutlet:
         if not is_channel_id(room):
             self._book.learn_channel_id(room, channel)
         drawn = fingerprint(drawing)
-        thread = ThreadBinding(event.work_item, channel, response.ts, state, drawn, event.url)
+        thread = ThreadBinding(
+            event.work_item,
+            channel,
+            response.ts,
+            state,
+            drawn,
+            event.url,
+            origin=f"event {event.event_type}",
+        )
         self._book.remember(thread)
         return thread
 
