@@ -88,8 +88,9 @@ class TheLoop(BotPlugin):
         self._core = core
         unpress = chat.listen_for_presses(self._bot, self._pressed)
         unhello = chat.listen_for_connections(self._bot, core.decisions.reconnected)
+        unhome = chat.listen_for_home(self._bot, core.decisions.attention.home_opened)
         core.decisions.listen(getattr(self._bot, "slack_socket_mode", None))
-        self._unlisten = lambda: (unpress(), unhello())
+        self._unlisten = lambda: (unpress(), unhello(), unhome())
         self._unlisten_commands = chat.listen_for_commands(self._bot, self._commanded)
         self._http = HttpServer(App(core.routes, self._mounts(core)))
         listening = core.admin.listening = self._http.start(env.http_host, env.http_port)

@@ -120,6 +120,28 @@ def listen_for_commands(
     return detach
 
 
+def listen_for_home(backend: Any, opened: Callable[[str], None]) -> Callable[[], None]:
+    """Tell ``opened`` each member who opens the app's Home tab (Slack's ``app_home_opened``
+    event, which the backend does not hand plugins); returns what detaches the listener.
+    The backend's own listener acknowledges the envelope."""
+    socket = getattr(backend, "slack_socket_mode", None)
+    if socket is None:
+        return lambda: None
+
+    def on_request(_client: Any, request: Any) -> None:
+        event = (request.payload or {}).get("event") if request.type == "events_api" else None
+        home = isinstance(event, Mapping) and event.get("type") == "app_home_opened"
+        if home and event.get("tab", "home") == "home":
+            opened(str(event.get("user") or ""))
+
+    def detach() -> None:
+        if on_request in socket.socket_mode_request_listeners:
+            socket.socket_mode_request_listeners.remove(on_request)
+
+    socket.socket_mode_request_listeners.append(on_request)
+    return detach
+
+
 def listen_for_connections(backend: Any, connected: Callable[[], None]) -> Callable[[], None]:
     """Call ``connected`` each time Slack greets a new Socket Mode connection (its
     ``hello``): after a reconnect, what was typed meanwhile must be read. Returns what

@@ -77,6 +77,11 @@ class Rig:
         }
         assert self.slack.push_envelope(payload, kind="interactive") is not None
 
+    def home(self) -> str:
+        """Alice's Home tab as last published, its texts one after another."""
+        blocks = self.slack.homes.get(ALICE, {}).get("blocks", [])
+        return " ".join(str((b.get("text") or {}).get("text", "")) for b in blocks)
+
     def posts(self, key_start: str) -> list[dict[str, Any]]:
         """The bot's posts whose mark starts with ``key_start`` (an attention step's)."""
         return [
@@ -122,6 +127,9 @@ def test_a_press_in_the_direct_message_is_relayed_once_and_everyone_sees_who(rig
         "the mention in the thread",
     )[0]
     assert f"<@{ALICE}>" in mention["text"] and "<!channel>" not in mention["text"]
+    assert rig.slack.push_envelope(rig.slack.home_opened(ALICE)) is not None
+    wait_for(lambda: ITEM in rig.home(), TIMEOUT, "Alice's Home listing the gate")
+    assert rig.home().startswith("Waiting on you (1)")
 
     rig.press(dm, ALICE_DM)
     (comment,) = wait_for(lambda: rig.github.posted(REPO, NUMBER), TIMEOUT, "the comment")
@@ -135,6 +143,7 @@ def test_a_press_in_the_direct_message_is_relayed_once_and_everyone_sees_who(rig
     (update,) = wait_for(lambda: redrawn(gate["ts"]), TIMEOUT, "the gate redrawn")
     assert f"pressed by <@{ALICE}>" in json.dumps(update.args["blocks"], ensure_ascii=False)
     wait_for(lambda: redrawn(dm["ts"]), TIMEOUT, "the direct message redrawn")
+    wait_for(lambda: rig.home().startswith("Waiting on you (0)"), TIMEOUT, "the Home redrawn")
     answered = rig.slack.messages(ALICE_DM)[-1]["text"]
     assert f"answered by <@{ALICE}>" in answered and "(dm)" in answered
 

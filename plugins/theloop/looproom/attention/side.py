@@ -48,6 +48,7 @@ class Queued:
         self.queue, self._room = queue, room
 
     def opened(self, ask: Ask) -> None:
+        self._homes(ask, "opened")
         room = self._room(ask.channel)
         if not room.direct or not ask.asked:
             return
@@ -59,6 +60,7 @@ class Queued:
             self._put(steps.ESCALATE, ask)
 
     def closed(self, ask: Ask) -> None:
+        self._homes(ask, "closed")
         if not self._room(ask.channel).direct:
             return
         self._put(steps.CLOSED, ask)
@@ -69,6 +71,12 @@ class Queued:
 
     def claimed(self, ask: Ask) -> None:
         self._put(steps.CLAIMED, ask)
+
+    def _homes(self, ask: Ask, moment: str) -> None:
+        """Each asked member's Home redrawn: what waits on them changed."""
+        for member in ask.asked:
+            key = steps.key(steps.HOME, f"{ask.id}:{moment}", member)
+            self.queue.put(key, steps.payload(steps.HOME, ask.id, member))
 
     def _put(self, step: str, ask: Ask, member: str = "") -> None:
         self.queue.put(steps.key(step, ask.id, member), steps.payload(step, ask.id, member))
@@ -110,11 +118,12 @@ class AttentionSide:
         self.asks, self._clock, self._state_of = asks, clock, state_of
         self.worker: Worker | None = None
         self._queued: Queued | None = None
+        self._steps: steps.Steps | None = None
         if slack is not None and queue is not None:
             self._queued = Queued(queue, whom.room)
             self.feed.told = self._queued
-            delivery = steps.Steps(asks, Direct(slack), whom.room, clock)
-            self.worker = Worker(queue, delivery.deliver, name="theloop-attention", slots=SLOTS)
+            self._steps = steps.Steps(asks, Direct(slack), whom.room, clock)
+            self.worker = Worker(queue, self._steps.deliver, name="theloop-attention", slots=SLOTS)
         if metrics is not None:
             self.feed.told = Measured(self.feed.told, metrics, clock)
             metrics.watch_asks(self._oldest_waited)
@@ -211,6 +220,15 @@ class AttentionSide:
             "message": {**message, "ts": ask.ts, "thread_ts": thread, "blocks": own, "text": ""},
             "container": {**container, "channel_id": ask.channel, "message_ts": ask.ts},
         }
+
+    def home_opened(self, member: str) -> None:
+        """``member`` opened the bot's Home tab: it is drawn for them now."""
+        if self._steps is None or not member:
+            return
+        try:
+            self._steps.home(member)
+        except StorageError as exc:
+            log.warning("attention: %s's Home not drawn now: %s", member, exc)
 
     def reacted(self, member: str, channel: str, ts: str, reaction: str) -> None:
         """A reaction on a message: 👀 on an open ask claims it for a member it asks."""

@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from looproom.attention import notes
+from looproom.attention import home, notes
 from looproom.attention.hours import wait_for_hours
 from looproom.attention.record import ESCALATED, REMINDED, Ask
 from looproom.attention.store import AskStore
@@ -32,7 +32,7 @@ from looproom.slack.responses import AUTH, GONE, RATE_LIMITED, UNAVAILABLE, Resp
 log = logging.getLogger(__name__)
 
 MENTION, DM, REMIND, ESCALATE = "mention", "dm", "remind", "escalate"
-CLOSED, CLAIMED = "closed", "claimed"
+CLOSED, CLAIMED, HOME = "closed", "claimed", "home"
 #: The mark's kind on every post a step makes (Slack message metadata).
 MARK = "attention"
 
@@ -66,6 +66,8 @@ class Steps:
             return Delivered("no such ask")
         if step == CLOSED:
             return self._closed(ask)
+        if step == HOME:
+            return self.home(member)
         if not ask.is_open:
             return Delivered("closed before this step")
         if step == MENTION:
@@ -140,6 +142,17 @@ class Steps:
             return Delivered("escalated before, or answered")
         text = notes.escalation_text(ask, room.escalate_to, now - ask.opened)
         return self._post_once(ask.channel, ask.thread or ask.ts, item, text, None)
+
+    def home(self, member: str) -> Outcome:
+        """``member``'s App Home drawn anew. A view is drawn again at its next opening, so
+        one Slack refuses (no Home tab in this app) is logged, never parked."""
+        drawn = home.view(member, self.asks.asked_of(member), self._clock())
+        response = self.direct.publish_home(member, drawn)
+        if response.ok or response.kind not in (RATE_LIMITED, UNAVAILABLE):
+            if not response.ok:
+                log.info("attention: %s's Home not drawn: %s", member, response.error)
+            return Delivered()
+        return _retry(response)
 
     def _closed(self, ask: Ask) -> Outcome:
         """Every direct message of the ask says who answered, when and how."""
