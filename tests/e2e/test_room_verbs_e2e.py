@@ -280,10 +280,12 @@ def test_a_room_named_as_people_type_it_is_its_id_backs_one_work_item_and_listen
     other = {"id": "other-1", "eventType": "comment.agent", "workItem": "github:acme/api#8"}
     other_thread = rig.show(other | {"text": "Another work item."})["thread_ts"]
     rig.say(ALICE, f"add-channel {API_LOOP}", other_thread)
-    wait_for(lambda: rig.told(ALICE, f"already the room of `{ITEM}`"), TIMEOUT, "by id")
+    # The work item is named in its one spelling (refs are case-insensitive, as GitHub's).
+    taken = f"already the room of `{ITEM.lower()}`"
+    wait_for(lambda: rig.told(ALICE, taken), TIMEOUT, "by id")
     rig.say(ALICE, "add-channel api-loop", other_thread)
     wait_for(
-        lambda: sum(rig.told_all(ALICE, f"already the room of `{ITEM}`")) == 2,
+        lambda: sum(rig.told_all(ALICE, taken)) == 2,
         TIMEOUT,
         "by its bare name",
     )
