@@ -284,3 +284,22 @@ def test_the_report_leads_with_the_count_and_gives_each_remedy() -> None:
     text = report([Finding(OK, "a", "fine"), Finding(PROBLEM, "b", "broken", "fix b")])
     assert text.splitlines()[0] == "theloop doctor: 1 problem(s), 0 to look into"
     assert "❌ b: broken\n    → fix b" in text
+
+
+# -- attention -------------------------------------------------------------------------------
+
+
+def test_attention_quiet_is_said_and_direct_messages_without_im_write_are_a_problem(
+    slack: FakeSlack, transport: SlackTransport
+) -> None:
+    quiet = _about(_run(transport), "Attention")
+    assert [f.level for f in quiet] == [NOTE] and "quiet" in quiet[0].says
+    direct = Settings.from_mapping({"attention": {"rooms": {"#the-loop": {"direct": True}}}})
+    (on,) = _about(_run(transport, direct), "Attention")
+    assert (on.level, on.says) == (
+        OK,
+        "direct messages, reminders and escalation on for rooms #the-loop",
+    )
+    slack.scopes = slack.scopes.replace("im:write,", "")
+    (lacking,) = _about(_run(transport, direct), "Attention")
+    assert lacking.level == PROBLEM and "lacks `im:write`" in lacking.says

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from looproom import manifest
-from looproom.doctor import echo, peers, slack_checks
+from looproom.doctor import attention_check, echo, peers, slack_checks
 from looproom.doctor import instances as instances_check
 from looproom.doctor.findings import EVIDENCE, NOTE, Finding
 from looproom.doctor.shared_store import shared_database
@@ -92,6 +92,7 @@ def _slack(
     rooms, home = slack_checks.room_findings(transport, configured_rooms(settings, bound), who)
     found += rooms
     found += slack_checks.events_in(env, slack.connected)
+    found.append(attention_check.finding(settings.attention, transport.auth_test()))
     if env.slack_app_token:
         found.append(_probe(transport, slack, home, window))
     return found
