@@ -18,7 +18,12 @@ from slack_sdk import WebClient
 
 from looproom.postgres import database as database_module
 from looproom.postgres.database import Database
-from looproom.postgres.slack_budgets import SharedBudgets, SharedLimits, SharedPacer
+from looproom.postgres.slack_budgets import (
+    SHARED_PACE,
+    SharedBudgets,
+    SharedLimits,
+    SharedPacer,
+)
 from looproom.slack import responses as t
 from looproom.slack.limits import Tier
 from looproom.slack.pacer import Pacer
@@ -81,7 +86,9 @@ def test_two_replicas_posting_into_one_room_take_its_burst_once(
     assert one.post_message(ROOM, text="a2").kind == t.RATE_LIMITED
     # Slack never had to refuse: the posts over its budget were never made.
     assert [c.status for c in slack.calls_to("chat.postMessage")] == [200, 200, 200]
-    clock.now += 1.0  # a second later the pair may post once more (this fake allows less)
+    clock.now += 1.0  # Slack's pace, not the pair's: what a round trip more would push over
+    assert two.post_message(ROOM, text="b2").kind == t.RATE_LIMITED
+    clock.now += 1.0 / SHARED_PACE - 1.0 + 1e-6  # the pair's pace: one more (the fake: less)
     two.post_message(ROOM, text="b2")
     assert one.post_message(ROOM, text="a3").kind == t.RATE_LIMITED
     assert [c.args["text"] for c in slack.calls_to("chat.postMessage")][3:] == ["b2"]

@@ -32,6 +32,11 @@ log = logging.getLogger(__name__)
 
 #: A row's key: a channel's posts, or a method's calls.
 POSTS, CALLS = "post ", "call "
+#: The replicas' posts a second per room together: a tenth under Slack's one. A turn is
+#: taken a database round trip or two before its post leaves, and those differ between
+#: replicas (and from post to post on a busy machine), so two posts whose turns are a
+#: second apart could reach Slack less than a second apart, and the second be refused.
+SHARED_PACE = 0.9
 
 
 class SharedBudgets:
@@ -103,7 +108,7 @@ class SharedPacer(Pacer):
     def __init__(
         self,
         budgets: SharedBudgets,
-        rate: float = 1.0,
+        rate: float = SHARED_PACE,
         burst: float = 3.0,
         clock: Callable[[], float] = time.time,
     ) -> None:
