@@ -23,8 +23,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from the_loop.channels.records import RECORD_TYPES, records_from_comments
 
 from tests.e2e.slackbot import LOOP, START_TIMEOUT, SlackBot, StartBot, corpus, relaying
+from tests.fakes.github_api import LOGIN as GITHUB_LOGIN
 from tests.fakes.github_api import FakeGitHub
 from tests.fakes.loop_api import FakeLoop
 from tests.fakes.slack_api import BOT_USER, FakeSlack
@@ -404,3 +406,23 @@ def test_a_file_on_a_reply_reaches_a_session_that_shares_no_disk_with_the_bot(
         (comment,) = rig.comments()
         assert "/theloop/files" not in comment and "files-pri" not in comment
         assert shot["permalink"] in comment
+
+
+def test_a_decision_without_its_reason_is_recorded_saying_none_was_given(rig: Rig) -> None:
+    """`record-decision` takes the reason as optional, as the-loop does: the record says
+    none was given, and the-loop's own reader lists it as the decision it is."""
+    thread = rig.thread()
+    said = rig.say(ALICE, "record-decision tech: ship on Friday", thread)
+    wait_for(lambda: "white_check_mark" in rig.reactions(said["ts"]), TIMEOUT, "the ✅")
+    (comment,) = rig.comments()
+    assert "> ship on Friday" in comment and "_why:_ none given" in comment
+    rows = [
+        {"body": c["body"], "author": c["user"]["login"], "url": c["html_url"]}
+        for c in rig.github.comments[(REPO, 7)]
+    ]
+    (record,) = records_from_comments(rows, RECORD_TYPES, GITHUB_LOGIN)
+    assert (record.type, record.text, record.why) == (
+        "decision.recorded",
+        "ship on Friday",
+        "none given",
+    )

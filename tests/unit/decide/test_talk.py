@@ -112,8 +112,12 @@ def test_record_decision_reads_its_kind_what_and_why() -> None:
     )
     plain = kinds.read("record-decision ship Friday -- why: the freeze")
     assert isinstance(plain, grammar.Command) and plain.items == ("", "the freeze")
-    refused = kinds.read("record-decision keep the v1 API")
-    assert isinstance(refused, grammar.Refusal) and "why:" in refused.text
+    # The reason is optional, as in the-loop; a `why:` left empty, or nothing decided, is not.
+    bare = kinds.read("record-decision keep the v1 API")
+    assert bare == grammar.Command(talk.RECORD_DECISION, items=("", ""), words="keep the v1 API")
+    for empty in ("record-decision keep the v1 API — why:", "record-decision tech: — why: x"):
+        refused = kinds.read(empty)
+        assert isinstance(refused, grammar.Refusal) and "[— why:" in refused.text
 
 
 def test_record_decision_is_authorized_as_a_decision_record() -> None:

@@ -103,5 +103,6 @@ def test_records_said_in_its_thread_and_in_its_channel_each_link_where(tmp_path:
     assert lines[1].startswith("1. 📎 context")
     assert lines[3] == f"   said in [this thread]({in_thread})"
     assert lines[4].startswith("2. 📌 decision")
-    assert lines[6] == f"   said in [this thread]({in_channel})"
-    assert lines[7].startswith("3. 💬 reply") and len(lines) == 9  # a reply names no thread
+    assert lines[6] == "   why: none given"  # recorded without its reason, as it may be
+    assert lines[7] == f"   said in [this thread]({in_channel})"
+    assert lines[8].startswith("3. 💬 reply") and len(lines) == 10  # a reply names no thread

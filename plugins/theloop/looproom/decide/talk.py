@@ -8,7 +8,7 @@ between people, as in the-loop's own room: the bot reads every message of a thre
 posted in, and answering all of them would make it a party to every side discussion.
 
 ``record-context`` hands the thread to the session as context; ``record-decision`` records
-``[product|design|tech:] <what> — why: <rationale>``. Both are read here, and the thread's
+``[product|design|tech:] <what> [— why: <rationale>]``. Both are read here, and the thread's
 messages are made into one quoted snapshot here; the desk records them.
 """
 
@@ -81,8 +81,8 @@ def read_record_decision(ref: str, tail: str, words: str) -> grammar.Parsed:
     if found is None:
         return grammar.Refusal(
             "decision-words",
-            "Say `record-decision [product|design|tech:] <what was decided> — why: <the "
-            "reason>`; nothing was recorded.",
+            "Say `record-decision [product|design|tech:] <what was decided> [— why: <the "
+            "reason>]`; nothing was recorded.",
             ref,
         )
     topic, what, why = found
@@ -90,16 +90,17 @@ def read_record_decision(ref: str, tail: str, words: str) -> grammar.Parsed:
 
 
 def decision_words(words: str) -> tuple[str, str, str] | None:
-    """(kind, what, why) of ``[kind:] <what> — why: <why>``; ``None`` when either half is
-    missing (a decision without its reason is not worth recording)."""
+    """(kind, what, why) of ``[kind:] <what> [— why: <why>]``; the reason is optional, as
+    in the-loop (the record then says none was given); ``None`` when nothing was decided
+    or a ``why:`` is left empty."""
     parts = _WHY.split(words.strip(), maxsplit=1)
-    if len(parts) != 2:
-        return None
-    what, why = parts[0].strip(), parts[1].strip()
+    what, why = parts[0].strip(), (parts[1].strip() if len(parts) == 2 else "")
     kind = _KIND.match(what)
     topic = kind.group(1).lower() if kind else ""
     what = what[kind.end() :].strip() if kind else what
-    return (topic, what, why) if what and why else None
+    if not what or (len(parts) == 2 and not why):
+        return None
+    return topic, what, why
 
 
 # -- the thread as context -----------------------------------------------------------------

@@ -107,7 +107,8 @@ class MenuDesk:
             kind, what, why = (
                 values.get(name, "") for name in (modals.KIND, modals.WHAT, modals.WHY)
             )
-            text = f"{verb_names.RECORD_DECISION} {kind + ': ' if kind else ''}{what} — why: {why}"
+            reason = f" — why: {why}" if why.strip() else ""
+            text = f"{verb_names.RECORD_DECISION} {kind + ': ' if kind else ''}{what}{reason}"
             parsed: grammar.Parsed = grammar.Command(
                 verb_names.RECORD_DECISION, items=(kind, why), words=what
             )

@@ -77,6 +77,7 @@ def decision_view(opened: FormOrigin, what: str) -> dict[str, Any]:
         InputBlock(
             block_id=_WHY,
             label="Rationale",
+            optional=True,
             element=PlainTextInputElement(action_id=_WHY, multiline=True),
         ),
     ]

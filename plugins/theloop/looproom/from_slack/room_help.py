@@ -56,7 +56,7 @@ def text(room: AskedIn, policy: AccessPolicy) -> str:
         lines.append(f"• `{word}`{_ref_hint(room)} — relayed as `{keyword}` (the operator's own)")
     lines.append(
         "• `@theloop <words>` — to the agent, on the record; `record-context` — this thread "
-        "as context; `record-decision <what> — why: <why>` — a decision on record"
+        "as context; `record-decision <what> [— why: <why>]` — a decision on record"
     )
     if room.kickoff:
         repos = ", ".join(f"`{repo}`" for repo in room.kickoff)

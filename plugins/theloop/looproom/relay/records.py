@@ -32,6 +32,8 @@ RECORDS = (REPLY, CONTEXT, DECISION)
 #: marker is dropped by its ingress before anything else reads it.
 MARKER = "<!-- the-loop:agent-comment -->"
 ATTRIBUTION = "🤖 _the-loop, autonomous comment_"
+#: A decision recorded without its reason says so, where the reason would be.
+NO_REASON = "none given"
 #: the-loop's default control keywords (one table: ``looproom.settings.keywords``): a comment
 #: that opens a line with one is a command.
 CONTROL_KEYWORDS = tuple(keywords.DEFAULTS.values())
@@ -122,6 +124,8 @@ def body(said: Quote) -> str:
         # would be read as the record's own, whatever the quote above it says.
         why = inert(rationale)
         text += "\n\n_why:_ " + why.replace("\n", " ")
+    elif said.kind == DECISION:
+        text += "\n\n_why:_ " + NO_REASON
     if said.kind == DECISION and said.thread:
         text += f"\n\n_discussed at:_ <{said.thread}>"
     marked = f"{text.rstrip()}\n\n{ATTRIBUTION}\n{MARKER}\n"
