@@ -19,6 +19,7 @@ from the_loop.instance import parse_address
 from looproom import verb_names
 from looproom.decide import judging, kinds
 from looproom.decide.authorization import AccessPolicy
+from looproom.decide.bounds import Bound
 from looproom.decide.judging import Received, Where
 from looproom.decide.verdict import ADMITTED
 from looproom.relay import forms, records
@@ -53,6 +54,9 @@ RENAMED = {
     "execute": "loop run",
 }
 
+#: The thread's work item, which the room was shown: the bound admits it.
+SHOWN = Bound(lambda _ref: True).refusal
+
 
 def relayed(typed: str, keywords_: keywords.Keywords) -> Decision:
     """What the room records when an authorized member types ``typed`` in the thread."""
@@ -61,7 +65,7 @@ def relayed(typed: str, keywords_: keywords.Keywords) -> Decision:
     destinations = forms.Destinations(github=True, keywords=keywords_)
     policy = AccessPolicy("UBOT", frozenset({MEMBER}), destinations=destinations)
     verdict = judging.judge_typed(
-        said, Where(WORK_ITEM, thread_bound=True), lambda _i: ItemState(), policy, AT
+        said, Where(WORK_ITEM, thread_bound=True), lambda _i: ItemState(), policy, AT, bound=SHOWN
     )
     assert verdict.status == ADMITTED and verdict.decision is not None, verdict
     return verdict.decision
@@ -106,7 +110,7 @@ def test_a_command_the_deployment_switched_off_is_refused_not_relayed(tmp_path: 
     destinations = forms.Destinations(github=True, keywords=switched_off)
     policy = AccessPolicy("UBOT", frozenset({MEMBER}), destinations=destinations)
     verdict = judging.judge_typed(
-        said, Where(WORK_ITEM, thread_bound=True), lambda _i: ItemState(), policy, AT
+        said, Where(WORK_ITEM, thread_bound=True), lambda _i: ItemState(), policy, AT, bound=SHOWN
     )
     assert verdict.reason == "unwritable" and "switched off" in verdict.text
     assert ControlConfig.from_mapping({"keywords": {"stop": ""}}).keyword("stop") == ""
@@ -141,6 +145,6 @@ def test_anything_else_after_a_bare_verb_is_still_refused(typed: str) -> None:
     said = Received(MEMBER, typed.lstrip("!"), "C1", "400.0", "100.0", addressed=True)
     policy = AccessPolicy("UBOT", frozenset({MEMBER}), destinations=forms.Destinations(github=True))
     verdict = judging.judge_typed(
-        said, Where(WORK_ITEM, thread_bound=True), lambda _i: ItemState(), policy, AT
+        said, Where(WORK_ITEM, thread_bound=True), lambda _i: ItemState(), policy, AT, bound=SHOWN
     )
     assert verdict.status != ADMITTED and "takes nothing after the work item" in verdict.text

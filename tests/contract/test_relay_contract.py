@@ -28,6 +28,7 @@ from the_loop.identity import Principal
 
 from looproom.decide import judging, kinds
 from looproom.decide.authorization import AccessPolicy
+from looproom.decide.bounds import Bound
 from looproom.decide.judging import Received, Where
 from looproom.decide.verdict import REFUSED, Verdict
 from looproom.events import Event
@@ -41,6 +42,9 @@ from tests.support.messages import event, message
 WORK_ITEM = "github:acme/api#7"
 MEMBER, LOGIN = "U0123ABC", "octocat"
 AT = "2026-11-30T10:00:00Z"
+
+#: The thread's work item, which the room was shown: the bound admits it.
+SHOWN = Bound(lambda _ref: True).refusal
 
 
 def relay_body(decision: Decision) -> str:
@@ -228,6 +232,7 @@ def test_the_gate_freezes_exactly_the_skips_the_member_asked_for(
         lambda _item: state,
         AccessPolicy("UBOT", frozenset({MEMBER}), {MEMBER: LOGIN}),
         AT,
+        bound=SHOWN,
     )
     assert verdict.decision is not None, verdict
     data = gate_reads(relay_body(verdict.decision))
@@ -317,6 +322,7 @@ def _judge_at_gate(text: str) -> Verdict:
         lambda _item: _gate_state(),
         AccessPolicy("UBOT", frozenset({MEMBER}), {MEMBER: LOGIN}),
         AT,
+        bound=SHOWN,
     )
 
 

@@ -27,6 +27,7 @@ from the_loop.control import ControlConfig, parse_command
 from looproom import workitem
 from looproom.decide import judging, kinds
 from looproom.decide.authorization import AccessPolicy
+from looproom.decide.bounds import Bound
 from looproom.decide.judging import Received, Where
 from looproom.decide.verdict import ADMITTED
 from looproom.from_slack import room_help
@@ -40,6 +41,9 @@ WORK_ITEM = "github:acme/api#7"
 MEMBER, EVE, BOT = "U0123ABC", "U0EVE0001", "U0BOT0001"
 AT = "2026-11-30T10:00:00Z"
 
+#: The thread's work item, which the room was shown: the bound admits it.
+SHOWN = Bound(lambda _ref: True).refusal
+
 
 def relayed(
     typed: str, said: keywords.Keywords, channel: str = "C1", where: str = WORK_ITEM
@@ -49,7 +53,7 @@ def relayed(
     policy = AccessPolicy(BOT, frozenset({MEMBER}), destinations=destinations)
     message = Received(MEMBER, typed, channel, "400.0", "100.0")
     verdict = judging.judge_typed(
-        message, Where(where, thread_bound=True), lambda _i: ItemState(), policy, AT
+        message, Where(where, thread_bound=True), lambda _i: ItemState(), policy, AT, bound=SHOWN
     )
     assert verdict.status == ADMITTED and verdict.decision is not None, verdict
     return verdict.decision

@@ -11,12 +11,16 @@ from hypothesis import strategies as st
 from looproom import workitem
 from looproom.decide import judging
 from looproom.decide.authorization import AccessPolicy
+from looproom.decide.bounds import Bound
 from looproom.decide.judging import Received, Where
 from looproom.decide.verdict import REFUSED
 from looproom.relay import forms
 from looproom.room import render, routing
 from looproom.room.memory import ItemState
 from looproom.workitem import WorkItemRef
+
+#: The thread's work item, which the room was shown: the bound admits it.
+SHOWN = Bound(lambda _ref: True).refusal
 
 
 def test_an_issue_on_github_com() -> None:
@@ -118,7 +122,12 @@ def test_a_typed_ref_that_is_no_ref_is_refused_not_taken_for_the_thread() -> Non
     said = Received("U1", "approve github:ghe/acme/api#7", "C1", "9.0", "5.0", addressed=True)
     policy = AccessPolicy("UBOT", frozenset({"U1"}))
     verdict = judging.judge_typed(
-        said, Where(work_item="github:acme/api#7"), lambda _: ItemState(), policy, "now"
+        said,
+        Where(work_item="github:acme/api#7"),
+        lambda _: ItemState(),
+        policy,
+        "now",
+        bound=SHOWN,
     )
     assert (verdict.status, verdict.reason) == (REFUSED, "unmapped")
     assert "is not a work item ref" in verdict.text

@@ -25,8 +25,8 @@ from looproom.catchup.cursors import Cursors
 from looproom.catchup.listen_modes import ListenAll
 from looproom.catchup.reconcile import Reconcile
 from looproom.control.loop_control import LoopControl
-from looproom.control.targets import Targets
 from looproom.decide import kinds
+from looproom.decide.bounds import Bound
 from looproom.decide.desk import Desk, Reopening
 from looproom.decide.effects import Effects
 from looproom.decide.members import Directory, Grants, UnknownHandle, resolve_grants
@@ -218,7 +218,6 @@ def _slash_desk(
             decisions.places.thread_link,
             split=lambda: decisions.split.line() if decisions.split is not None else "",
         ),
-        targets=Targets(memory.knows, _named_repositories(settings, fleet)),
         mine=decisions.attention.mine,
     )
 
@@ -274,11 +273,12 @@ class Decisions:
             kickoffs=settings.kickoffs,
             listening=self.listen_all.rooms,
         )
+        destinations = self.sinks.available(settings.relay_repos)
         self.policies = Policies(
             bot_member,
             grants,
             people=settings.people,
-            destinations=self.sinks.available(settings.relay_repos),
+            destinations=destinations,
             granted=settings.publish,
             rosters=self.roster.snapshot,
         )
@@ -324,6 +324,12 @@ class Decisions:
             vet=self.effects.refusal,
             ask_why=WhyForm(memory, view_opener(slack)),
             find_room=self.places.ids.find if slack is not None else lambda name: (name, ""),
+            bound=Bound(
+                # An admin's binding names the work item as the operator's, shown or not.
+                lambda ref: memory.knows(ref) or ref in book.room_bindings(),
+                _named_repositories(settings, fleet),
+                destinations.jira,
+            ),
         )
         self.menus = MenuDesk(self.desk, view_opener(slack), self.policies.now)
         self.opener = _opener(env, settings, slack, store, memory, book, self, kickoff_queue)
@@ -391,7 +397,7 @@ class Decisions:
 
 
 def _named_repositories(settings: Settings, fleet: Fleet | None) -> list[str]:
-    """Every repository (or glob) the settings name: what ``/the-loop`` may name."""
+    """Every repository (or glob) the settings name: what any path may name."""
     named = [pattern for pattern, _room in settings.rooms]
     named += [repo for _room, kickoff in settings.kickoffs for repo in kickoff.repos]
     named += list(settings.relay_repos)

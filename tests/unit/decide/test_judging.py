@@ -11,6 +11,7 @@ import pytest
 
 from looproom.decide import judging, kinds
 from looproom.decide.authorization import AccessPolicy
+from looproom.decide.bounds import Bound
 from looproom.decide.judging import Received, Where
 from looproom.decide.verdict import ADMITTED, IGNORED, REFUSED, Verdict
 from looproom.events import Event
@@ -51,11 +52,17 @@ def judge(
     thread: str = "100.0",
     where: Where | None = None,
     policy: AccessPolicy = POLICY,
+    bound: Bound | None = None,
     **said: Any,
 ) -> Verdict:
     place = where if where is not None else Where(ITEM, thread_bound=True)
+    # The room was shown ITEM and its thread's work item; the settings name its repository.
+    shown = {ITEM, place.work_item}
+    bound = bound if bound is not None else Bound(shown.__contains__, [place.repository])
     message = Received(member, text, "C1", said.pop("ts", "400.0"), thread_ts=thread, **said)
-    return judging.judge_typed(message, place, lambda _item: current, policy, NOW)
+    return judging.judge_typed(
+        message, place, lambda _item: current, policy, NOW, bound=bound.refusal
+    )
 
 
 # -- map ---------------------------------------------------------------------------------

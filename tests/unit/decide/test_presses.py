@@ -15,6 +15,7 @@ import pytest
 
 from looproom.decide import judging, kinds, presses
 from looproom.decide.authorization import AccessPolicy
+from looproom.decide.bounds import Bound
 from looproom.decide.verdict import ADMITTED, IGNORED, REFUSED
 from looproom.events import Event
 from looproom.room import buttons
@@ -26,6 +27,9 @@ from tests.support.corpus import MESSAGES
 ITEM, ALICE, BOT = "github:acme/api#7", "U0ALICE01", "U0THELOOP"
 POLICY = AccessPolicy(BOT, frozenset({ALICE}))
 SECRET, NOW = "signing-secret-for-tests", 1_800_000_000.0
+
+#: The thread's work item, which the room was shown: the bound admits it.
+SHOWN = Bound(lambda _ref: True).refusal
 
 
 def event(name: str) -> Event:
@@ -57,7 +61,9 @@ def payload(action_id: str, ts: str, *, member: str = ALICE, **extra: Any) -> di
 def judge(body: dict[str, Any], state: ItemState, policy: AccessPolicy = POLICY) -> Any:
     press = presses.read(body)
     assert press is not None
-    return judging.judge_press(press, lambda _c, _ts: ITEM, lambda _i: state, policy, "T")
+    return judging.judge_press(
+        press, lambda _c, _ts: ITEM, lambda _i: state, policy, "T", bound=SHOWN
+    )
 
 
 # -- the controls ------------------------------------------------------------------------
@@ -239,7 +245,9 @@ def test_ticking_a_box_or_opening_a_link_is_not_a_decision() -> None:
 def test_a_press_on_a_message_that_is_not_ours_is_refused() -> None:
     press = presses.read(payload(buttons.APPROVE, "200.0"))
     assert press is not None
-    verdict = judging.judge_press(press, lambda _c, _t: "", lambda _i: GATE, POLICY, "T")
+    verdict = judging.judge_press(
+        press, lambda _c, _t: "", lambda _i: GATE, POLICY, "T", bound=SHOWN
+    )
     assert verdict.reason == "unmapped"
 
 

@@ -18,6 +18,7 @@ from looproom.catchup.catchup import LOOKBACK, CatchUp
 from looproom.catchup.cursors import CLAIMS_CAP, Cursors
 from looproom.decide import grammar, judging, kinds, talk
 from looproom.decide.authorization import AccessPolicy
+from looproom.decide.bounds import Bound
 from looproom.decide.judging import Received, Where
 from looproom.decide.verdict import ADMITTED, IGNORED, REFUSED, Verdict
 from looproom.room.memory import ItemState
@@ -27,6 +28,9 @@ ITEM = "github:acme/api#7"
 ALICE, BOB, BOT = "U0ALICE01", "U0BOB0001", "U0THELOOP"
 POLICY = AccessPolicy(BOT, frozenset({ALICE}), {ALICE: "alice-gh"})
 NOW = "2026-11-30T10:00:00Z"
+
+#: The thread's work item, which the room was shown: the bound admits it.
+SHOWN = Bound(lambda _ref: True).refusal
 
 
 NOTHING_OPEN = ItemState()
@@ -38,7 +42,7 @@ def judge(
     to_bot = talk.mentions(text, BOT)
     message = Received(member, text, "C1", "400.0", thread_ts="100.0", to_bot=to_bot, **said)
     place = Where(ITEM, thread_bound=True)
-    return judging.judge_typed(message, place, lambda _item: state, POLICY, NOW)
+    return judging.judge_typed(message, place, lambda _item: state, POLICY, NOW, bound=SHOWN)
 
 
 def test_words_addressed_to_the_bot_are_a_reply_with_no_question_open() -> None:
@@ -63,7 +67,7 @@ def test_a_strangers_reply_is_refused_before_anything_is_recorded() -> None:
 def test_a_reply_addressed_to_the_bot_at_a_gate_goes_to_the_session_not_the_gate() -> None:
     message = Received(ALICE, f"<@{BOT}> looks fine", "C1", "400.0", thread_ts="200.0", to_bot=True)
     verdict = judging.judge_typed(
-        message, Where(ITEM, thread_bound=True), lambda _i: GATE, POLICY, NOW
+        message, Where(ITEM, thread_bound=True), lambda _i: GATE, POLICY, NOW, bound=SHOWN
     )
     assert verdict.decision is not None and verdict.decision.kind == kinds.REPLY
 
@@ -71,7 +75,7 @@ def test_a_reply_addressed_to_the_bot_at_a_gate_goes_to_the_session_not_the_gate
 def test_words_in_an_open_asks_thread_still_answer_it() -> None:
     message = Received(ALICE, f"<@{BOT}> option 2", "C1", "400.0", thread_ts="300.0", to_bot=True)
     verdict = judging.judge_typed(
-        message, Where(ITEM, thread_bound=True), lambda _i: ASK, POLICY, NOW
+        message, Where(ITEM, thread_bound=True), lambda _i: ASK, POLICY, NOW, bound=SHOWN
     )
     assert verdict.decision is not None and verdict.decision.kind == kinds.ANSWER
 

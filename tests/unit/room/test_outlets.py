@@ -16,6 +16,7 @@ from slack_sdk import WebClient
 
 from looproom.decide import judging, presses
 from looproom.decide.authorization import AccessPolicy
+from looproom.decide.bounds import Bound
 from looproom.decide.verdict import ADMITTED
 from looproom.durable.outcome import Delivered, Failed, RetryLater
 from looproom.events import KNOWN_EVENTS, Event
@@ -492,6 +493,7 @@ def test_a_message_found_after_a_restart_is_remembered_so_a_press_on_it_counts(
         memory.get,
         AccessPolicy(BOT_USER, frozenset({ALICE})),
         "2024-01-01T00:00:00Z",
+        bound=Bound(memory.knows).refusal,
     )
     assert verdict.status == ADMITTED, verdict.text
 

@@ -11,6 +11,7 @@ import pytest
 
 from looproom.catchup.listen_modes import ListenAll
 from looproom.decide.authorization import AccessPolicy
+from looproom.decide.bounds import Bound
 from looproom.decide.desk import Desk
 from looproom.decide.effects import Effects
 from looproom.decide.judging import Received, Where
@@ -55,6 +56,8 @@ class Rig:
             recorded=self.effects.recorded,
             vet=self.effects.refusal,
             **({"find_room": find} if find is not None else {}),
+            # Its threads stand for work items the room was shown (no event is played).
+            bound=Bound(lambda _ref: True),
         )
         self._ts = 100
 

@@ -21,6 +21,7 @@ from looproom import times, verb_names, workitem
 from looproom.catchup.cursors import Cursors
 from looproom.decide import grammar, judging, kinds, presses, room_names, talk
 from looproom.decide.authorization import AccessPolicy
+from looproom.decide.bounds import Bound
 from looproom.decide.judging import Received, Where
 from looproom.decide.verdict import ADMITTED, REFUSED, Verdict, refuse
 from looproom.relay.decision import Decision
@@ -96,13 +97,15 @@ class Desk:
         vet: Callable[[Decision], str] = lambda _d: "",
         ask_why: AskWhy = lambda _p, _q: False,
         find_room: room_names.Find = lambda name: (name, ""),
+        bound: Bound | None = None,
     ) -> None:
         """``cursors`` remembers what each thread gave as context; ``thread_lines`` reads a
         thread for ``record-context``; ``recorded`` applies what a stored decision changes
         in the room itself (a roster, a room: ``looproom.decide.effects``); ``vet`` says
         why a decision must not be recorded as the room stands (``""``: it may);
         ``find_room`` finds the id of a room a channel command names (on a plain chat,
-        where rooms have no ids, the name is the room)."""
+        where rooms have no ids, the name is the room); ``bound`` which work items may be
+        named (none but those the room was shown when not given: fail closed)."""
         self.memory, self.relay, self.room = memory, relay, room
         self._policy, self._clock = policy, clock
         self.cursors = cursors if cursors is not None else Cursors({})
@@ -112,6 +115,8 @@ class Desk:
         # desk takes, so two replicas cannot both answer one question.
         self._lock = memory.lock
         self._ask_why, self._find_room = ask_why, find_room
+        #: The one bound every path asks (``/the-loop``, the kickoff and the read commands too).
+        self.bound = bound if bound is not None else Bound(memory.knows)
 
     def where(
         self, channel: str, thread_ts: str, room_item: str = "", repository: str = ""
@@ -125,7 +130,9 @@ class Desk:
         command); ``answer=False`` when the caller answers the member itself."""
         policy, now = self._policy(), self._clock()
         with self._lock:
-            verdict = judging.judge_typed(said, where, self.memory.get, policy, times.iso(now))
+            verdict = judging.judge_typed(
+                said, where, self.memory.get, policy, times.iso(now), bound=self.bound.refusal
+            )
             if not _wants_thread(verdict) and not _names_a_room(verdict):
                 verdict = self._record(verdict, policy, now)
         if _wants_thread(verdict):
@@ -195,7 +202,12 @@ class Desk:
         policy, now = self._policy(), self._clock()
         with self._lock:
             verdict = judging.judge_press(
-                press, self.memory.locate, self.memory.get, policy, times.iso(now)
+                press,
+                self.memory.locate,
+                self.memory.get,
+                policy,
+                times.iso(now),
+                bound=self.bound.refusal,
             )
             verdict = self._record(verdict, policy, now)
         taken()

@@ -1,10 +1,13 @@
-"""The order a typed message or a press is judged in: map → drop own → authorize → check.
+"""The order a typed message or a press is judged in: map → drop own → authorize → bound →
+check.
 
 The order is load-bearing, and the same on both paths: what belongs to no work item is
 never read; the bot's own messages and other bots' are never input; an unauthorized
 member's words are never validated, recorded or relayed — they get a refusal naming the
-remedy. Only then does the decision's kind (``looproom.decide.kinds``) check it against
-what the room was shown. Nothing here does I/O: the desk records what is admitted.
+remedy; a work item that is not the operator's (``looproom.decide.bounds``) is refused,
+naming it, whoever names it and however. Only then does the decision's kind
+(``looproom.decide.kinds``) check it against what the room was shown. Nothing here does
+I/O: the desk records what is admitted.
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ from looproom.room.memory import Asked, ItemState
 from looproom.settings.grants import REPLY, STANDING
 from looproom.times import later
 
+#: Why a work item may not be named here, ``""`` when it may (``Bound.refusal``).
+Named = Callable[[str], str]
 #: Slack message subtypes that are not a new message: an edit, a deletion.
 NOT_NEW = frozenset({"message_changed", "message_deleted"})
 
@@ -114,8 +119,11 @@ def judge_typed(
     state_of: Callable[[str], ItemState],
     policy: AccessPolicy,
     now: str,
+    *,
+    bound: Named,
 ) -> Verdict:
-    """One typed message through the order, without I/O."""
+    """One typed message through the order, without I/O; ``bound`` says why a work item
+    may not be named here (``looproom.decide.bounds.Bound.refusal``)."""
     if said.subtype in NOT_NEW:
         # An edit re-sends the whole message under a new ts: read as new, a decision would
         # be taken twice, or a word changed after the fact would decide anew.
@@ -141,6 +149,9 @@ def judge_typed(
     unauthorized = _authorize(said.member, _act(parsed, work_item), policy)
     if unauthorized is not None:
         return unauthorized
+    foreign = bound(work_item)
+    if foreign:
+        return refuse("not-the-operators", foreign)
     if isinstance(parsed, grammar.Refusal):
         return refuse(parsed.reason, parsed.text)
     base = draft(
@@ -273,6 +284,8 @@ def judge_press(
     state_of: Callable[[str], ItemState],
     policy: AccessPolicy,
     now: str,
+    *,
+    bound: Named,
 ) -> Verdict:
     """One press through the order: map (from the pressed message itself, so a top-level
     room message resolves too) → drop own → authorize → still open as drawn? → decide."""
@@ -290,6 +303,9 @@ def judge_press(
     unauthorized = _authorize(press.member, kind.act, policy)
     if unauthorized is not None:
         return unauthorized
+    foreign = bound(work_item)
+    if foreign:
+        return refuse("not-the-operators", foreign)
     refusal = kinds.unwritable(kind, work_item, policy.destinations)
     if refusal:
         return refuse("unwritable", refusal)

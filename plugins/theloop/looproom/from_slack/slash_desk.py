@@ -17,9 +17,8 @@ from looproom import workitem
 from looproom.control import item_status
 from looproom.control.loop_control import LoopControl
 from looproom.control.plane_choice import Plane
-from looproom.control.targets import Targets
 from looproom.decide import grammar, kinds
-from looproom.decide.authorization import AccessPolicy, may, refusal_text
+from looproom.decide.authorization import AccessPolicy
 from looproom.decide.desk import Desk
 from looproom.decide.judging import Received
 from looproom.decide.verdict import ADMITTED, REFUSED
@@ -49,7 +48,6 @@ class SlashDesk:
         loop_api: str = "",
         kickoff: KickoffOpener | None = None,
         control: LoopControl | None = None,
-        targets: Targets | None = None,
         mine: Callable[[str], str] | None = None,
     ) -> None:
         """``control`` answers the instance and standing families (``restart``, ``upgrade``,
@@ -57,8 +55,6 @@ class SlashDesk:
         self._desk, self._book, self._policy = desk, book, policy
         self._room_facts, self._loop_api, self.kickoff = room_facts, loop_api, kickoff
         self._control = control
-        #: What a verb may name (``looproom.control.targets``); None: anything.
-        self._targets = targets
         #: ``mine``: what waits on a member (``looproom.attention``).
         self._mine = mine
 
@@ -163,17 +159,9 @@ class SlashDesk:
             return self._other(command, other)
         text = f"{command.action} {command.rest}".strip()
         room_item, repository = self._room_facts(command.channel)
-        policy = self._policy()
-        named = _named(text, repository, policy)
-        refused = self._targets.refusal(named) if named and self._targets else ""
-        if refused and named != room_item:
-            # Who may not use the verb is told that first, and learns nothing of the rest.
-            act = kinds.act_of(kinds.read(text, policy.own_id, policy.destinations.keywords))
-            return (
-                refused
-                if may(command.member, act, policy)
-                else (refusal_text(command.member, act, policy))
-            )
+        # What it names is bounded by the desk's judging, as on every path
+        # (``looproom.decide.bounds``): who may not use the verb is told that first.
+        named = _named(text, repository, self._policy())
         return self._judged(command, text, named or room_item, room_item, repository)
 
     def _other(self, command: slash.Slash, ref: str) -> str:
