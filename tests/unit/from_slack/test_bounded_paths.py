@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from looproom.assembly import LoopRoom
+from looproom.assembly import Activation
 from looproom.catchup.listen_modes import ALL
 from looproom.events import Event
 from looproom.relay import forms
@@ -23,7 +23,7 @@ THREAD = "100.0"
 
 
 class Rig:
-    def __init__(self, room: LoopRoom, told: list[tuple[str, str]]) -> None:
+    def __init__(self, room: Activation, told: list[tuple[str, str]]) -> None:
         self.room, self.told = room, told
         self._ts = 200
 

@@ -1,0 +1,113 @@
+"""Nobody writes beyond the operator's work items, end to end: a real errbot on SlackV3.
+
+The bot runs on Socket Mode against the loopback fake of Slack, relaying to loopback fakes
+of GitHub and the-loop's control plane — where a foreign repository's issue exists and
+would take the operator's comment. A decider naming it in a thread or with a ``!verb``,
+and a collaborator naming it in a DM, are refused before anything is recorded or sent,
+and told which work item and why; the work item the room was shown is still theirs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from tests.e2e.slackbot import SlackBot, StartBot, relaying
+from tests.fakes.github_api import FakeGitHub
+from tests.fakes.loop_api import FakeLoop
+from tests.fakes.slack_api import FakeSlack
+from tests.support.wait import wait_for
+
+pytestmark = pytest.mark.e2e
+
+ITEM, REPO = "github:acme/api#7", "acme/api"
+FOREIGN, VICTIM = "github:victim-org/payroll#1", "victim-org/payroll"
+ALICE, BOB, BOB_DM = "U0ALICE01", "U0BOB0001", "D0BOB0001"
+SETTINGS = """
+slack:
+  channel: "#the-loop"
+  subscribe: [comment.agent]
+  authorizedUsers: [U0ALICE01]
+  collaborators: [U0BOB0001]
+people: {U0ALICE01: alice-gh}
+"""
+TIMEOUT = 60.0
+REFUSED = f"`{FOREIGN}` is not a work item of this room"
+
+
+@dataclass
+class Rig:
+    bot: SlackBot
+    slack: FakeSlack
+    github: FakeGitHub
+    loop: FakeLoop
+
+    def thread(self) -> str:
+        event = {"id": "bounds-1", "eventType": "comment.agent", "workItem": ITEM}
+        message = self.bot.show({**event, "text": "I have started on the migration."}, TIMEOUT)
+        return str(message.get("thread_ts") or message["ts"])
+
+    def dm(self, member: str, text: str) -> dict[str, Any]:
+        message = self.slack.say(BOB_DM, member, text)
+        message["channel_type"] = "im"
+        assert self.slack.push_envelope({"type": "event_callback", "event": message})
+        return message
+
+    def told(self, member: str, words: str) -> bool:
+        return any(
+            words in c.args["text"]
+            for c in self.slack.calls_to("chat.postEphemeral")
+            if c.args["user"] == member
+        )
+
+    def reactions(self, ts: str) -> list[str]:
+        calls = self.slack.calls_to("reactions.add")
+        return [c.args["name"] for c in calls if c.args["timestamp"] == ts]
+
+
+@pytest.fixture
+def rig(slack_bot: StartBot, fake_slack: FakeSlack) -> Iterator[Rig]:
+    fake_slack.add_channel("bob-dm", BOB_DM)
+    with (
+        FakeGitHub({REPO: {7}, VICTIM: {1}}) as github,
+        FakeLoop({ITEM: False, FOREIGN: False}) as loop,
+        relaying(slack_bot, SETTINGS, github, loop, "e2e-bounds-signing-secret") as bot,
+    ):
+        yield Rig(bot, fake_slack, github, loop)
+
+
+def test_a_decider_naming_a_foreign_work_item_in_a_thread_or_with_a_bang_verb_is_refused(
+    rig: Rig,
+) -> None:
+    thread = rig.thread()
+    rig.bot.say(ALICE, f"stop {FOREIGN}", thread)
+    wait_for(lambda: rig.told(ALICE, REFUSED), TIMEOUT, "the refusal in the thread")
+    rig.bot.say(ALICE, "!pause https://github.com/victim-org/payroll/issues/1", "")
+    wait_for(lambda: _told_count(rig, ALICE) >= 2, TIMEOUT, "the !verb's refusal")
+    # The work item the room was shown is still the decider's: a sentinel lands after them.
+    sentinel = rig.bot.say(ALICE, "stop", thread)
+    wait_for(lambda: "white_check_mark" in rig.reactions(sentinel["ts"]), TIMEOUT, "the ✅")
+    assert [c.split("\n", 1)[0] for c in rig.github.posted(REPO, 7)] == ["the-loop stop"]
+    assert rig.github.posted(VICTIM, 1) == []
+
+
+def test_a_collaborators_dm_naming_a_foreign_work_item_reaches_neither_ticket_nor_session(
+    rig: Rig,
+) -> None:
+    rig.thread()
+    rig.dm(BOB, f"{FOREIGN} @victim-org/sec-team please look")
+    wait_for(lambda: rig.told(BOB, REFUSED), TIMEOUT, "the refusal in the DM")
+    # A DM naming the room's work item still reaches its session: a sentinel after it.
+    sentinel = rig.dm(BOB, "acme/api#7: use option 2")
+    wait_for(lambda: "white_check_mark" in rig.reactions(sentinel["ts"]), TIMEOUT, "the ✅")
+    assert [r["ref"] for r in rig.loop.replies] == [ITEM]
+    assert "use option 2" in rig.loop.replies[0]["text"]
+    assert rig.github.posted(VICTIM, 1) == []
+
+
+def _told_count(rig: Rig, member: str) -> int:
+    calls = rig.slack.calls_to("chat.postEphemeral")
+    return sum(1 for c in calls if c.args["user"] == member and REFUSED in c.args["text"])
