@@ -290,7 +290,8 @@ def test_the_context_shortcut_records_the_thread_like_the_typed_command(rig: Rig
     said = rig.say(BOB, "and the queue stays", thread)
     _interact(rig, _shortcut(rig, "theloop_record_context", said))
     (comment,) = wait_for(rig.comments, TIMEOUT, "the context on the ticket")
-    assert "2 message(s)" in comment and "> <@U0BOB0001>: and the queue stays" in comment
+    assert "2 message(s)" in comment
+    assert "> <@U0BOB0001> (no role on this work item):\n> > and the queue stays" in comment
     wait_for(
         lambda: any(t.startswith("📎 2 message(s)") for t in rig.replies_in(thread)),
         TIMEOUT,

@@ -76,7 +76,8 @@ def test_context_goes_once_and_a_second_record_with_nothing_new_is_refused(desk:
     assert first.status == ADMITTED
     (decision,) = stored(desk)
     assert decision["count"] == 2 and decision["words"] == (
-        f"<@{ALICE}>: we keep v1\n\n<@{MALLORY}>: agreed"
+        f"{talk.CONTEXT_FRAME}\n\n<@{ALICE}> (decider):\n> we keep v1\n\n"
+        f"<@{MALLORY}> (no role on this work item):\n> agreed"
     )
     again = record_context(desk, "54.0")
     assert again.status == REFUSED and again.reason == "no-new-context"

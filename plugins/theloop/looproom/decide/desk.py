@@ -175,7 +175,7 @@ class Desk:
                 "Nothing was said in this thread since its last recorded context, so nothing "
                 "was recorded.",
             )
-        text, count = talk.snapshot(fresh)
+        text, count = talk.snapshot(fresh, policy.on(decision.work_item).role)
         link = talk.thread_link(channel, thread)
         full = replace(decision, words=text, count=count, link=link, thread=thread)
         with self._lock:
