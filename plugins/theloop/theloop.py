@@ -236,9 +236,13 @@ class TheLoop(BotPlugin):
         return self._core.admin.queue(args, time.time()) if self._core else NOT_ACTIVE
 
     @botcmd
-    def theloop_why(self, _msg: Any, args: str) -> str:
+    def theloop_why(self, msg: Any, args: str) -> str:
         """Where did my message go: the room's last decisions for `why <work item>`."""
-        return self._core.admin.why(args, time.time()) if self._core else NOT_ACTIVE
+        return (
+            self._core.admin.why(args, time.time(), chat.asker_of(msg))
+            if self._core
+            else NOT_ACTIVE
+        )
 
     @botcmd(admin_only=True)
     def theloop_asks(self, _msg: Any, args: str) -> str:
@@ -246,9 +250,9 @@ class TheLoop(BotPlugin):
         return self._core.admin.asks(args) if self._core else NOT_ACTIVE
 
     @botcmd
-    def theloop_records(self, _msg: Any, args: str) -> str:
+    def theloop_records(self, msg: Any, args: str) -> str:
         """What was recorded on a work item's ticket from Slack: `records <work item>`."""
-        return self._core.admin.records(args) if self._core else NOT_ACTIVE
+        return self._core.admin.records(args, chat.asker_of(msg)) if self._core else NOT_ACTIVE
 
     @botcmd(admin_only=True)
     def theloop_bind(self, _msg: Any, args: str) -> str:

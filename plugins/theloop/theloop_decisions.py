@@ -13,11 +13,18 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from looproom.decide.kinds import VERBS
+from looproom.room.readers import Asker
 
 
 def member_of(identifier: Any) -> str:
     """A Slack member id (``userid``), else the backend's person string (Test, Text)."""
     return str(getattr(identifier, "userid", "") or getattr(identifier, "person", "") or "")
+
+
+def asker_of(msg: Any) -> Asker:
+    """Who asked a read command, and the Slack conversation its answer is said in ("" on
+    another backend: one plain chat)."""
+    return Asker(member_of(msg.frm), str(slack_event(msg).get("channel") or ""))
 
 
 def slack_event(msg: Any) -> Mapping[str, Any]:

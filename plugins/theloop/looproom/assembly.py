@@ -124,6 +124,7 @@ class Activation:
             fleet=self.fleet,
             asks=self.stores.asks,
             attention_queue=self.stores.attention,
+            admins=admins,
         )
         #: The parents' redraws, on a stage of their own: they never hold a delivery slot.
         self.cards = Cards(slack, self.book) if slack is not None else None

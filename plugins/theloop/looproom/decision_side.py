@@ -26,7 +26,7 @@ from looproom.catchup.listen_modes import ListenAll
 from looproom.catchup.reconcile import Reconcile
 from looproom.control.loop_control import LoopControl
 from looproom.decide import kinds
-from looproom.decide.bounds import Bound
+from looproom.decide.bounds import Bound, named_repositories
 from looproom.decide.desk import Desk, Reopening
 from looproom.decide.effects import Effects
 from looproom.decide.members import Directory, Grants, UnknownHandle, resolve_grants
@@ -49,6 +49,7 @@ from looproom.relay.reply_lookup import ReplyBook
 from looproom.relay.sinks import ControlPlane, GitHubSink, LedgerSink, LoopSink, Sinks
 from looproom.room.channel_moves import ChannelMoves
 from looproom.room.memory import Memory
+from looproom.room.readers import Readers
 from looproom.room.roster import Roster
 from looproom.room.routing import BindingBook, ThreadBinding
 from looproom.settings import ConfigError, Environment, Settings, jira_config, keywords
@@ -219,6 +220,7 @@ def _slash_desk(
             split=lambda: decisions.split.line() if decisions.split is not None else "",
         ),
         mine=decisions.attention.mine,
+        readers=decisions.readers,
     )
 
 
@@ -244,6 +246,7 @@ class Decisions:
         fleet: Fleet | None = None,
         asks: AskStore | None = None,
         attention_queue: WorkQueue | None = None,
+        admins: tuple[str, ...] = (),
     ) -> None:
         """``bot_member`` is asked at each decision: the backend learns who it is on connecting.
         ``store`` is the plugin's storage (the kickoff's claims, the members' ids, the
@@ -274,6 +277,10 @@ class Decisions:
             listening=self.listen_all.rooms,
         )
         destinations = self.sinks.available(settings.relay_repos)
+        #: Who may read about a work item: a member of a room it lives in, or an admin.
+        self.readers = Readers(
+            book, self.places.ids.known, slack.members if slack is not None else None, admins
+        )
         self.policies = Policies(
             bot_member,
             grants,
@@ -313,6 +320,7 @@ class Decisions:
             notice_after=env.relay_notice_seconds,
             give_up_after=env.relay_give_up_seconds,
         )
+        claimed = [repo for i in fleet.instances for repo in i.claims.repos] if fleet else []
         self.desk = Desk(
             memory,
             self.relay,
@@ -327,7 +335,7 @@ class Decisions:
             bound=Bound(
                 # An admin's binding names the work item as the operator's, shown or not.
                 lambda ref: memory.knows(ref) or ref in book.room_bindings(),
-                _named_repositories(settings, fleet),
+                named_repositories(settings, claimed),
                 destinations.jira,
             ),
         )
@@ -394,13 +402,3 @@ class Decisions:
             self.opener.stop()
         if self._voice is not None:
             self._voice.close()  # after the relay: its last ✅ is said too
-
-
-def _named_repositories(settings: Settings, fleet: Fleet | None) -> list[str]:
-    """Every repository (or glob) the settings name: what any path may name."""
-    named = [pattern for pattern, _room in settings.rooms]
-    named += [repo for _room, kickoff in settings.kickoffs for repo in kickoff.repos]
-    named += list(settings.relay_repos)
-    if fleet is not None:
-        named += [repo for instance in fleet.instances for repo in instance.claims.repos]
-    return named

@@ -362,3 +362,15 @@ def test_a_thread_slack_will_not_show_is_not_taken_for_an_empty_one(
     assert poster.posted(ROOM, asked["ts"], "kickoff:message:1", 0.0) is None
     slack.fail("chat.postMessage", "5xx")
     assert poster.post(ROOM, "🆕 Opened", [], asked["ts"], key="kickoff:message:1") == ""
+
+
+def test_a_rooms_members_are_read_over_every_page_and_none_when_slack_cannot_say(
+    slack: FakeSlack, transport: SlackTransport
+) -> None:
+    people = [f"U0PERSON{n:03d}" for n in range(2500)]  # three pages of 1000
+    room = slack.add_channel("big-room", private=True, members=people)
+    found = transport.members(room)
+    assert found is not None and set(people) <= found and len(found) == 2501  # and the bot
+    assert transport.members(room, max_pages=2) is None  # not all of them known: unknown
+    hidden = slack.add_channel("hidden", private=True, member=False, members=people)
+    assert transport.members(hidden) is None

@@ -37,6 +37,7 @@ from looproom.relay.record_reader import RecordReader
 from looproom.relay.relay import Relay
 from looproom.relay.sinks import Sinks
 from looproom.room.delivery_log import DeliveryLog
+from looproom.room.readers import Asker, Readers
 from looproom.room.render import work_item_label
 from looproom.room.routing import BindingBook
 from looproom.server import routes
@@ -58,6 +59,7 @@ class DecisionParts(Protocol):
     places: Places
     split: SplitWatch | None
     attention: AttentionSide
+    readers: Readers
 
 
 class Answers:
@@ -188,11 +190,16 @@ class Answers:
             return f"{command.action}: done for `{command.key}`."
         return f"No undelivered item `{command.key}` (see `!theloop queue`)."
 
-    def why(self, args: str, now: float) -> str:
-        """``!theloop why <work item>``: the room's last decisions for it, with their rules."""
+    def why(self, args: str, now: float, asker: Asker) -> str:
+        """``!theloop why <work item>``: the room's last decisions for it, with their rules
+        — to who could read it in Slack (``looproom.room.readers``)."""
         asked = args.strip()
-        known = self._told.items()
+        readers = self._decisions.readers
+        known = [k for k in self._told.items() if readers.readable(asker)(k)]
         match = next((k for k in known if asked in (k, work_item_label(k))), asked)
+        refused = readers.refusal(match, asker) if asked else ""
+        if refused:
+            return refused
         return text.why_text(asked, known, self._told.why(match) if asked else [], now)
 
     def asks(self, args: str) -> str:
@@ -202,9 +209,11 @@ class Answers:
         except StorageError as exc:
             return f"The asks cannot be read now: {exc}"
 
-    def records(self, args: str) -> str:
-        """``!theloop records <work item>``: what was recorded on its ticket from Slack."""
-        return self._decisions.records.answer(args)
+    def records(self, args: str, asker: Asker) -> str:
+        """``!theloop records <work item>``: what was recorded on its ticket from Slack —
+        to who could read it in Slack."""
+        reader = self._decisions.records
+        return reader.answer(args, lambda ref: self._decisions.readers.refusal(ref, asker))
 
     def bind(self, args: str) -> str:
         """``!theloop bind``."""

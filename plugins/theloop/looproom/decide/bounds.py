@@ -16,6 +16,7 @@ import fnmatch
 from collections.abc import Callable, Iterable
 
 from looproom import workitem
+from looproom.settings import Settings
 from looproom.settings.jira_config import JiraSite
 
 #: Where a refusal says what the settings name, so an operator knows what to add.
@@ -73,3 +74,10 @@ class Bound:
             f"it is not a ticket of the configured Jira site ({self._jira.site}) in one of "
             f"its projects ({projects})"
         )
+
+
+def named_repositories(settings: Settings, claimed: Iterable[str] = ()) -> list[str]:
+    """Every repository (or glob) the settings name, and the instances' ``claimed`` ones."""
+    named = [pattern for pattern, _room in settings.rooms]
+    named += [repo for _room, kickoff in settings.kickoffs for repo in kickoff.repos]
+    return named + list(settings.relay_repos) + list(claimed)

@@ -23,6 +23,7 @@ from looproom.decide.desk import Desk
 from looproom.decide.judging import Received
 from looproom.decide.verdict import ADMITTED, REFUSED
 from looproom.from_slack import slash
+from looproom.room.readers import Asker, Readers
 from looproom.room.routing import BindingBook
 
 #: ``room_facts(channel)`` → (the one work item bound to it, its one repository).
@@ -49,6 +50,7 @@ class SlashDesk:
         kickoff: KickoffOpener | None = None,
         control: LoopControl | None = None,
         mine: Callable[[str], str] | None = None,
+        readers: Readers | None = None,
     ) -> None:
         """``control`` answers the instance and standing families (``restart``, ``upgrade``,
         ``standing …``, and the instance's part of ``status``)."""
@@ -57,6 +59,8 @@ class SlashDesk:
         self._control = control
         #: ``mine``: what waits on a member (``looproom.attention``).
         self._mine = mine
+        #: Who may read about a work item (``looproom.room.readers``); None: no Slack rooms.
+        self._readers = readers
 
     def answer(self, payload: Mapping[str, Any]) -> dict[str, Any] | None:
         """The ephemeral answer to a slash-command payload; ``None`` when it is not ours."""
@@ -93,11 +97,11 @@ class SlashDesk:
         if control is not None and only and only in control.planes.names():
             return control.instance_status(command.member, only)
         if only or control is None:
-            return self.status(only, self._room_facts(command.channel)[1])
+            return self.status(only, command.member, self._room_facts(command.channel)[1])
         # Both asked at once: Slack waits 3 s for the whole answer, and each has its timeout.
         with ThreadPoolExecutor(2) as pool:
             instances = pool.submit(control.instance_status, command.member)
-            items = pool.submit(self.status, "")
+            items = pool.submit(self.status, "", command.member)
             return f"{instances.result()}\n\n{items.result()}"
 
     def _loop(self, command: slash.Slash) -> str:
@@ -128,17 +132,25 @@ class SlashDesk:
         names = self._control.planes.names() if self._control is not None else []
         return f" than the instance ({', '.join(names)})" if names else ""
 
-    def status(self, only: str, repository: str = "") -> str:
+    def status(self, only: str, member: str, repository: str = "") -> str:
         """``status [<work item>]``: the room's memory, and the-loop's when configured;
-        ``#7`` in ``repository``."""
+        ``#7`` in ``repository`` — only of the work items ``member`` could read in Slack
+        (its answer is theirs alone)."""
         ref = ""
+        asker = Asker(member)
         if only:
             named = workitem.resolve_typed(only, repository) or workitem.parse(only)
             if named is None:
                 return f"`{only}` is not a work item ref like `github:owner/repo#7`."
             ref = str(named)
+            refused = self._readers.refusal(ref, asker) if self._readers is not None else ""
+            if refused:
+                return refused
         threads = [(thread.work_item, thread.channel) for thread in self._book.threads()]
         items = item_status.gather(self._desk.memory.items(), threads)
+        if self._readers is not None:
+            readable = self._readers.readable(asker)
+            items = [item for item in items if readable(item.ref)]
         records, problem = self._loop_records()
         return item_status.status_text(items, self._policy(), records, problem, only=ref)
 

@@ -121,8 +121,9 @@ class RecordReader:
             return self._from_jira(key)
         return self._from_ledger(work_item), ""
 
-    def answer(self, asked: str) -> str:
-        """The text of ``!theloop records <work item>``."""
+    def answer(self, asked: str, refusal: Callable[[str], str] = lambda _ref: "") -> str:
+        """The text of ``!theloop records <work item>``; ``refusal(ref)`` says why the asker
+        may not read it (``looproom.room.readers``), ``""`` when they may."""
         ref = workitem.parse(asked.strip()) or workitem.resolve_typed(asked.strip())
         if ref is None:
             return "usage: `!theloop records <work item>` — e.g. `github:acme/api#7`"
@@ -130,6 +131,9 @@ class RecordReader:
             return (
                 f"The room does not follow `{defang(str(ref))}`, so its records are not read here."
             )
+        refused = refusal(str(ref))
+        if refused:
+            return refused
         found, problem = self.read(str(ref))
         return render(str(ref), found, problem)
 

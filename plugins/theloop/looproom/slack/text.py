@@ -46,6 +46,9 @@ def button_url(url: str) -> str:
 
 def defang(text: str, limit: int = 200) -> str:
     """Producer or peer text as inert display text, one line, at most ``limit`` characters:
-    no mention, link or code-span break-out (for ``!theloop status`` and ``queue``)."""
+    no mention, link or code-span break-out (for ``!theloop status``, ``queue``, ``why``
+    and ``records``). Errbot sends with ``link_names``, which makes a bare ``@channel`` or
+    ``@alice`` a ping, so every ``@`` is followed by a word joiner: read the same, inert."""
     text = text.replace("<", "‹").replace(">", "›").replace("`", "'").replace("\n", " ")
+    text = text.replace("@", "@\u2060")
     return text if len(text) <= limit else text[: limit - 1] + "…"

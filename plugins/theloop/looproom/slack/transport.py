@@ -280,6 +280,22 @@ class SlackTransport:
         args.update(_optional(exclude_archived=True, cursor=cursor or None))
         return self._call(method, args)
 
+    def members(self, channel: str, *, max_pages: int = 10) -> frozenset[str] | None:
+        """Who is in ``channel`` (``conversations.members``, pages of 1000); ``None`` when
+        Slack did not say, or said more than ``max_pages`` pages (not all of them known)."""
+        found: set[str] = set()
+        cursor = ""
+        for _ in range(max_pages):
+            args = {"channel": channel, "limit": 1000, **_optional(cursor=cursor or None)}
+            response = self._call("conversations.members", args)
+            if not response.ok:
+                return None
+            found.update(str(m) for m in response.data.get("members") or [])
+            cursor = next_cursor(response)
+            if not cursor:
+                return frozenset(found)
+        return None
+
     def auth_test(self) -> Response:
         """``auth.test``: whether the token is good, whose it is; its scopes in ``headers``."""
         return self._call("auth.test", {})
