@@ -88,6 +88,7 @@ def rig(slack_bot: StartBot, fake_slack: FakeSlack) -> Iterator[Rig]:
     fake_slack.add_channel("bob-dm", BOB_DM)
     fake_slack.users[CAROL] = "carol"
     fake_slack.add_channel("carol-dm", CAROL_DM)
+    fake_slack.add_channel("alice-dm", "D0ALICE01")
     fake_slack.add_channel("secret-room", SECRET_ROOM, private=True, members=[ALICE, CAROL])
     with (
         FakeGitHub({REPO: {7}, VICTIM: {1}, "acme/secret": {3}}) as github,
@@ -169,7 +170,7 @@ def test_quoted_words_in_a_read_command_never_ping(rig: Rig) -> None:
     thread = rig.thread()
     said = rig.bot.say(ALICE, f"<@{BOT_USER}> @channel @here ship it <!everyone>", thread)
     wait_for(lambda: "white_check_mark" in rig.reactions(said["ts"]), TIMEOUT, "the ✅")
-    answer = rig.ask(CAROL, CAROL_DM, f"!theloop records {ITEM}")
+    answer = rig.ask(ALICE, "D0ALICE01", f"!theloop records {ITEM}")
     assert "ship it" in answer
     for ping in ("@channel", "@here", "<!everyone>", "<!channel>", "<!here>"):
         assert ping not in answer, ping
