@@ -1,0 +1,121 @@
+"""The durable queue at its edges: the item a claim hands out, a retry's flag, which states
+an admin's retry and drop reach, the last error as status shows it. Each test fails on a
+one-token slip in ``looproom/durable/queue.py`` that the queue's other tests let through."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from looproom.durable.queue import DurableQueue
+
+
+class Clock:
+    def __init__(self, now: float = 1_000_000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def q(tmp_path: Path, clock: Clock) -> Iterator[DurableQueue]:
+    queue = DurableQueue(tmp_path / "queues.sqlite3", "inbox", clock=clock)
+    yield queue
+    queue.close()
+
+
+def test_a_claimed_item_is_in_flight_and_says_when_it_was_first_handed_out(
+    q: DurableQueue, clock: Clock
+) -> None:
+    clock.now = 1_000_000.0
+    q.put("e1", "{}", group="github:o/r#7")
+    first = q.claim()
+    assert first is not None
+    assert (first.state, first.attempts, first.first_try) == ("inflight", 1, 1_000_000.0)
+    assert (first.created, first.group) == (1_000_000.0, "github:o/r#7")
+    assert q.get("e1") == first  # what the deliverer holds is what is stored
+    # Retried and claimed again later: the first hand-out is kept, the attempts counted.
+    q.retry("e1", 0, "slack down")
+    clock.now = 1_000_060.0
+    again = q.claim()
+    assert again is not None
+    assert (again.state, again.attempts, again.first_try) == ("inflight", 2, 1_000_000.0)
+
+
+def test_a_claim_at_a_given_time_takes_only_what_is_due_then(q: DurableQueue, clock: Clock) -> None:
+    q.put("e1", "{}")
+    q.claim()
+    q.retry("e1", 30, "429")
+    assert q.claim(now=clock.now + 29) is None
+    claimed = q.claim(now=clock.now + 30)
+    assert claimed is not None and claimed.first_try == clock.now
+
+
+def test_a_retry_is_not_flagged_as_maybe_delivered_unless_it_says_so(q: DurableQueue) -> None:
+    for key, uncertain in (("sure", False), ("unsure", True)):
+        q.put(key, "{}")
+        q.claim()
+        if uncertain:
+            q.retry(key, 0, "timed out", uncertain=True)
+        else:
+            q.retry(key, 0, "refused")
+    assert q.get("sure").maybe_delivered is False
+    assert q.get("unsure").maybe_delivered is True
+
+
+def test_an_admins_retry_reaches_a_parked_or_waiting_item_never_one_in_flight(
+    q: DurableQueue,
+) -> None:
+    for key in ("parked", "waiting", "flying"):
+        q.put(key, "{}")
+    q.claim()
+    q.park("parked", "gave up")
+    q.claim()
+    q.retry("waiting", 600, "429")
+    q.claim()  # "flying" is being delivered now
+    assert [q.retry_now(key) for key in ("parked", "waiting", "flying")] == [True, True, False]
+    assert q.get("flying").state == "inflight"
+
+
+def test_an_admins_drop_reaches_what_is_open_never_what_was_delivered(q: DurableQueue) -> None:
+    q.put("delivered", "{}")
+    q.claim()
+    q.done("delivered")
+    q.put("waiting", "{}")
+    assert q.drop("delivered") is False and q.get("delivered").state == "done"
+    assert q.drop("waiting") is True and q.get("waiting").state == "dropped"
+
+
+def test_the_last_error_names_its_item_and_when(q: DurableQueue, clock: Clock) -> None:
+    assert q.last_error() is None
+    q.put("e1", "{}")
+    q.claim()
+    clock.now = 1_000_042.0
+    q.retry("e1", 5, "slack: ratelimited")
+    failure = q.last_error()
+    assert failure is not None
+    assert (failure.key, failure.error, failure.at) == ("e1", "slack: ratelimited", 1_000_042.0)
+
+
+@pytest.mark.parametrize(("free", "writable"), [(1024 * 1024, True), (1024 * 1024 - 1, False)])
+def test_a_file_system_with_less_than_a_mebibyte_free_takes_nothing_more(
+    q: DurableQueue, monkeypatch: pytest.MonkeyPatch, free: int, writable: bool
+) -> None:
+    real = __import__("shutil").disk_usage
+
+    def disk_usage(path: object) -> object:
+        return real(path)._replace(free=free)
+
+    monkeypatch.setattr("looproom.durable.queue.shutil.disk_usage", disk_usage)
+    reason = q.writable()
+    assert (reason == "") is writable
+    if not writable:
+        assert reason.endswith(f"{free} bytes free on its file system") and str(q.path) in reason
