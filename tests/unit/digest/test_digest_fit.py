@@ -90,3 +90,90 @@ def test_truncate_does_not_split_a_link_or_an_escape() -> None:
 def test_truncate_below_its_note_still_fits() -> None:
     assert truncate("z" * 100, 10) == "z" * 9 + "…"
     assert truncate("z" * 100, 1) == "…"
+
+
+# -- truncate at its edges: each figure worked out by hand from R1.4's form -------------------
+# The note is "\n… (N more characters — see the link)": 36 characters and N's digits.
+
+
+def test_truncate_keeps_a_text_of_exactly_the_limit_and_cuts_one_more() -> None:
+    assert truncate("x" * 100, 100) == "x" * 100
+    # 101 characters at 100: the note names a 2-digit count (62 + 38 = 100).
+    assert truncate("x" * 101, 100) == "x" * 62 + "\n… (39 more characters — see the link)"
+
+
+def test_truncate_keeps_as_much_as_fits_beside_a_note_whose_count_changes_its_length() -> None:
+    # 61 kept, 139 named: 61 + 39 = 100.
+    assert truncate("a" * 200, 100) == "a" * 61 + "\n… (139 more characters — see the link)"
+    # One character kept beside a note of 39 is 40: the cut still keeps it.
+    assert truncate("a" * 200, 40) == "a\n… (199 more characters — see the link)"
+
+
+@pytest.mark.parametrize("limit", [0, -1])
+def test_truncate_to_nothing_is_nothing(limit: int) -> None:
+    assert truncate("text", limit) == ""
+
+
+def test_truncate_below_its_note_keeps_the_head_without_trailing_space() -> None:
+    assert truncate("a b" + "c" * 100, 3) == "a…"
+    assert truncate("z" * 100, 2) == "z…"
+
+
+def test_truncate_drops_the_space_before_its_note() -> None:
+    text = "a" * 60 + " " + "b" * 139  # 200: the cut at 61 keeps the space, then drops it
+    assert truncate(text, 100) == "a" * 60 + "\n… (139 more characters — see the link)"
+
+
+def test_truncate_moves_the_cut_before_a_link_at_the_very_start() -> None:
+    text = "<https://example.com/" + "p" * 200 + "|link> and then words"  # 21 + 200 + 21
+    assert truncate(text, 100) == "\n… (242 more characters — see the link)"
+
+
+def test_truncate_looks_five_characters_back_for_an_escape_it_would_split() -> None:
+    # 256 characters at 100 keep 61 (61 + 39). An "&" five back is an escape begun: the cut
+    # moves before it; six back, an escape would have ended (`&amp;` is five), so it stays.
+    five = "a" * 56 + "&" + "b" * 199
+    assert truncate(five, 100) == "a" * 56 + "\n… (200 more characters — see the link)"
+    six = "a" * 55 + "&" + "b" * 200
+    assert truncate(six, 100) == "a" * 55 + "&bbbbb\n… (195 more characters — see the link)"
+
+
+def test_truncate_with_no_room_for_its_note_keeps_the_head_and_an_ellipsis() -> None:
+    # 200 at 39: the note naming 200 would fill all 39, leaving no head: the head instead.
+    assert truncate("a" * 200, 39) == "a" * 38 + "…"
+
+
+def test_truncate_leaves_a_closed_link_before_the_cut_and_one_after_it_alone() -> None:
+    # 256 at 100 keep 61: a whole link early, the cut in plain text, another link later.
+    text = "<https://a.example|a> " + "w" * 39 + "v" * 60 + " <https://b.example|b>" + "u" * 113
+    assert len(text) == 256
+    assert truncate(text, 100) == text[:61] + "\n… (195 more characters — see the link)"
+
+
+def test_truncate_moves_back_to_the_link_it_splits_not_an_earlier_one() -> None:
+    text = "<https://a.example|a> " + "w" * 30 + " <https://b.example/" + "p" * 200 + "|b>"
+    head = "<https://a.example|a> " + "w" * 30
+    assert (
+        truncate(text, 100)
+        == f"{head}\n… ({len(text) - len(head) - 1} more characters — see the link)"
+    )
+
+
+def test_truncate_leaves_a_bare_less_than_that_no_link_closes() -> None:
+    text = "<https://a.example|a> x " + "<" + "y" * 230  # 255: nothing closes the second "<"
+    assert truncate(text, 100) == text[:61] + "\n… (194 more characters — see the link)"
+
+
+def test_truncate_moves_back_to_the_escape_it_splits_after_one_that_ended() -> None:
+    text = "a" * 55 + "&lt;&amp;" + "b" * 192  # 256 at 100 keep 61: the cut is in "&amp;"
+    assert truncate(text, 100) == "a" * 55 + "&lt;\n… (197 more characters — see the link)"
+
+
+def test_truncate_leaves_an_escape_that_ended_before_the_cut() -> None:
+    text = "a" * 56 + "&lt;" + "b" * 196  # the cut at 61 is one past "&lt;"
+    assert truncate(text, 100) == "a" * 56 + "&lt;b\n… (195 more characters — see the link)"
+
+
+def test_truncate_moves_back_to_an_escape_at_the_very_start() -> None:
+    text = "&amp;" + "x" * 200  # 205 at 42 keep 3 ("&am"), inside the escape: nothing kept
+    assert truncate(text, 42) == "\n… (205 more characters — see the link)"
