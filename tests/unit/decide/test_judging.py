@@ -342,3 +342,29 @@ def test_words_opened_with_someone_elses_mention_are_said_to_them(text: str) -> 
 def test_a_question_to_a_colleague_in_the_asks_thread_is_not_the_answer() -> None:
     assert judge("<@U0BOB0001> what do you think?", ASK, thread="300.0").status == IGNORED
     assert judge("use the cache", ASK, thread="300.0").status == ADMITTED
+
+
+# -- what an admitted decision carries, and who is never answered ---------------------------
+
+
+def test_a_typed_decision_says_where_and_when_it_was_made_so_a_redelivery_is_the_same() -> None:
+    verdict = judge("execute", ts="400.5")
+    assert verdict.decision is not None
+    made = verdict.decision
+    assert (made.origin, made.channel, made.ts, made.at) == ("C1:400.5", "C1", "400.5", NOW)
+    again = judge("execute", ts="400.5")
+    assert again.decision is not None and again.decision.key == made.key
+    elsewhere = judge("execute", ts="400.6")
+    assert elsewhere.decision is not None and elsewhere.decision.key != made.key
+
+
+def test_a_member_without_a_github_login_is_relayed_by_member_id_alone() -> None:
+    policy = replace(POLICY, authorized=frozenset({ALICE, "U0BOB0001"}))
+    verdict = judge("execute", member="U0BOB0001", policy=policy)
+    assert verdict.decision is not None and verdict.decision.login == ""
+
+
+def test_another_bots_command_naming_no_work_item_is_not_answered() -> None:
+    # Answering a bot's unmapped command could start two bots refusing each other.
+    verdict = judge("execute", where=Where(), addressed=True, member="U0OTHERBOT", is_bot=True)
+    assert (verdict.status, verdict.text) == (IGNORED, "")
