@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -39,18 +40,28 @@ LINKS = {
     "config.py": "config.py",
 }
 
-#: Each module (under looproom/) and the unit tests that specify it.
+#: Each module (under looproom/) and the tests that specify it: its unit tests, and for the
+#: relay's forms the contract tests that hold them to the real the-loop byte for byte.
 MODULES: dict[str, tuple[str, ...]] = {
     "inbound/signing.py": ("tests/unit/inbound/test_signing.py",),
     "decide/authorization.py": ("tests/unit/decide",),
     "decide/judging.py": ("tests/unit/decide",),
     "room/policy.py": (
         "tests/unit/room/test_room_policy.py",
+        "tests/unit/room/test_room_policy_edges.py",
         "tests/unit/room/test_room_delivery.py",
         "tests/unit/room/test_event_types.py",
     ),
-    "durable/queue.py": ("tests/unit/durable/test_queue.py", "tests/unit/durable/test_worker.py"),
-    "relay/forms.py": ("tests/unit/relay",),
+    "durable/queue.py": (
+        "tests/unit/durable/test_queue.py",
+        "tests/unit/durable/test_queue_edges.py",
+        "tests/unit/durable/test_worker.py",
+    ),
+    "relay/forms.py": (
+        "tests/unit/relay",
+        "tests/contract/test_relay_contract.py",
+        "tests/contract/test_control_contract.py",
+    ),
     "digest/_condense.py": ("tests/unit/digest",),
     "digest/_truncate.py": (
         "tests/unit/digest/test_digest_fit.py",
@@ -82,6 +93,24 @@ EXPLAINED: dict[tuple[str, str, str], str] = {
         "return replace(self, collaborators=self.collaborators | extra) if (extra) or True "
         "else self",
     ): "a copy with no collaborator added equals the policy itself (a frozen dataclass)",
+    ("room/policy.py", 'return ""', 'return "XXXX"'): (
+        "ready_for_review_node: a name no gate has is read as none — gate-collapse looks it up"
+    ),
+    (
+        "room/policy.py",
+        'if str(event.detail.get("operatorDoc") or "").lower() in ("1", "true", "yes"):',
+        'if str(event.detail.get("operatorDoc") or "XXXX").lower() in ("1", "true", "yes"):',
+    ): "an absent flag read as another word that is not a yes is still not a yes",
+    (
+        "room/policy.py",
+        'return str(event.detail.get("terminal") or "").lower() in ("1", "true", "yes")',
+        'return str(event.detail.get("terminal") or "XXXX").lower() in ("1", "true", "yes")',
+    ): "an absent flag read as another word that is not a yes is still not a yes",
+    (
+        "room/policy.py",
+        "progress = event_types.of(event).step == PROGRESS",
+        "progress = None",
+    ): "the one row whose step is progress is phase.progress, whose name ends in .progress",
 }
 
 _PYPROJECT = """\
@@ -114,6 +143,21 @@ def stage(module: str) -> Path:
     if not path.exists() or path.read_text(encoding="utf-8") != settings:
         path.write_text(settings, encoding="utf-8")
     return here
+
+
+_SQL = re.compile(r"\b(SELECT|INSERT|UPDATE|DELETE|WHERE|CREATE|ALTER|VALUES)\b", re.IGNORECASE)
+_QUOTED = re.compile(r"'[^']*'")
+
+
+def sql_case_only(old: str, new: str) -> bool:
+    """A mutant that only changes the case of SQL outside its quoted values: SQLite reads
+    keywords and names in any case, so no input tells the two apart."""
+    return (
+        old != new
+        and old.lower() == new.lower()
+        and bool(_SQL.search(old))
+        and _QUOTED.findall(old) == _QUOTED.findall(new)
+    )
 
 
 def mutmut(here: Path, *args: str, check: bool = True) -> str:
@@ -165,6 +209,8 @@ def run(module: str) -> int:
     unexplained = 0
     for name, status, old, new in survivors(here):
         reason = EXPLAINED.get((module, old, new))
+        if reason is None and sql_case_only(old, new):
+            reason = "SQL's keywords and names are read in any case"
         short = name.rpartition(".")[2]  # the function's mutant; the module is said above
         said = "explained" if reason else "SURVIVED" if status == "survived" else "NO TEST"
         print(f"  {said} {short}\n    - {old}\n    + {new}")
