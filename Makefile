@@ -18,8 +18,9 @@ run: $(STAMP)
 	$(BIN)/errbot -c config.py
 
 # The one test command (README, CI): lint, then the whole suite on every core (pytest-xdist,
-# one worker a core; JOBS=1 for a single worker, JOBS=4 for four). The workers share
-# nothing: each test has its own ports, temp dirs and bots, each worker its own PostgreSQL.
+# one worker a core; JOBS=4 for four, JOBS=0 for none: in this process, as --pdb needs).
+# Each test has its own ports, temp dirs and bots; the workers share one PostgreSQL server,
+# a database a test (tests/support/shared_postgres.py).
 JOBS ?= auto
 test: lint
 	$(BIN)/python -m pytest -n $(JOBS)

@@ -2,22 +2,27 @@
 a port another program already listens on; and hypothesis's settings for every test (no
 deadline per example).
 
-``postgres`` is one server for the whole session — for each test worker (``make test``
-runs one a core), on its own port in its own directory — started the first time a test
-asks for it (tests that never do never start it); ``database_url`` is a fresh, empty
-database on it.
-No PostgreSQL binaries fails the asking test with what to install (tests/support/postgres.py).
+``postgres`` is one server for the whole run, started the first time a test asks for it
+(tests that never do never start it): with pytest-xdist's workers (``make test`` runs one a
+core) the same server for all of them (tests/support/shared_postgres.py), stopped by the
+controller when the run ends. ``database_url`` is a fresh, empty database on it. No
+PostgreSQL binaries fails the asking test with what to install (tests/support/postgres.py).
 """
 
 from __future__ import annotations
 
 import socket
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import settings
 
-from tests.support.postgres import PostgresMissing, PostgresServer
+from tests.support import shared_postgres
+from tests.support.postgres import PostgresAt, PostgresMissing, PostgresServer
+
+_RUN_POSTGRES = pytest.StashKey[Path]()
 
 # No generated example has a deadline, in every test directory: hypothesis fails a test one
 # of whose examples once took over 200 ms, and a loaded machine must not fail a correct one.
@@ -30,9 +35,26 @@ settings.register_profile("theloop", deadline=None)
 settings.load_profile("theloop")
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """pytest-xdist's controller, for each worker it starts: where the run's server lives."""
+    if _RUN_POSTGRES not in node.config.stash:
+        node.config.stash[_RUN_POSTGRES] = shared_postgres.new_place()
+    node.workerinput[shared_postgres.KEY] = str(node.config.stash[_RUN_POSTGRES])
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if _RUN_POSTGRES in config.stash:  # the controller, once every worker is done
+        shared_postgres.stop(config.stash[_RUN_POSTGRES])
+
+
 @pytest.fixture(scope="session")
-def postgres() -> Iterator[PostgresServer]:
+def postgres(request: pytest.FixtureRequest) -> Iterator[PostgresAt]:
+    place = getattr(request.config, "workerinput", {}).get(shared_postgres.KEY)
     try:
+        if place:  # a worker: the run's one server, which the controller stops
+            yield shared_postgres.attach_or_start(Path(place))
+            return
         server = PostgresServer()
     except PostgresMissing as exc:
         pytest.fail(str(exc), pytrace=False)
@@ -44,7 +66,7 @@ def postgres() -> Iterator[PostgresServer]:
 
 
 @pytest.fixture
-def database_url(postgres: PostgresServer) -> str:
+def database_url(postgres: PostgresAt) -> str:
     return postgres.new_database()
 
 

@@ -7,10 +7,11 @@ there). ``initdb`` refuses to run as root, so as root the cluster belongs to the
 Missing binaries fail the test with a message saying what to install — never a skip: a
 shared mode that was not tested is not known to work.
 
-Each test gets a database of its own (``CREATE DATABASE``), so one server serves a
-whole session (each test worker its own, in its own directory on its own port); the
-server runs with ``fsync=off`` because its durability is not what the tests check (a
-SIGKILLed *bot* is; the server is never killed mid-write).
+Each test gets a database of its own (``CREATE DATABASE``, named for its process), so one
+server serves a whole test run, all its workers at once (tests/support/shared_postgres.py);
+the server runs with ``fsync=off`` because its durability is not what the tests check (a
+SIGKILLed *bot* is; the server is never killed mid-write). :class:`PostgresAt` is what a
+test needs of a server that is running; :class:`PostgresServer` runs one.
 """
 
 from __future__ import annotations
@@ -76,22 +77,45 @@ def _owner() -> pwd.struct_passwd | None:
     raise PostgresMissing("running as root with neither a postgres nor a nobody account")
 
 
-class PostgresServer:
+class PostgresAt:
+    """A running server on this machine's loopback, by its port: a fresh database on it."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+
+    def url(self, database: str = "postgres", password: str = "") -> str:
+        secret = f":{password}" if password else ""
+        return f"postgresql://{SUPERUSER}{secret}@127.0.0.1:{self.port}/{database}"
+
+    def new_database(self) -> str:
+        """A fresh, empty database's URL."""
+        name = f"t{os.getpid()}_{next(_NAMES)}"
+        with psycopg.connect(self.url(), autocommit=True) as admin:
+            admin.execute(f"CREATE DATABASE {name}")  # name is ours: digits and a prefix
+        return self.url(name)
+
+
+class PostgresServer(PostgresAt):
     """One throwaway cluster on a loopback port of its own (:mod:`tests.support.ports`:
     nothing takes it while the server is stopped for an outage), trust authentication."""
 
-    def __init__(self, *, durable: bool = False) -> None:
-        """``durable``: fsync as a production server does (the benches); else off."""
+    def __init__(self, *, durable: bool = False, place: Path | None = None) -> None:
+        """``durable``: fsync as a production server does (the benches); else off.
+        ``place``: an empty directory for it (else a fresh temporary one)."""
+        super().__init__(ports.reserve())  # its own while it lives, stopped or not
         self._durable = durable
         self._bin = bin_dir()
         self._owner = _owner()
-        self.dir = Path(tempfile.mkdtemp(prefix="theloop-pg-"))
-        self.port = ports.reserve()  # its own while it lives, stopped or not
+        self.dir = place or Path(tempfile.mkdtemp(prefix="theloop-pg-"))
         self._process: subprocess.Popen[bytes] | None = None
         if self._owner is not None:
             os.chown(self.dir, self._owner.pw_uid, self._owner.pw_gid)
+        # --no-sync: initdb's closing flush to disk guards the new cluster against the machine
+        # crashing, which no test or bench survives anyway; under load it took 0.5-1 s.
         self._run(
-            "initdb", "-D", str(self.dir / "data"), "-U", SUPERUSER, "--auth=trust", "-E", "UTF8"
+            "initdb",
+            *("-D", str(self.dir / "data"), "-U", SUPERUSER, "--auth=trust", "-E", "UTF8"),
+            "--no-sync",
         )
 
     def _run(self, tool: str, *args: str) -> None:
@@ -105,17 +129,13 @@ class PostgresServer:
         if done.returncode != 0:
             raise RuntimeError(f"{tool} failed: {done.stderr.strip() or done.stdout.strip()}")
 
-    def url(self, database: str = "postgres", password: str = "") -> str:
-        secret = f":{password}" if password else ""
-        return f"postgresql://{SUPERUSER}{secret}@127.0.0.1:{self.port}/{database}"
-
     def start(self) -> None:
         """Start (or start again, after :meth:`stop`) and wait until it takes connections."""
         self._process = subprocess.Popen(
             [
                 str(self._bin / "postgres"),
                 *("-D", str(self.dir / "data"), "-p", str(self.port), "-k", str(self.dir)),
-                *("-c", "listen_addresses=127.0.0.1", "-c", "max_connections=200"),
+                *("-c", "listen_addresses=127.0.0.1", "-c", "max_connections=400"),  # every worker
                 *(() if self._durable else ("-c", "fsync=off", "-c", "full_page_writes=off")),
             ],
             stdout=subprocess.DEVNULL,
@@ -140,13 +160,6 @@ class PostgresServer:
             self._process.send_signal(2)
             self._process.wait(60)
         self._process = None
-
-    def new_database(self) -> str:
-        """A fresh, empty database's URL."""
-        name = f"t{os.getpid()}_{next(_NAMES)}"
-        with psycopg.connect(self.url(), autocommit=True) as admin:
-            admin.execute(f"CREATE DATABASE {name}")  # name is ours: digits and a prefix
-        return self.url(name)
 
     def close(self) -> None:
         self.stop()
