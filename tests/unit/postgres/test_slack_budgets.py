@@ -145,6 +145,19 @@ def test_a_429_one_replica_hears_holds_the_other_for_its_retry_after(
     assert two.post_message(ROOM, text="p3").ok
 
 
+def test_a_429_on_a_method_without_a_tier_holds_the_other_replica_too(
+    slack: FakeSlack, pools: tuple[Database, Database]
+) -> None:
+    clock = Clock()
+    one, two = (_replica(slack, pool, clock) for pool in pools)
+    slack.fail("auth.test", "429", retry_after=30)
+    assert one.auth_test().kind == t.RATE_LIMITED
+    assert two.auth_test().kind == t.RATE_LIMITED
+    assert len(slack.calls_to("auth.test")) == 1  # the other replica never asked
+    clock.now += 31.0
+    assert two.auth_test().ok
+
+
 def test_while_the_database_is_unreachable_no_turn_is_handed_out(
     slack: FakeSlack, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:

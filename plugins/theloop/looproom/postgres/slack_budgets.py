@@ -175,7 +175,8 @@ class SharedLimits(MethodLimits):
         self._budgets = budgets
 
     def reserve(self, method: str, most: float) -> float | None:
-        if method not in self._tiers:
+        if method not in self._tiers:  # no budget to take, only a 429's hold to heed
+            self._refresh(method)
             return super().reserve(method, most)
         try:
             with self._budgets.locked(CALLS + method) as kept:
