@@ -20,7 +20,8 @@ run: $(STAMP)
 # The one test command (README, CI): lint, then the whole suite on every core (pytest-xdist,
 # one worker a core; JOBS=4 for four, JOBS=0 for none: in this process, as --pdb needs).
 # Each test has its own ports, temp dirs and bots; the workers share one PostgreSQL server,
-# a database a test (tests/support/shared_postgres.py).
+# a database a test (tests/support/shared_postgres.py); a module sharing one bot runs whole
+# on one worker (tests/support/scheduling.py).
 JOBS ?= auto
 test: lint
 	$(BIN)/python -m pytest -n $(JOBS)

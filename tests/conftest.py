@@ -43,6 +43,16 @@ def pytest_configure_node(node: Any) -> None:
     node.workerinput[shared_postgres.KEY] = str(node.config.stash[_RUN_POSTGRES])
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """xdist's default (``-n`` alone) with one worker for a module's shared setup."""
+    if config.getvalue("dist") != "load":
+        return None  # a --dist the caller chose
+    from tests.support.scheduling import OneSetupOneWorker  # only where xdist is
+
+    return OneSetupOneWorker(config, log)
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     if _RUN_POSTGRES in config.stash:  # the controller, once every worker is done
         shared_postgres.stop(config.stash[_RUN_POSTGRES])
