@@ -119,3 +119,47 @@ def test_a_file_system_with_less_than_a_mebibyte_free_takes_nothing_more(
     assert (reason == "") is writable
     if not writable:
         assert reason.endswith(f"{free} bytes free on its file system") and str(q.path) in reason
+
+
+def test_the_listing_shows_the_first_hundred_in_order(q: DurableQueue) -> None:
+    for n in range(101):
+        q.put(f"e{n:03}", "{}")
+    assert [item.key for item in q.list()] == [f"e{n:03}" for n in range(100)]
+
+
+def test_the_oldest_open_item_is_what_status_ages_the_queue_by(
+    q: DurableQueue, clock: Clock
+) -> None:
+    assert q.oldest() is None
+    q.put("first", "{}")
+    clock.now += 60
+    q.put("second", "{}")
+    assert q.oldest() == 1_000_000.0
+    q.claim()
+    q.done("first")
+    assert q.oldest() == 1_000_060.0
+
+
+def test_a_file_that_cannot_be_opened_is_an_error_naming_it_and_why(tmp_path: Path) -> None:
+    (tmp_path / "not-a-folder").write_text("", encoding="utf-8")
+    path = tmp_path / "not-a-folder" / "queues.sqlite3"
+    with pytest.raises(Exception) as caught:
+        DurableQueue(path, "inbox")
+    text = str(caught.value)
+    assert text.startswith(f"storage {path}: ") and not text.endswith(": None")
+
+
+def test_delivered_keys_past_a_week_are_forgotten_at_every_thousandth_put(
+    q: DurableQueue, clock: Clock
+) -> None:
+    # A delivered key is kept a week (a retry within it is a duplicate), then forgotten —
+    # pruning is a scan, so it runs once every thousand puts, counted from the first.
+    q.put("old", "{}")
+    q.claim()
+    q.done("old")
+    clock.now += 7 * 24 * 3600 + 1
+    for n in range(2, 1000):
+        q.put(f"e{n}", "{}")
+    assert q.get("old") is not None  # 999 puts: not yet
+    q.put("e1000", "{}")
+    assert q.get("old") is None
