@@ -26,7 +26,7 @@ from looproom.catchup.listen_modes import ListenAll
 from looproom.catchup.reconcile import Reconcile
 from looproom.control.loop_control import LoopControl
 from looproom.decide import kinds
-from looproom.decide.bounds import Bound, named_repositories
+from looproom.decide.bounds import named_repositories, of_room
 from looproom.decide.desk import Desk, Reopening
 from looproom.decide.effects import Effects
 from looproom.decide.members import Directory, Grants, UnknownHandle, resolve_grants
@@ -168,7 +168,8 @@ def _opener(
 
     maker = IssueMaker(env.github_api, env.github_token)
     kickoff_for, policy = decisions.places.kickoff_for, decisions.policies.now
-    return Opener(store, kickoff_for, maker, SlackPoster(slack), policy, bind, queue=queue)
+    poster, named = SlackPoster(slack), decisions.desk.bound.repository_named
+    return Opener(store, kickoff_for, maker, poster, policy, bind, queue=queue, named=named)
 
 
 def _catch_up(
@@ -332,12 +333,7 @@ class Decisions:
             vet=self.effects.refusal,
             ask_why=WhyForm(memory, view_opener(slack)),
             find_room=self.places.ids.find if slack is not None else lambda name: (name, ""),
-            bound=Bound(
-                # An admin's binding names the work item as the operator's, shown or not.
-                lambda ref: memory.knows(ref) or ref in book.room_bindings(),
-                named_repositories(settings, claimed),
-                destinations.jira,
-            ),
+            bound=of_room(memory, book, named_repositories(settings, claimed), destinations.jira),
         )
         self.menus = MenuDesk(self.desk, view_opener(slack), self.policies.now)
         self.opener = _opener(env, settings, slack, store, memory, book, self, kickoff_queue)

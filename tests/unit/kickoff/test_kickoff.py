@@ -127,6 +127,8 @@ class Rig:
         self.bound: list[tuple[str, str, tuple[str, ...]]] = []
         self.now = 1000.0
         self.kickoff = kickoff
+        #: The one bound (``Bound.repository_named``): every kickoff repository, unless said.
+        self.named: Callable[[str], bool] = lambda _repo: True
         self.restart()
 
     def restart(self) -> None:
@@ -141,6 +143,7 @@ class Rig:
             lambda item, channel, ts: self.bound.append((item, channel, ts)),
             queue=self.queue,
             clock=lambda: self.now,
+            named=lambda repo: self.named(repo),
         )
 
     def killed(self, at: str, step: Callable[[], object]) -> None:
@@ -419,3 +422,19 @@ def test_a_request_whose_menu_waits_for_slack_is_kept_and_listed_for_the_admin()
     (line,) = queue_lines([item], rig.now)
     assert "repository to be picked · Flaky teardown" in line and "posting the menu" in line
     assert menus(rig) == [] and rig.poster.told == []
+
+
+def test_the_kickoff_asks_the_one_bound_and_opens_nothing_where_it_refuses() -> None:
+    """The kickoff asks the bound every path asks (``looproom.decide.bounds``): a
+    repository it does not admit is neither offered, opened, nor taken when picked."""
+    rig = Rig(TWO)
+    assert rig.message(f"<@{BOT}> Flaky teardown")  # a menu offering both
+    rig.named = lambda repo: repo == "acme/api"
+    assert rig.pick("acme/web", where=0)
+    assert rig.maker.opened == [] and "not one this room opens" in rig.poster.told[-1][1]
+    assert rig.message(f"<@{BOT}> Another flake", ts="11.0")  # one admitted: no menu
+    assert [o[0] for o in rig.maker.opened] == ["acme/api"]
+    rig.named = lambda _repo: False
+    answer = rig.slash(slash.Slash(ALICE, "C1", slash.NEW, "Flaky", "t"))
+    assert "names no repository the settings admit" in answer["text"]
+    assert len(rig.maker.opened) == 1

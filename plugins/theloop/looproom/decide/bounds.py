@@ -16,6 +16,8 @@ import fnmatch
 from collections.abc import Callable, Iterable
 
 from looproom import workitem
+from looproom.room.memory import Memory
+from looproom.room.routing import BindingBook
 from looproom.settings import Settings
 from looproom.settings.jira_config import JiraSite
 
@@ -81,3 +83,11 @@ def named_repositories(settings: Settings, claimed: Iterable[str] = ()) -> list[
     named = [pattern for pattern, _room in settings.rooms]
     named += [repo for _room, kickoff in settings.kickoffs for repo in kickoff.repos]
     return named + list(settings.relay_repos) + list(claimed)
+
+
+def of_room(
+    memory: Memory, book: BindingBook, patterns: Iterable[str], jira: JiraSite | None
+) -> Bound:
+    """The room's bound: a work item it was shown, or one an admin bound a room to (the
+    operator's naming, shown or not), of ``patterns``, or of the ``jira`` site."""
+    return Bound(lambda ref: memory.knows(ref) or ref in book.room_bindings(), patterns, jira)

@@ -84,11 +84,15 @@ class Opener:
         *,
         queue: WorkQueue,
         clock: Callable[[], float] = time.time,
+        named: Callable[[str], bool] = lambda _repo: True,
     ) -> None:
         """``kickoff_for(channel)`` is the room's kickoff (``""``: the default room's);
         ``bind(work_item, channel, ts…)`` makes those messages the work item's thread;
-        ``queue`` keeps each request until its issue is opened."""
-        self._store, self._kickoff_for = store, kickoff_for
+        ``queue`` keeps each request until its issue is opened; ``named(repo)`` is the one
+        bound every path asks (``looproom.decide.bounds.Bound.repository_named``): a
+        kickoff's repositories are named by the settings, so it admits them all, and a
+        repository it did not admit is neither offered nor taken."""
+        self._store, self._kickoff_for, self._named = store, kickoff_for, named
         self._poster, self._policy, self._clock = poster, policy, clock
         self._lock = lock_for(store)
         self.opening = Opening(queue, maker, poster, policy, bind, ask=self._ask, clock=clock)
@@ -119,9 +123,9 @@ class Opener:
             return False  # `@bot start #7`: a verb, the desk's
         if member == policy.own_id:
             return True
-        repos, labels = _of(kickoff)
+        repos, labels = self._of(kickoff)
         named, words, wrong = prefix.split(words, repos)
-        refused = self._refusal(member, words, policy) or wrong
+        refused = self._refusal(member, words, policy) or wrong or _none_named(repos)
         if refused:
             self._poster.tell(channel, member, refused, ts)
             return True
@@ -141,9 +145,10 @@ class Opener:
             return slash.ephemeral(
                 "This room opens no work items: no `slack.kickoff` names a repository for it."
             )
-        repos, labels = _of(kickoff)
+        repos, labels = self._of(kickoff)
         named, words, wrong = prefix.split(command.rest, repos)
         refused = self._refusal(command.member, words, self._policy()) or wrong
+        refused = refused or _none_named(repos)
         if refused:
             return slash.ephemeral(refused)
         key = f"slash:{command.channel}:{command.trigger or time.time_ns()}"
@@ -221,7 +226,7 @@ class Opener:
             asked = Wanted.read(raw)
             if asked.member != member:
                 return None, f"Only <@{asked.member}>, who asked, picks the repository."
-            if repo not in asked.repos:
+            if repo not in asked.repos or not self._named(repo):
                 return None, "That repository is not one this room opens work items in."
             if asked.expires < self._clock():
                 del pending[pending_id]
@@ -234,13 +239,19 @@ class Opener:
             self._store[PENDING] = self._live(pending)
             return asked, ""
 
+    def _of(self, kickoff: KickoffSettings) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The repositories a kickoff may open work items in — those the bound admits."""
+        return tuple(r for r in kickoff.repos if self._named(r))[:MAX_OPTIONS], kickoff.labels
+
     def _live(self, pending: dict[str, Any]) -> dict[str, Any]:
         now = self._clock()
         return {key: value for key, value in pending.items() if value.get("expires", 0) >= now}
 
 
-def _of(kickoff: KickoffSettings) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    return kickoff.repos[:MAX_OPTIONS], kickoff.labels
+def _none_named(repos: tuple[str, ...]) -> str:
+    if repos:
+        return ""
+    return "This room's kickoff names no repository the settings admit, so nothing was opened."
 
 
 def picker(pending_id: str, repos: tuple[str, ...], text: str) -> list[dict[str, Any]]:
