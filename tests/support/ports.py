@@ -32,6 +32,9 @@ _DEFAULT_EPHEMERAL = (49152, 65535)
 _ATTEMPTS = 2000
 
 _lock = threading.Lock()
+# A generator of its own: hypothesis seeds the global one alike in every process during its
+# tests, and two workers drawing the same ports would only meet each other's locks.
+_draw = random.Random()
 _lock_file: int | None = None
 _held: set[int] = set()  # locked by this process: given out, or given back
 _given_back: list[int] = []
@@ -93,7 +96,7 @@ def reserve(host: str = "127.0.0.1") -> int:
                 return port
         candidates = _candidates()
         for _ in range(_ATTEMPTS):
-            port = random.choice(candidates)
+            port = _draw.choice(candidates)
             if port in _held or not _lock_port(port):
                 continue
             if _bindable(port, host):
