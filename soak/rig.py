@@ -56,6 +56,7 @@ LIMITS = {
     "conversations.replies": Limit(per_minute=50, burst=100),
     "conversations.info": Limit(per_minute=50, burst=100),
     "chat.postEphemeral": Limit(per_minute=100, burst=200),
+    "views.publish": Limit(per_minute=100, burst=200),  # each member's App Home
 }
 #: The replicas' lease in the soak (s): short, so a takeover happens within a run.
 LEASE = 10.0

@@ -127,19 +127,20 @@ def listen_for_commands(
     return detach
 
 
-def listen_for_home(backend: Any, opened: Callable[[str], None]) -> Callable[[], None]:
-    """Tell ``opened`` each member who opens the app's Home tab (Slack's ``app_home_opened``
-    event, which the backend does not hand plugins); returns what detaches the listener.
-    The backend's own listener acknowledges the envelope."""
+def listen_for_home(
+    backend: Any, opened: Callable[[Mapping[str, Any]], None]
+) -> Callable[[], None]:
+    """Hand ``opened`` each ``app_home_opened`` event (a member opening the app's Home tab,
+    which the backend does not hand plugins); returns what detaches the listener. The
+    backend's own listener acknowledges the envelope."""
     socket = getattr(backend, "slack_socket_mode", None)
     if socket is None:
         return lambda: None
 
     def on_request(_client: Any, request: Any) -> None:
         event = (request.payload or {}).get("event") if request.type == "events_api" else None
-        home = isinstance(event, Mapping) and event.get("type") == "app_home_opened"
-        if home and event.get("tab", "home") == "home":
-            opened(str(event.get("user") or ""))
+        if isinstance(event, Mapping) and event.get("type") == "app_home_opened":
+            opened(event)
 
     def detach() -> None:
         if on_request in socket.socket_mode_request_listeners:

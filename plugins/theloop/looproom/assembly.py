@@ -154,6 +154,7 @@ class Activation:
             fleet=self.fleet,
             answered=answered,
             files=self.decisions.sinks.files,
+            heard=self.decisions.attention.home_opened,
         )
         self.admin = Answers(
             env,

@@ -9,7 +9,7 @@ and settled as the worker would.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,7 +24,8 @@ from looproom.attention.record import ANSWERED, DM, REMINDED
 from looproom.attention.side import AttentionSide
 from looproom.attention.store import AskStore, sqlite_asks
 from looproom.decide.authorization import AccessPolicy
-from looproom.durable.outcome import Delivered, Failed, RetryLater
+from looproom.durable.contract import Item
+from looproom.durable.outcome import Delivered, Failed, Outcome, RetryLater
 from looproom.durable.queue import DurableQueue
 from looproom.events import Event
 from looproom.relay.decision import Decision
@@ -58,7 +59,7 @@ class Room:
     slack: FakeSlack
     transport: SlackTransport
     side: AttentionSide
-    steps: steps.Steps
+    deliver: Callable[[Item], Outcome]
     memory: Memory
     asks: AskStore
     path: Path
@@ -81,7 +82,7 @@ class Room:
             self.side._queued.queue = self.queue  # the new process's queue
         outcomes = []
         while (item := self.queue.claim(self.clock.now)) is not None:
-            outcome = self.steps.deliver(item)
+            outcome = self.deliver(item)
             outcomes.append((item.key, outcome))
             if isinstance(outcome, RetryLater):
                 self.queue.retry(item.key, outcome.after or 5.0, outcome.reason)
@@ -126,7 +127,10 @@ def make(tmp_path: Path, slack: FakeSlack, attention: dict[str, Any]) -> Room:
         slack=transport,
         clock=clock,
     )
-    delivery = steps.Steps(asks, Direct(transport), side.feed.whom.room, clock)
+    assert side.homes is not None
+    delivery = side.homes.deliver_or(
+        steps.Steps(asks, Direct(transport), side.feed.whom.room, clock).deliver
+    )
     return Room(slack, transport, side, delivery, memory, asks, path, clock, queue)
 
 
@@ -303,7 +307,7 @@ def test_a_kill_between_taking_the_reminder_and_settling_it_gives_exactly_one(
         room.queue.retry(item.key, 0, "not this one")
     assert item is not None
     if posted:
-        assert isinstance(room.steps.deliver(item), Delivered)
+        assert isinstance(room.deliver(item), Delivered)
     else:
         assert room.asks.take_for(ask.id, ALICE, REMINDED, room.clock.now)
     room.run(restart=True)
@@ -364,7 +368,7 @@ def test_nobody_is_reminded_after_the_answer_nor_twice_whatever_the_interleaving
             elif op == "crash":  # one due item claimed, maybe delivered, never settled
                 item = room.queue.claim(room.clock.now)
                 if item is not None and arg == "True":
-                    room.steps.deliver(item)
+                    room.deliver(item)
                 room.run(restart=True)
             elif op == "answer" and at_answer is None:
                 at_answer = {m: _reminders(slack, ask_id, m) for m in (ALICE, BOB)}

@@ -149,3 +149,22 @@ def test_a_direct_message_is_remembered_per_member(opener: Callable[[], AskStore
     found = asks.get("a")
     assert (found.dm_of("U1"), found.dm_of("U2"), found.dm_of("U3")) == ("D1:5.0", "D2:6.0", "")
     assert asks.get("missing") is None
+
+
+def test_what_waits_on_a_member_oldest_first_and_what_they_answered_latest_first(
+    opener: Callable[[], AskStore],
+) -> None:
+    asks = opener()
+    asks.open(an_ask("late", 300.0, ("U1", "U2")))
+    asks.open(an_ask("early", 100.0, ("U1",)))
+    asks.open(an_ask("not-mine", 50.0, ("U11",)))  # an id U1's is a prefix of
+    asks.open(an_ask("answered", 200.0, ("U2",)))
+    asks.open(an_ask("answered-earlier", 150.0, ("U2",)))
+    assert [a.id for a in asks.waiting_on("U1")] == ["early", "late"]
+    asks.close("answered-earlier", ANSWERED, "U1", DM, 210.0)
+    asks.close("answered", ANSWERED, "U1", DM, 220.0)  # U1 answered an ask of U2's
+    asks.close("late", MOVED_ON, "", "", 230.0)
+    assert [a.id for a in asks.waiting_on("U1")] == ["early"]
+    assert [a.id for a in opener().answered_by("U1")] == ["answered", "answered-earlier"]
+    assert asks.answered_by("U1", limit=1)[0].id == "answered"
+    assert asks.answered_by("U2") == []

@@ -303,3 +303,16 @@ def test_attention_quiet_is_said_and_direct_messages_without_im_write_are_a_prob
     slack.scopes = slack.scopes.replace("im:write,", "")
     (lacking,) = _about(_run(transport, direct), "Attention")
     assert lacking.level == PROBLEM and "lacks `im:write`" in lacking.says
+
+
+def test_the_home_tab_is_said_as_the_bot_last_published_one(transport: SlackTransport) -> None:
+    def home(tab: bool | None) -> Finding:
+        side = SlackSide(transport, no_socket_why="no socket here", connected=True, home_tab=tab)
+        (found,) = _about(examine(ENV, SETTINGS, side), "App Home")
+        return found
+
+    unknown, off, on = home(None), home(False), home(True)
+    assert unknown.level == NOTE and "cannot tell" in unknown.says
+    assert off.level == PROBLEM and "not_enabled" in off.says
+    assert "App Home → Show Tabs → Home Tab" in off.remedy
+    assert on.level == OK

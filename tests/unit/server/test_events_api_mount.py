@@ -68,6 +68,7 @@ def _events_app(seen: list[dict[str, Any]]) -> Flask:
         raise RuntimeError("a handler's bug")
 
     adapter.on("reaction_added", broken)
+    adapter.on("app_home_opened", seen.append)
     return flask_app
 
 
@@ -122,6 +123,18 @@ def test_a_signed_event_reaches_the_view_whole_and_is_acknowledged_in_json(serve
     # A trailing slash reaches the same view, which Slack's path has none of.
     assert served.post(body, {**slack_headers(SLACK_SECRET, body)}, PATH + "/")[0] == 200
     assert len(served.seen) == 2
+
+
+def test_the_home_tab_opened_is_taken_by_the_room_not_the_backend(serve) -> None:
+    served = serve()
+    heard: list[Any] = []
+    served.room.routes._heard = heard.append  # what the attention side is handed
+    opened = {"type": "app_home_opened", "user": "U0ALICE01", "tab": "home", "event_ts": "1.2"}
+    body = json.dumps({"type": "event_callback", "event_id": "Ev02", "event": opened}).encode()
+    assert served.signed(body) == (200, "application/json", {"ok": True})
+    assert heard == [opened] and served.seen == []
+    assert served.post(body, {"Content-Type": "application/json"})[0] == 401  # unsigned
+    assert len(heard) == 1
 
 
 def test_slacks_resend_after_a_timeout_is_acknowledged_and_not_handled_again(serve) -> None:

@@ -236,10 +236,13 @@ class Answers:
 
     def doctor(self, socket: Any) -> str:
         """``!theloop doctor``: the findings, probing on the bot's own Socket Mode client."""
+        homes = self._decisions.attention.homes
+        tab = homes.tab_on if homes is not None else None
         if socket is not None:
-            side = SlackSide(self._slack, socket, False, bool(socket.is_connected()))
+            side = SlackSide(self._slack, socket, False, bool(socket.is_connected()), home_tab=tab)
         else:
-            side = SlackSide(self._slack, no_socket_why="the bot holds no Socket Mode client")
+            why = "the bot holds no Socket Mode client"
+            side = SlackSide(self._slack, no_socket_why=why, home_tab=tab)
         found = examine(
             self._env,
             self._settings,

@@ -19,6 +19,7 @@ from typing import Any
 
 from looproom.attention import listing, notes, steps
 from looproom.attention.feed import Feed, Told
+from looproom.attention.home import CLAIMED, Homes, Refreshing
 from looproom.attention.owners import Owners
 from looproom.attention.record import DM, Ask
 from looproom.attention.store import AskStore
@@ -48,7 +49,6 @@ class Queued:
         self.queue, self._room = queue, room
 
     def opened(self, ask: Ask) -> None:
-        self._homes(ask, "opened")
         room = self._room(ask.channel)
         if not room.direct or not ask.asked:
             return
@@ -60,7 +60,6 @@ class Queued:
             self._put(steps.ESCALATE, ask)
 
     def closed(self, ask: Ask) -> None:
-        self._homes(ask, "closed")
         if not self._room(ask.channel).direct:
             return
         self._put(steps.CLOSED, ask)
@@ -71,12 +70,6 @@ class Queued:
 
     def claimed(self, ask: Ask) -> None:
         self._put(steps.CLAIMED, ask)
-
-    def _homes(self, ask: Ask, moment: str) -> None:
-        """Each asked member's Home redrawn: what waits on them changed."""
-        for member in ask.asked:
-            key = steps.key(steps.HOME, f"{ask.id}:{moment}", member)
-            self.queue.put(key, steps.payload(steps.HOME, ask.id, member))
 
     def _put(self, step: str, ask: Ask, member: str = "") -> None:
         self.queue.put(steps.key(step, ask.id, member), steps.payload(step, ask.id, member))
@@ -118,12 +111,15 @@ class AttentionSide:
         self.asks, self._clock, self._state_of = asks, clock, state_of
         self.worker: Worker | None = None
         self._queued: Queued | None = None
-        self._steps: steps.Steps | None = None
+        #: Each member's App Home tab (``looproom.attention.home``), on Slack.
+        self.homes: Homes | None = None
         if slack is not None and queue is not None:
+            direct = Direct(slack)
             self._queued = Queued(queue, whom.room)
-            self.feed.told = self._queued
-            self._steps = steps.Steps(asks, Direct(slack), whom.room, clock)
-            self.worker = Worker(queue, self._steps.deliver, name="theloop-attention", slots=SLOTS)
+            self.homes = Homes(asks, direct, queue, state_of, self.feed, clock)
+            self.feed.told = Refreshing(self._queued, self.homes)
+            delivery = self.homes.deliver_or(steps.Steps(asks, direct, whom.room, clock).deliver)
+            self.worker = Worker(queue, delivery, name="theloop-attention", slots=SLOTS)
         if metrics is not None:
             self.feed.told = Measured(self.feed.told, metrics, clock)
             metrics.watch_asks(self._oldest_waited)
@@ -184,11 +180,20 @@ class AttentionSide:
         except StorageError as exc:
             return f"asks: not readable now ({exc})"
 
+    def home_opened(self, event: Mapping[str, Any]) -> None:
+        """Slack's ``app_home_opened``: the member's Home tab drawn (on Slack only)."""
+        if self.homes is not None:
+            self.homes.opened_tab(event)
+
     def pressed(self, payload: Mapping[str, Any]) -> Mapping[str, Any] | None:
         """A press as the desk should read it: one in an ask's direct message becomes the
         same press on the ask; "I'm on it" is a claim (None: nothing more to read)."""
         if payload.get("type") != "block_actions":
             return payload
+        if self.homes is not None:
+            from_home = self.homes.pressed(payload)
+            if from_home is not payload:
+                return from_home
         container = _obj(payload.get("container"))
         message = _obj(payload.get("message"))
         channel = str(_obj(payload.get("channel")).get("id") or container.get("channel_id") or "")
@@ -221,15 +226,6 @@ class AttentionSide:
             "container": {**container, "channel_id": ask.channel, "message_ts": ask.ts},
         }
 
-    def home_opened(self, member: str) -> None:
-        """``member`` opened the bot's Home tab: it is drawn for them now."""
-        if self._steps is None or not member:
-            return
-        try:
-            self._steps.home(member)
-        except StorageError as exc:
-            log.warning("attention: %s's Home not drawn now: %s", member, exc)
-
     def reacted(self, member: str, channel: str, ts: str, reaction: str) -> None:
         """A reaction on a message: 👀 on an open ask claims it for a member it asks."""
         if reaction not in notes.CLAIM_REACTIONS:
@@ -246,9 +242,10 @@ class AttentionSide:
         """``member`` is on it — only a member the ask asks, and only the first."""
         if member not in ask.asked or not self.asks.claim(ask.id, member, self._clock()):
             return False
-        if self._queued is not None:
-            claimed = self.asks.get(ask.id)
-            self._queued.claimed(claimed if claimed is not None else ask)
+        if self._queued is not None and self.homes is not None:
+            claimed = self.asks.get(ask.id) or ask
+            self._queued.claimed(claimed)
+            self.homes.changed(claimed, CLAIMED)
         return True
 
 

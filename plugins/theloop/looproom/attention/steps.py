@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from looproom.attention import home, notes
+from looproom.attention import notes
 from looproom.attention.hours import wait_for_hours
 from looproom.attention.record import ESCALATED, REMINDED, Ask
 from looproom.attention.store import AskStore
@@ -28,11 +28,12 @@ from looproom.settings.attention import RoomAttention
 from looproom.slack import marks
 from looproom.slack.direct import Direct
 from looproom.slack.responses import AUTH, GONE, RATE_LIMITED, UNAVAILABLE, Response
+from looproom.slack.transport import SlackTransport
 
 log = logging.getLogger(__name__)
 
 MENTION, DM, REMIND, ESCALATE = "mention", "dm", "remind", "escalate"
-CLOSED, CLAIMED, HOME = "closed", "claimed", "home"
+CLOSED, CLAIMED = "closed", "claimed"
 #: The mark's kind on every post a step makes (Slack message metadata).
 MARK = "attention"
 
@@ -66,8 +67,6 @@ class Steps:
             return Delivered("no such ask")
         if step == CLOSED:
             return self._closed(ask)
-        if step == HOME:
-            return self.home(member)
         if not ask.is_open:
             return Delivered("closed before this step")
         if step == MENTION:
@@ -143,17 +142,6 @@ class Steps:
         text = notes.escalation_text(ask, room.escalate_to, now - ask.opened)
         return self._post_once(ask.channel, ask.thread or ask.ts, item, text, None)
 
-    def home(self, member: str) -> Outcome:
-        """``member``'s App Home drawn anew. A view is drawn again at its next opening, so
-        one Slack refuses (no Home tab in this app) is logged, never parked."""
-        drawn = home.view(member, self.asks.asked_of(member), self._clock())
-        response = self.direct.publish_home(member, drawn)
-        if response.ok or response.kind not in (RATE_LIMITED, UNAVAILABLE):
-            if not response.ok:
-                log.info("attention: %s's Home not drawn: %s", member, response.error)
-            return Delivered()
-        return _retry(response)
-
     def _closed(self, ask: Ask) -> Outcome:
         """Every direct message of the ask says who answered, when and how."""
         if ask.is_open:
@@ -210,21 +198,26 @@ class Steps:
         return now.dm_of(member) if now is not None else ""
 
     def _original(self, ask: Ask) -> tuple[list[Mapping[str, Any]], Outcome | None]:
-        """The ask's own message's blocks (its digest and answers), to carry into the
-        direct message; none when it is gone; a retry when Slack cannot say now."""
-        response = self.slack.replies(ask.channel, ask.ts, limit=1)
-        messages = response.data.get("messages") if response.ok else None
-        if messages is None and response.kind != GONE and response.error != "thread_not_found":
-            return [], _retry(response)
-        found = [m for m in messages or [] if isinstance(m, Mapping) and m.get("ts") == ask.ts]
-        if not found and ask.thread and ask.thread != ask.ts:
-            replies = self.slack.thread(ask.channel, ask.thread)
-            if replies is None:
-                return [], RetryLater("cannot read the ask's thread")
-            found = [m for m in replies if m.get("ts") == ask.ts]
-        blocks = found[0].get("blocks") if found else None
-        listed = blocks if isinstance(blocks, list) else []
-        return [b for b in listed if isinstance(b, Mapping)], None
+        return original(self.slack, ask)
+
+
+def original(slack: SlackTransport, ask: Ask) -> tuple[list[Mapping[str, Any]], Outcome | None]:
+    """The ask's own message's blocks (its digest and answers), to carry into the direct
+    message or under a press from the Home; none when it is gone; a retry when Slack
+    cannot say now."""
+    response = slack.replies(ask.channel, ask.ts, limit=1)
+    messages = response.data.get("messages") if response.ok else None
+    if messages is None and response.kind != GONE and response.error != "thread_not_found":
+        return [], _retry(response)
+    found = [m for m in messages or [] if isinstance(m, Mapping) and m.get("ts") == ask.ts]
+    if not found and ask.thread and ask.thread != ask.ts:
+        replies = slack.thread(ask.channel, ask.thread)
+        if replies is None:
+            return [], RetryLater("cannot read the ask's thread")
+        found = [m for m in replies if m.get("ts") == ask.ts]
+    blocks = found[0].get("blocks") if found else None
+    listed = blocks if isinstance(blocks, list) else []
+    return [b for b in listed if isinstance(b, Mapping)], None
 
 
 def _before(ts: str) -> str:

@@ -180,6 +180,21 @@ class AskStore:
         )
         return [ask for ask in found if member in ask.asked]
 
+    def waiting_on(self, member: str, limit: int = LIMIT * 5) -> list[Ask]:
+        """The open asks that ask ``member``, oldest first (the App Home's list)."""
+        found = self._select(
+            " WHERE outcome = ? AND asked LIKE ? ORDER BY opened, id LIMIT ?",
+            (OPEN, f'%"{member}"%', limit),
+        )
+        return [ask for ask in found if member in ask.asked]
+
+    def answered_by(self, member: str, limit: int = 5) -> list[Ask]:
+        """The asks ``member`` answered, the latest first."""
+        return self._select(
+            " WHERE outcome = ? AND answered_by = ? ORDER BY closed DESC, id LIMIT ?",
+            (ANSWERED, member, limit),
+        )
+
     def oldest_open(self) -> Ask | None:
         found = self.open_asks(1)
         return found[0] if found else None

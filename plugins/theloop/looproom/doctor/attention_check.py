@@ -1,6 +1,7 @@
 """The doctor's look at attention: which rooms message the members an ask waits on, and
 whether the token may (``im:write``), so a room with ``attention.direct`` on is not
-silently only naming people in threads."""
+silently only naming people in threads; and whether the app's Home tab, where each member
+finds what waits on them, is on."""
 
 from __future__ import annotations
 
@@ -38,3 +39,32 @@ def finding(attention: AttentionSettings, answer: Response | None) -> Finding:
             "add im:write under OAuth & Permissions → Bot Token Scopes, then reinstall the app",
         )
     return Finding(OK, SUBJECT, f"direct messages, reminders and escalation on for {where}")
+
+
+HOME = "App Home"
+HOME_REMEDY = (
+    "turn the Home tab on: the app's App Home → Show Tabs → Home Tab (or create the app "
+    "again from `make manifest`)"
+)
+
+
+def home_finding(tab_on: bool | None) -> Finding:
+    """The Home tab as Slack last answered a publish: on, off (``not_enabled``), or not
+    known (nothing published yet, or the doctor runs outside the bot)."""
+    if tab_on is None:
+        return Finding(
+            NOTE,
+            HOME,
+            "Slack's API cannot tell whether the app's Home tab is on, and no Home was "
+            "published here yet",
+            "open the app in Slack, then Home: `Waiting on you` there means it is on; "
+            "else " + HOME_REMEDY,
+        )
+    if not tab_on:
+        return Finding(
+            PROBLEM,
+            HOME,
+            "Slack refuses the Home views (`not_enabled`): nobody sees what waits on them",
+            HOME_REMEDY,
+        )
+    return Finding(OK, HOME, "each member's Home tab is published")

@@ -27,6 +27,8 @@ class SlackSide:
     own_socket: bool = False
     connected: bool | None = None
     no_socket_why: str = ""
+    #: Whether the app's Home tab is on, as the bot last published one (None: not known).
+    home_tab: bool | None = None
 
 
 def examine(
@@ -93,6 +95,7 @@ def _slack(
     found += rooms
     found += slack_checks.events_in(env, slack.connected)
     found.append(attention_check.finding(settings.attention, transport.auth_test()))
+    found.append(attention_check.home_finding(slack.home_tab))
     if env.slack_app_token:
         found.append(_probe(transport, slack, home, window))
     return found

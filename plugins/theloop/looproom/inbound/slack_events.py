@@ -7,12 +7,16 @@ Python's recursion limit fails inside it (a 500, which Slack retries), and a for
 refused only after an error event no one listens for. So the server hands it only requests
 :func:`admit` lets through: signed by Slack with the app's signing secret (slack_sdk's
 ``SignatureVerifier``; no secret means 503, fail closed) and strict JSON objects
-(``looproom.strict_json``), each refusal a final 4xx naming what is wrong.
+(``looproom.strict_json``), each refusal a final 4xx naming what is wrong. An event the
+backend has no handler for and the room reads itself (:data:`OURS`: a member opening the
+app's Home tab) is taken by :func:`ours` instead.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
+from typing import Any
 
 from looproom import strict_json
 from looproom.http.rules import header
@@ -21,6 +25,8 @@ from looproom.slack.signed import signed_body
 
 #: Where Slack posts events in HTTP mode: the path SlackV3 registers its view on.
 PATH = "/slack/events"
+#: The events the room reads itself: SlackV3 drops them unread.
+OURS = frozenset({"app_home_opened"})
 
 
 def admit(headers: Mapping[str, str], body: bytes, secret: str, now: float) -> Answer | None:
@@ -41,3 +47,11 @@ def admit(headers: Mapping[str, str], body: bytes, secret: str, now: float) -> A
     if not isinstance(event, dict):
         return Answer(400, {"error": "body: expected a JSON object"})
     return None
+
+
+def ours(body: bytes) -> Mapping[str, Any] | None:
+    """The event of an admitted request when it is one the room reads itself (:data:`OURS`),
+    else None (the backend's to read)."""
+    payload = json.loads(body)
+    event = payload.get("event") if payload.get("type") == "event_callback" else None
+    return event if isinstance(event, dict) and event.get("type") in OURS else None

@@ -51,15 +51,17 @@ class Routes:
         fleet: Fleet | None = None,
         answered: Recent | None = None,
         files: FileStore | None = None,
+        heard: Callable[[Mapping[str, Any]], None] | None = None,
     ) -> None:
         """``secret``: the-loop's webhook secret (without ``fleet``, whose instances each
         have one); ``signing_secret``: Slack's; ``pressed`` takes a verified press;
         ``answered`` keeps the webhook's last answers for the doctor; ``files`` serves the
-        links to attached files."""
+        links to attached files; ``heard`` takes the Slack events the backend leaves
+        unread (``slack_events.OURS``: the Home tab opened)."""
         self._secret, self._signing_secret = secret, signing_secret
         self._inbox, self._worker, self._relay = inbox, worker, relay
         self._metrics, self._slash, self._pressed = metrics, slash_desk, pressed
-        self._fleet, self._files = fleet, files
+        self._fleet, self._files, self._heard = fleet, files, heard
         self._told: list[str] = []  # the problems last logged, so a poll logs a change once
         self.answered = answered if answered is not None else Recent()
 
@@ -97,9 +99,18 @@ class Routes:
         """``POST /slack/events`` in HTTP mode, answered by ``app`` (the chat backend's own
         view of Slack's Events API), which is handed only what Slack signed, as strict JSON."""
         secret = self._signing_secret
-        return Mount(
-            app, lambda headers, body: slack_events.admit(headers, body, secret, time.time())
-        )
+
+        def admit(headers: Mapping[str, str], body: bytes) -> ingress.Answer | None:
+            refused = slack_events.admit(headers, body, secret, time.time())
+            if refused is not None:
+                return refused
+            event = slack_events.ours(body)
+            if event is None or self._heard is None:
+                return None
+            self._heard(event)
+            return ingress.Answer(200, {"ok": True})
+
+        return Mount(app, admit)
 
     def file(self, query: str) -> Served | ingress.Answer:
         """``GET /theloop/files``: an attached file, for a link the relay handed out."""

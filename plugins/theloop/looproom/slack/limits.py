@@ -66,6 +66,7 @@ TIERS: Mapping[str, Tier] = {
     "users.list": TIER_2,
     "chat.postEphemeral": TIER_4,
     "views.open": TIER_4,
+    "views.publish": TIER_4,  # each member's App Home tab
 }
 
 
