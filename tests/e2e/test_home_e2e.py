@@ -185,6 +185,23 @@ def test_my_home_lists_my_asks_across_rooms_and_instances_and_a_press_there_rela
     drawn = len(rig.slack.published)
     assert rig.slack.push_envelope(press, kind="interactive") is not None  # a stale Home
     wait_for(lambda: len(rig.slack.published) > drawn, TIMEOUT, "the stale Home drawn anew")
+    # The same answer pressed on the gate in its thread: already answered, relayed no more.
+    thread_press = {
+        "type": "block_actions",
+        "user": {"id": ALICE},
+        "channel": {"id": LOOP},
+        "container": {"type": "message", "message_ts": gate_a["ts"], "channel_id": LOOP},
+        "message": gate_a,
+        "actions": [{"action_id": "theloop:approve", "value": "approve", "block_id": "b"}],
+    }
+    assert rig.slack.push_envelope(thread_press, kind="interactive") is not None
+    wait_for(
+        lambda: [
+            c for c in rig.slack.calls_to("chat.postEphemeral") if "already" in c.args["text"]
+        ],
+        TIMEOUT,
+        "the press in the thread refused",
+    )
     assert len(rig.github.posted("acme/api", 7)) == 1 and rig.github.posted("beta/web", 3) == []
 
 

@@ -297,3 +297,16 @@ def test_only_what_asks_me_is_on_my_home_and_what_another_answered_drops_from_it
     room.side.homes.publish(ALICE)
     assert room.listed(ALICE) == [f"theloop-home:{ROOM}:1.0"]
     assert "You answered lately" not in json.dumps(room.home(ALICE))  # Bob answered it
+
+
+def test_a_claim_redraws_the_home_of_everyone_the_ask_asks(
+    tmp_path: Path, slack: FakeSlack
+) -> None:
+    room = make(tmp_path, slack)
+    ts = room.show(gate(ITEM, "g1"))
+    room.run()
+    assert "claimed by" not in json.dumps(room.home(ALICE))
+    room.side.reacted(BOB, ROOM, ts, "eyes")
+    room.run()
+    for member in (ALICE, BOB):
+        assert f"claimed by <@{BOB}>" in json.dumps(room.home(member))
