@@ -38,3 +38,12 @@ def test_text_shown_to_admins_is_one_inert_line_of_bounded_length() -> None:
     shown = slack_text.defang("<!channel> see <https://x.test|here>\n`code`", limit=200)
     assert "<" not in shown and ">" not in shown and "`" not in shown and "\n" not in shown
     assert slack_text.defang("x" * 300, limit=10) == "x" * 9 + "…"
+
+
+def test_a_bare_mention_in_defanged_text_reads_the_same_and_pings_no_one() -> None:
+    """Errbot sends with ``link_names``: a bare ``@channel``, ``@here`` or ``@alice``
+    would ping, so each ``@`` is followed by a word joiner."""
+    shown = slack_text.defang("@channel @here @everyone ping @alice, mail a@b.c", limit=200)
+    for word in ("channel", "here", "everyone", "alice"):
+        assert f"@{word}" not in shown and f"@\u2060{word}" in shown
+    assert shown.replace("\u2060", "") == "@channel @here @everyone ping @alice, mail a@b.c"
