@@ -122,8 +122,7 @@ class Activation:
             metrics=self.metrics,
             store=store,
             fleet=self.fleet,
-            asks=self.stores.asks,
-            attention_queue=self.stores.attention,
+            stores=self.stores,
             admins=admins,
         )
         #: The parents' redraws, on a stage of their own: they never hold a delivery slot.
@@ -174,6 +173,7 @@ class Activation:
     def start(self) -> None:
         self.stores.start()
         self.decisions.start()
+        self.decisions.attention.start()
         if self.cards is not None:
             self.cards.start()
         self.worker.start()
@@ -192,6 +192,7 @@ class Activation:
         if self._slack is not None:
             self._slack.close()  # a slot waiting for Slack's budget stops waiting
         stopped = self.worker.stop()
+        stopped = self.decisions.attention.stop() and stopped
         if self.cards is not None:  # what is still owed is in the book: drawn after a start
             stopped = self.cards.stop() and stopped
         self.decisions.close()

@@ -19,7 +19,6 @@ from looproom.attach import links as file_links
 from looproom.attach import slack_files
 from looproom.attach.links import FileLinks
 from looproom.attention.side import AttentionSide
-from looproom.attention.store import AskStore, sqlite_asks
 from looproom.catchup.catchup import CatchUp
 from looproom.catchup.cursors import Cursors
 from looproom.catchup.listen_modes import ListenAll
@@ -58,6 +57,7 @@ from looproom.slack.queued_speaker import QueuedSpeaker
 from looproom.slack.reactions import Reacting
 from looproom.slack.speakers import PlainSpeaker, Say, SlackPoster, SlackSpeaker, view_opener
 from looproom.slack.transport import SlackTransport
+from looproom.stores import Stores
 
 #: Where the files people attach to replies are kept for the sessions to read.
 FILES_DIR = "files"
@@ -245,8 +245,7 @@ class Decisions:
         store: MutableMapping[str, Any] | None = None,
         cursors: Cursors | None = None,
         fleet: Fleet | None = None,
-        asks: AskStore | None = None,
-        attention_queue: WorkQueue | None = None,
+        stores: Stores | None = None,
         admins: tuple[str, ...] = (),
     ) -> None:
         """``bot_member`` is asked at each decision: the backend learns who it is on connecting.
@@ -303,9 +302,9 @@ class Decisions:
             kept,
             self.policies.now,
             self.places.ids.known,
-            asks if asks is not None else sqlite_asks(":memory:"),
+            stores.asks if stores is not None else None,
             memory.get,
-            queue=attention_queue,
+            queue=stores.attention if stores is not None else None,
             slack=slack,
             metrics=metrics,
         )
@@ -337,6 +336,8 @@ class Decisions:
         )
         self.menus = MenuDesk(self.desk, view_opener(slack), self.policies.now)
         self.opener = _opener(env, settings, slack, store, memory, book, self, kickoff_queue)
+        if self.opener is not None:  # who asked for a work item in Slack owns it
+            self.opener.opening.owned = self.attention.feed.whom.owners.learn
         self.listener = Listener(
             self.desk,
             self.menus,
@@ -361,7 +362,6 @@ class Decisions:
 
     def start(self) -> None:
         self.relay.start()
-        self.attention.start()
         if self.opener is not None:
             self.opener.start()  # what a bot that died left unopened is opened now
         self.reconnected()  # at start, too: the bot was away until now
@@ -392,7 +392,6 @@ class Decisions:
             self.catch_up.stop()
         self.reconcile.stop()
         self.relay.stop()
-        self.attention.stop()
         self.relay.queue.close()
         if self.opener is not None:
             self.opener.stop()

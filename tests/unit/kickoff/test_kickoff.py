@@ -145,6 +145,8 @@ class Rig:
             clock=lambda: self.now,
             named=lambda repo: self.named(repo),
         )
+        self.owners: list[tuple[str, str]] = []
+        self.opener.opening.owned = lambda item, member: self.owners.append((item, member))
 
     def killed(self, at: str, step: Callable[[], object]) -> None:
         """``step`` run until the bot dies in its next post (``at``), then a restart."""
@@ -213,6 +215,7 @@ def test_a_message_to_the_bot_opens_one_issue_even_when_delivered_twice() -> Non
     assert start["action_id"] == buttons.START and start["value"] == "github:acme/api#41"
     ref = "github:acme/api#41"
     assert rig.bound == [(ref, "C1", ("10.0",)), (ref, "C1", ("10.0", "91.0"))]
+    assert rig.owners == [(ref, ALICE)]  # who asked for it owns it: an ask asks them first
 
 
 def test_the_messages_thread_is_the_work_items_before_its_start_button_is_posted() -> None:

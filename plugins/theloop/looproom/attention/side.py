@@ -22,7 +22,7 @@ from looproom.attention.feed import Feed, Told
 from looproom.attention.home import CLAIMED, Homes, Refreshing
 from looproom.attention.owners import Owners
 from looproom.attention.record import DM, Ask
-from looproom.attention.store import AskStore
+from looproom.attention.store import AskStore, sqlite_asks
 from looproom.attention.whom import Whom
 from looproom.decide.authorization import AccessPolicy
 from looproom.durable.contract import WorkQueue
@@ -98,7 +98,7 @@ class AttentionSide:
         kept: MutableMapping[str, Any],
         policy: Callable[[], AccessPolicy],
         id_of: Callable[[str], str],
-        asks: AskStore,
+        asks: AskStore | None,
         state_of: Callable[[str], ItemState],
         *,
         queue: WorkQueue | None = None,
@@ -107,6 +107,7 @@ class AttentionSide:
         clock: Callable[[], float] = time.time,
     ) -> None:
         whom = Whom(settings.attention, policy, Owners(kept, settings.people), id_of)
+        asks = asks if asks is not None else sqlite_asks(":memory:")  # a test's, unstored
         self.feed = Feed(asks, whom, clock=clock)
         self.asks, self._clock, self._state_of = asks, clock, state_of
         self.worker: Worker | None = None

@@ -141,6 +141,8 @@ class Opening:
         menu that asks."""
         self.queue, self._maker, self._poster = queue, maker, poster
         self._policy, self._bind, self._ask, self._clock = policy, bind, ask, clock
+        #: Told ``(work item, member)`` once a member's request is opened: they own it.
+        self.owned: Callable[[str, str], None] = lambda _work_item, _member: None
 
     def put(self, asked: Wanted, repo: str) -> bool:
         """Store the request durably; False when it was stored before (opened, or opening)."""
@@ -214,6 +216,7 @@ class Opening:
             return NotSaid(f"{opened.ref} is opened; posting its line in Slack", uncertain=True)
         anchor = asked.thread or ts
         self._bind(opened.ref, asked.channel, tuple(dict.fromkeys((anchor, ts))))
+        self.owned(opened.ref, asked.member)
         return Delivered(opened.ref)
 
     def _earlier(self, stored: Stored, key: str) -> str | None:
