@@ -195,7 +195,8 @@ class Answers:
         — to who could read it in Slack (``looproom.room.readers``)."""
         asked = args.strip()
         readers = self._decisions.readers
-        known = [k for k in self._told.items() if readers.readable(asker)(k)]
+        readable = readers.readable(asker)  # each room asked of Slack once
+        known = [k for k in self._told.items() if readable(k)]
         match = next((k for k in known if asked in (k, work_item_label(k))), asked)
         refused = readers.refusal(match, asker) if asked else ""
         if refused:
