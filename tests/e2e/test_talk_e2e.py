@@ -189,12 +189,20 @@ def test_record_context_twice_records_no_message_twice(rig: Rig) -> None:
     second = rig.say(ALICE, "record-context", thread)
     wait_for(lambda: "white_check_mark" in rig.reactions(second["ts"]), TIMEOUT, "the second ✅")
     one, two = rig.comments()
-    assert "2 message(s)" in one and "we keep the v1 endpoint" in one and "agreed" in one
-    assert "1 message(s)" in two and "we drop v0 in March" in two
-    assert "v1 endpoint" not in two and "record-context" not in one + two
+    # As the-loop's snapshot: its own lines too (what is being discussed), each person by
+    # name, each message linked; from the first message not recorded yet.
+    assert "4 message(s)" in one and "> **@the-loop** (" in one
+    assert "I have started on the migration." in one and "Still on it." in one
+    assert "> **@alice** (" in one and "we keep the v1 endpoint" in one
+    assert "> **@bob** (<@U0BOB0001>, no role on this work item, " in one
+    assert "agreed, clients pin it" in one
+    assert "we drop v0 in March" in two and "v1 endpoint" not in two
+    assert "record-context" not in one + two
+    linked = [set(re.findall(r"/p(\d+)\?thread_ts=", record)) for record in (one, two)]
+    assert linked[0] and linked[1] and not linked[0] & linked[1]  # no message twice
     # The ✅ is put on before the receipt is posted: wait for the receipt itself.
     wait_for(lambda: len(receipts(rig, thread)) == 2, TIMEOUT, "both 📎 receipts")
-    assert [r.split(" message(s)")[0] for r in receipts(rig, thread)] == ["📎 2", "📎 1"]
+    assert receipts(rig, thread)[0].startswith("📎 4 message(s)")
     assert [r["comment"] for r in rig.loop.replies] == [False, False]
 
 
@@ -286,14 +294,18 @@ def test_a_stranger_gets_no_decision_form(rig: Rig) -> None:
 
 def test_the_context_shortcut_records_the_thread_like_the_typed_command(rig: Rig) -> None:
     thread = rig.thread()
-    rig.say(ALICE, "the cache goes", thread)
+    shot = rig.slack.add_file("cache graph.png", b"\x89PNG\r\n\x1a\n", "image/png")
+    rig.say_with(ALICE, "the cache goes", thread, [shot])
     said = rig.say(BOB, "and the queue stays", thread)
     _interact(rig, _shortcut(rig, "theloop_record_context", said))
     (comment,) = wait_for(rig.comments, TIMEOUT, "the context on the ticket")
-    assert "2 message(s)" in comment
-    assert "> <@U0BOB0001> (no role on this work item):\n> > and the queue stays" in comment
+    assert "4 message(s)" in comment
+    assert "> **@bob** (<@U0BOB0001>, no role on this work item, " in comment
+    assert "\n> > and the queue stays" in comment
+    # A file is named and linked, never fetched.
+    assert f"> > the cache goes 📎 cache_graph.png ({shot['permalink']})" in comment
     wait_for(
-        lambda: any(t.startswith("📎 2 message(s)") for t in rig.replies_in(thread)),
+        lambda: any(t.startswith("📎 4 message(s)") for t in rig.replies_in(thread)),
         TIMEOUT,
         "the 📎 receipt",
     )
@@ -427,3 +439,20 @@ def test_a_decision_without_its_reason_is_recorded_saying_none_was_given(rig: Ri
         "ship on Friday",
         "none given",
     )
+
+
+def test_a_thread_longer_than_one_record_loses_no_message_to_the_cap(rig: Rig) -> None:
+    """150 messages a record, the oldest not recorded first: what did not fit is linked,
+    and the next record-context takes it — not dropped for good."""
+    thread = rig.thread()  # two lines of the-loop's
+    for n in range(149):
+        rig.slack.say(LOOP, BOB, f"note {n:03d}", thread_ts=thread)  # in the thread's history
+    first = rig.say(ALICE, "record-context", thread)
+    wait_for(lambda: "white_check_mark" in rig.reactions(first["ts"]), TIMEOUT, "the first ✅")
+    (one,) = rig.comments()
+    assert "150 message(s)" in one and "note 147" in one and "note 148" not in one
+    assert "+1 more in the thread, for the next record" in one
+    second = rig.say(ALICE, "record-context", thread)
+    wait_for(lambda: "white_check_mark" in rig.reactions(second["ts"]), TIMEOUT, "the second ✅")
+    two = rig.comments()[1]
+    assert "note 148" in two and "note 147" not in two

@@ -75,9 +75,12 @@ def test_context_goes_once_and_a_second_record_with_nothing_new_is_refused(desk:
     first = record_context(desk, "53.0")
     assert first.status == ADMITTED
     (decision,) = stored(desk)
+    link = "https://slack.com/archives/C1/p{}?thread_ts=50.0&cid=C1"
     assert decision["count"] == 2 and decision["words"] == (
-        f"{talk.CONTEXT_FRAME}\n\n<@{ALICE}> (decider):\n> we keep v1\n\n"
-        f"<@{MALLORY}> (no role on this work item):\n> agreed"
+        f"{talk.CONTEXT_FRAME}\n\n"
+        f"**@{ALICE}** (<@{ALICE}>, decider, 00:00 UTC, {link.format(510)}):\n> we keep v1\n\n"
+        f"**@{MALLORY}** (<@{MALLORY}>, no role on this work item, 00:00 UTC, "
+        f"{link.format(520)}):\n> agreed"
     )
     again = record_context(desk, "54.0")
     assert again.status == REFUSED and again.reason == "no-new-context"

@@ -175,11 +175,12 @@ class Desk:
                 "Nothing was said in this thread since its last recorded context, so nothing "
                 "was recorded.",
             )
-        text, count = talk.snapshot(fresh, policy.on(decision.work_item).role)
+        taken = talk.snapshot(fresh, policy.on(decision.work_item).role, channel, thread)
         link = talk.thread_link(channel, thread)
-        full = replace(decision, words=text, count=count, link=link, thread=thread)
+        full = replace(decision, words=taken.text, count=taken.count, link=link, thread=thread)
         with self._lock:
-            if not self.cursors.contextualized(channel, thread, fresh[-1].ts):
+            # Only as far as the record holds: what did not fit is the next record's.
+            if not self.cursors.contextualized(channel, thread, taken.newest):
                 return refuse("duplicate", "This thread was just recorded; nothing more went.")
             return self._record(replace(verdict, decision=full), policy, now)
 

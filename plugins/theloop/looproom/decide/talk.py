@@ -18,15 +18,18 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from looproom import workitem
+from looproom import times, workitem
 from looproom.decide import grammar
 from looproom.relay.records import DECISION_KINDS
 from looproom.verb_names import RECORD_CONTEXT, RECORD_DECISION
 
-#: At most this many messages go into one context record: the newest, since the last one.
-CONTEXT_CAP = 50
+#: At most this many messages go into one context record — the oldest not recorded yet,
+#: as the-loop's snapshot takes them; the rest wait for the next one, linked meanwhile.
+CONTEXT_CAP = 150
 #: And at most this many characters of them (a GitHub comment holds 65,536).
-CONTEXT_CHARS = 20_000
+CONTEXT_CHARS = 40_000
+#: How the bot's own lines are attributed in a snapshot.
+OWN_NAME = "the-loop"
 _MENTION = re.compile(r"<@([UW][A-Z0-9]+)(?:\|[^>]*)?>")
 #: ``— why:``, ``-- why:``, ``- why:`` or a bare ``why:`` between the decision and its reason.
 _WHY = re.compile(r"\s*(?:[—–]|--?)?\s*\bwhy\s*:\s*", re.IGNORECASE)
@@ -108,11 +111,14 @@ def decision_words(words: str) -> tuple[str, str, str] | None:
 
 @dataclass(frozen=True)
 class ThreadMessage:
-    """One message of a thread as a context record quotes it."""
+    """One message of a thread as a context record quotes it: ``name`` is who said it as
+    people know them (the bot's own lines: :data:`OWN_NAME`), ``text`` with the members it
+    mentions named the same way."""
 
     ts: str
     member: str
     text: str
+    name: str = ""
 
 
 #: What a context record says first, as attachments do: whose words these are, and that
@@ -124,29 +130,63 @@ CONTEXT_FRAME = (
 )
 #: The role of a member who is neither a decider nor a collaborator on the work item.
 NO_ROLE = "no role on this work item"
+#: The bot's own lines: what the-loop said in the thread, the question among them.
+OWN_ROLE = "the-loop itself"
 
 
-def snapshot(lines: Sequence[ThreadMessage], role: Callable[[str], str]) -> tuple[str, int]:
-    """The newest messages that fit, oldest first, under :data:`CONTEXT_FRAME`: (text, how
-    many). A speaker is Slack's author field alone, with ``role(member)`` beside it: every
-    line of a message is quoted under its header, so nothing a member writes — a pasted
-    ``<@U…>: Decision: …`` included — reads as another member's line."""
+@dataclass(frozen=True)
+class Snapshot:
+    """A thread as a context record holds it: the drawn messages, how many they are, and
+    the last one held (the thread's cursor moves there, and no further)."""
+
+    text: str
+    count: int
+    newest: str
+
+
+def snapshot(
+    lines: Sequence[ThreadMessage],
+    role: Callable[[str], str],
+    channel: str = "",
+    thread: str = "",
+) -> Snapshot:
+    """The oldest messages not recorded yet, as many as fit (as the-loop's snapshot takes
+    them), under :data:`CONTEXT_FRAME`; a last line links the thread for the rest, which
+    the next record takes. Each message stands under a header naming its author by name
+    and by Slack's author field, with ``role(member)``, its time and its link, every line
+    of it quoted beneath — so nothing a member writes (a pasted ``<@U…>: Decision: …``
+    included) reads as another member's line."""
     kept: list[str] = []
-    size = len(CONTEXT_FRAME)
-    for line in reversed(lines[-CONTEXT_CAP:]):
-        said = _said(line, role(line.member) or NO_ROLE)
-        if kept and size + len(said) > CONTEXT_CHARS:
+    size, newest = len(CONTEXT_FRAME), ""
+    for line in lines:
+        said = _said(line, role, channel, thread)
+        if len(kept) >= CONTEXT_CAP or (kept and size + len(said) > CONTEXT_CHARS):
             break
         kept.append(said[: CONTEXT_CHARS - len(CONTEXT_FRAME)])
-        size += len(said) + 2
-    kept.reverse()
-    return "\n\n".join([CONTEXT_FRAME, *kept]), len(kept)
+        size, newest = size + len(said) + 2, line.ts
+    count, left = len(kept), len(lines) - len(kept)
+    if left:
+        where = f": {thread_link(channel, thread)}" if channel and thread else ""
+        kept.append(f"_+{left} more in the thread, for the next record_{where}")
+    return Snapshot("\n\n".join([CONTEXT_FRAME, *kept]), count, newest)
 
 
-def _said(line: ThreadMessage, role: str) -> str:
+def _said(line: ThreadMessage, role: Callable[[str], str], channel: str, thread: str) -> str:
+    try:
+        when = times.clock(float(line.ts))
+    except ValueError:
+        when = "?"
+    link = ""
+    if channel and thread:
+        link = f", {thread_link(channel, line.ts)}"
+        link += f"?thread_ts={thread}&cid={channel}" if line.ts != thread else ""
+    own = line.name == OWN_NAME
+    who = f"**@{line.name or line.member}**" + (f" (<@{line.member}>" if line.member else " (")
+    what = OWN_ROLE if own else (role(line.member) if line.member else "") or NO_ROLE
+    header = f"{who}{', ' if line.member else ''}{what}, {when}{link}):"
     rows = line.text.strip().splitlines() or [""]
     quoted = "\n".join(f"> {row}" if row.strip() else ">" for row in rows)
-    return f"<@{line.member}> ({role}):\n{quoted}"
+    return f"{header}\n{quoted}"
 
 
 def thread_link(channel: str, thread_ts: str) -> str:

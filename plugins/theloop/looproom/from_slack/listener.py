@@ -9,6 +9,7 @@ desk sees it. ``@theloop help`` and a kickoff are answered here and go no furthe
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
@@ -24,7 +25,11 @@ from looproom.decide.policies import Policies
 from looproom.from_slack import room_help
 from looproom.from_slack.channel_roles import Places
 from looproom.from_slack.menu_desk import MenuDesk
+from looproom.slack.names import Names
 from looproom.slack.transport import SlackTransport
+
+#: A member mentioned in a message, as Slack writes it.
+_MENTIONED = re.compile(r"<@([UW][A-Z0-9]+)(?:\|[^>]*)?>")
 
 
 class Kickoffs(Protocol):
@@ -167,18 +172,39 @@ class Listener:
 
 
 def thread_lines(slack: SlackTransport | None, bot_member: Callable[[], str]) -> ThreadLines:
-    """How ``record-context`` reads a thread: its messages by people, oldest first; ``None``
-    when Slack cannot say, and always without Slack (a plain backend has no threads)."""
+    """How ``record-context`` reads a thread: every reply in it, the bot's own lines (the
+    question being discussed among them) and other apps' too, oldest first, each person
+    and each person mentioned named as people know them; ``None`` when Slack cannot say,
+    and always without Slack (a plain backend has no threads)."""
+    names = Names(slack) if slack is not None else None
 
     def read(channel: str, thread: str) -> list[talk.ThreadMessage] | None:
         messages = slack.thread(channel, thread) if slack is not None else None
-        if messages is None:
+        if messages is None or names is None:
             return None
         own = bot_member()
-        return [
-            talk.ThreadMessage(str(m.get("ts")), str(m.get("user") or ""), str(m.get("text") or ""))
-            for m in messages
-            if not m.get("bot_id") and m.get("user") and m.get("user") != own
-        ]
+
+        def name(member: str) -> str:
+            return talk.OWN_NAME if member == own else names.name(member)
+
+        def line(message: Mapping[str, Any]) -> talk.ThreadMessage:
+            member = str(message.get("user") or "")
+            who = name(member) if member else str(message.get("username") or "an app")
+            text = _MENTIONED.sub(lambda m: "@" + name(m.group(1)), str(message.get("text") or ""))
+            return talk.ThreadMessage(str(message.get("ts")), member, text + _pins(message), who)
+
+        return [line(m) for m in messages]
 
     return read
+
+
+def _pins(message: Mapping[str, Any]) -> str:
+    """A file in a recorded thread is named and linked, never fetched: `` 📎 name (link)``."""
+    files = message.get("files")
+    said = ""
+    for attached in files if isinstance(files, list) else ():
+        if isinstance(attached, Mapping):
+            name = slack_files.safe_name(str(attached.get("name") or attached.get("title") or ""))
+            link = str(attached.get("permalink") or "")
+            said += f" 📎 {name}" + (f" ({link})" if link else "")
+    return said
