@@ -10,15 +10,18 @@ each due item is claimed and settled as the worker would.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from slack_sdk import WebClient
 
-from looproom.attention import steps
+from looproom.attention import home_view, steps
 from looproom.attention.home import NOT_ENABLED
 from looproom.attention.record import ANSWERED, HOME, Ask
 from looproom.attention.side import AttentionSide
@@ -30,12 +33,12 @@ from looproom.durable.queue import DurableQueue
 from looproom.events import Event
 from looproom.relay.decision import Decision
 from looproom.room.buttons import blocks_for
-from looproom.room.memory import Memory
+from looproom.room.memory import ItemState, Memory
 from looproom.settings import Settings
 from looproom.slack.direct import Direct
 from looproom.slack.pacer import Pacer
 from looproom.slack.transport import SlackTransport
-from tests.fakes.slack_api import BOT_TOKEN, FakeSlack
+from tests.fakes.slack_api import BOT_TOKEN, HOME_BLOCK_LIMIT, FakeSlack, block_errors
 
 ROOM, OTHER_ROOM = "C0LOOP0001", "C0OTHER001"
 ALICE, BOB = "U0ALICE01", "U0BOB0001"
@@ -310,3 +313,29 @@ def test_a_claim_redraws_the_home_of_everyone_the_ask_asks(
     room.run()
     for member in (ALICE, BOB):
         assert f"claimed by <@{BOB}>" in json.dumps(room.home(member))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    waiting=st.integers(min_value=0, max_value=140),
+    answered=st.integers(min_value=0, max_value=8),
+    name=st.text(min_size=1, max_size=400),
+)
+def test_any_home_is_one_slack_takes_and_accounts_for_every_ask(
+    waiting: int, answered: int, name: str
+) -> None:
+    def ask(n: int) -> Ask:
+        item = f"github:acme/{name}#{n}"
+        return Ask(f"a{n}", item, "gate", ROOM, f"{n}.0", "", (ALICE, BOB), NOON + n)
+
+    waits = [ask(n) for n in range(waiting)]
+    done = [ask(1000 + n) for n in range(answered)]
+    view = home_view.view(waits, done, NOON + 5000, lambda a: home_view.one_tap(a, ItemState()))
+    blocks = view["blocks"]
+    assert view["type"] == "home" and block_errors(blocks, HOME_BLOCK_LIMIT) == []
+    listed = [b["block_id"] for b in blocks if b.get("block_id", "").startswith("theloop-home:")]
+    assert listed == [home_view.block_of(a) for a in waits[: len(listed)]]  # oldest first
+    said = json.dumps(blocks, ensure_ascii=False)
+    more = re.search(r"… and (\d+) more waiting on you", said)
+    assert len(listed) + (int(more.group(1)) if more else 0) == waiting
+    assert (more is None) == (len(blocks) < HOME_BLOCK_LIMIT or len(listed) == waiting)
