@@ -5,7 +5,8 @@ app token — so SlackV3 registers its Events API view and the bot's own server 
 ``/slack/events``. Slack's side is played by the test: the URL-verification challenge
 Slack sends when the request URL is saved, and members' messages as signed
 ``event_callback`` posts. Shown here: the challenge is answered; a typed decision is
-reacted to and relayed once; a command is answered in the room; a forged event does nothing.
+reacted to and relayed once; a command is answered in the room; a forged event does nothing;
+the Home tab opened (an event the backend drops) is taken by the room and drawn.
 """
 
 from __future__ import annotations
@@ -113,3 +114,16 @@ def test_a_forged_event_does_nothing_and_a_signed_command_is_answered(rig: Rig) 
     assert rig.said_by_bot().count(ABOUT) == 1
     calls = rig.slack.calls_to("chat.postMessage")
     assert all(c.args.get("channel") == LOOP for c in calls if c.args.get("text") == ABOUT)
+
+
+def test_the_home_tab_opened_over_http_draws_what_waits_on_the_member(rig: Rig) -> None:
+    posted = rig.bot.show(corpus("06"), TIMEOUT)
+    listed = f"theloop-home:{LOOP}:{posted['ts']}"
+    wait_for(lambda: listed in str(rig.slack.home_of(ALICE)), TIMEOUT, "the gate on the Home")
+    drawn = len(rig.slack.published)
+    opened = rig.slack.home_opened(ALICE)
+    assert rig.post(opened, secret="not-the-apps-secret")[0] == 401
+    assert rig.post(opened) == (200, {"ok": True})
+    wait_for(lambda: len(rig.slack.published) > drawn, TIMEOUT, "the Home drawn on opening")
+    assert len(rig.slack.published) == drawn + 1  # the forged opening drew nothing
+    assert listed in str(rig.slack.home_of(ALICE))
