@@ -13,6 +13,7 @@ from looproom.decide import kinds
 from looproom.relay import forms
 from looproom.relay.decision import Decision
 from looproom.relay.forms import Destinations
+from looproom.settings.jira_config import JiraSite
 from tests.support import loop_words
 
 AT = "2026-11-30T10:00:00Z"
@@ -136,3 +137,92 @@ def test_an_answer_is_sent_without_hidden_comments() -> None:
         "actor": "slack:U1",
         "comment": True,
     }
+
+
+ATTRIBUTION = (
+    "🗣️ _the-loop — control command from `slack:U1` (`slack:U1`) on the **slack** channel, "
+    "recorded here so the loop reads it from the work item._"
+)
+CONTROL_ENVELOPE = (
+    '<!-- the-loop:event {"actor":{"slack":"U1"},"source":"slack",'
+    '"ts":"2026-11-30T10:00:00Z","type":"control.command"} -->'
+)
+
+
+def test_a_control_commands_form_is_its_keyword_then_the_words_as_a_control_command() -> None:
+    # Built once, when the table of kinds is: so asked here directly, not only through it.
+    made = decision("start", words="now please", subjects=("<@U2>",))
+    target = forms.control("start").target(made, Destinations())
+    assert target == {
+        "sink": "ledger",
+        "body": f"the-loop start now please\n\n{ATTRIBUTION}\n\n{CONTROL_ENVELOPE}\n",
+    }
+
+
+def test_a_collaborator_or_channel_commands_form_is_its_keyword_then_the_subjects() -> None:
+    made = decision("add-collaborator", words="ignored", subjects=("<@U2>", "#room"))
+    target = forms.about("add-collaborator").target(made, Destinations())
+    assert target == {
+        "sink": "ledger",
+        "body": f"the-loop add-collaborator <@U2> #room\n\n{ATTRIBUTION}\n\n{CONTROL_ENVELOPE}\n",
+    }
+
+
+# -- the refusals' words and the ledger's line, written out ---------------------------------
+
+
+def test_another_trackers_work_item_is_refused_saying_where_to_say_it() -> None:
+    assert forms.tracker_refusal("github:acme/api#7") == ""
+    refusal = (
+        "linear:ENG-1 is not a GitHub issue, and the-loop reads this decision from the work "
+        "item's own comments, which only a GitHub issue can be given from here — so nothing "
+        "was recorded. Say it on the work item itself."
+    )
+    assert forms.tracker_refusal("linear:ENG-1") == refusal
+    assert forms.tracker_refusal("linear:ENG-1", Destinations()) == refusal
+
+
+def test_a_jira_work_item_is_refused_only_outside_the_configured_sites_projects() -> None:
+    site = JiraSite("acme.atlassian.net", "cloud", ("ACME",))
+    jira = Destinations(jira=site)
+    assert forms.tracker_refusal("jira:acme.atlassian.net/ACME-12", jira) == ""
+    assert forms.tracker_refusal("jira:acme.atlassian.net/OTHER-3", jira) == (
+        "jira:acme.atlassian.net/OTHER-3 is not a ticket of the configured Jira site "
+        "(acme.atlassian.net) in one of its projects (ACME), so nothing was recorded — the "
+        "credential goes to that site only."
+    )
+    # Without a Jira site, a Jira ref is another tracker's.
+    alone = forms.tracker_refusal("jira:acme.atlassian.net/ACME-12")
+    assert alone.startswith("jira:acme.atlassian.net/ACME-12 is not a GitHub issue")
+
+
+def test_an_approval_with_a_change_phrase_is_refused_in_these_words() -> None:
+    assert forms.approval_refusal("ok but rejected the naming") == (
+        "Your approval's words include “rejected”, which the-loop reads as a change request, "
+        "so nothing was recorded. Say `changes <why>` to ask for changes, or `approve` with "
+        "other words."
+    )
+
+
+def test_a_skip_without_the_checkout_says_what_to_add_naming_the_repository() -> None:
+    assert forms.skip_refusal("github:acme/api#7", Destinations(loop=True)) == (
+        "A skip after phase selection goes to the-loop's control plane, which needs "
+        "the-loop's checkout of `acme/api`; none is configured, so nothing was recorded. "
+        'Add it under `relay: {repos: {"acme/api": /path/to/checkout}}` in theloop.yaml.'
+    )
+    assert forms.skip_refusal("linear:ENG-1", Destinations(loop=True)) == (
+        "A skip after phase selection goes to the-loop's control plane, which needs "
+        "the-loop's checkout of `linear:ENG-1`; none is configured, so nothing was recorded. "
+        'Add it under `relay: {repos: {"owner/repo": /path/to/checkout}}` in theloop.yaml.'
+    )
+
+
+def test_the_ledger_line_names_the_member_alone_when_there_is_no_login() -> None:
+    plain = decision()
+    line = json.loads(forms.ledger_line(json.loads(forms.payload(plain, relay_body_target(plain)))))
+    assert line["actor"] == {"slack": "U1"}
+    assert line["at"] == AT and line["workItem"] == "github:acme/api#7"
+
+
+def relay_body_target(made: Decision) -> dict[str, Any]:
+    return kinds.target(made, Destinations())
