@@ -101,6 +101,33 @@ EXPLAINED: dict[tuple[str, str, str], str] = {
         "_OPEN_STATES / )",
         "key, \"state='dropped', payload='', last_error='dropped by an admin'\", (), )",
     ): "the open states are _set's default: naming them or not is the same call",
+    **{
+        ("relay/forms.py", "return json.dumps(item, sort_keys=True, ensure_ascii=False)", new): (
+            "the queue's payload is read back with json.loads: key order and escaping say the same"
+        )
+        for new in (
+            "return json.dumps(item, sort_keys=None, ensure_ascii=False)",
+            "return json.dumps(item, sort_keys=True, ensure_ascii=None)",
+            "return json.dumps(item, ensure_ascii=False)",
+            "return json.dumps(item, sort_keys=True, )",
+            "return json.dumps(item, sort_keys=False, ensure_ascii=False)",
+            "return json.dumps(item, sort_keys=True, ensure_ascii=True)",
+        )
+    },
+    **{
+        ("relay/forms.py", old, new): "Comment.said strips what a comment opens with"
+        for old, new in (
+            ('return f" {said}" if said else ""', 'return f" {said}" if (said) or True else ""'),
+            (
+                'return "\\n\\n" + "\\n".join(decision.rows) if decision.rows else ""',
+                'return "\\n\\n" + "\\n".join(decision.rows) if (decision.rows) or True else ""',
+            ),
+            (
+                'return APPROVED + (f"\\n\\n{said}" if said else "")',
+                'return APPROVED + (f"\\n\\n{said}" if (said) or True else "")',
+            ),
+        )
+    },
     ("room/policy.py", 'return ""', 'return "XXXX"'): (
         "ready_for_review_node: a name no gate has is read as none — gate-collapse looks it up"
     ),
