@@ -39,6 +39,7 @@ from looproom.slack.direct import Direct
 from looproom.slack.pacer import Pacer
 from looproom.slack.transport import SlackTransport
 from tests.fakes.slack_api import BOT_TOKEN, HOME_BLOCK_LIMIT, FakeSlack, block_errors
+from tests.support import messages
 
 ROOM, OTHER_ROOM = "C0LOOP0001", "C0OTHER001"
 ALICE, BOB = "U0ALICE01", "U0BOB0001"
@@ -339,3 +340,39 @@ def test_any_home_is_one_slack_takes_and_accounts_for_every_ask(
     more = re.search(r"… and (\d+) more waiting on you", said)
     assert len(listed) + (int(more.group(1)) if more else 0) == waiting
     assert (more is None) == (len(blocks) < HOME_BLOCK_LIMIT or len(listed) == waiting)
+
+
+def corpus_event(stem: str) -> Event:
+    wire = messages.event(stem)
+    return Event.from_wire({**wire, "workItem": ITEM})
+
+
+def thread_answers(event: Event) -> set[tuple[str, str]]:
+    """The (action id, value) of each answer the ask's own message in its thread offers."""
+    drawn = blocks_for(event, interactive=True)
+    return {
+        (e["action_id"], str(e.get("value") or ""))
+        for b in drawn
+        if b["type"] == "actions"
+        for e in b["elements"]
+        if e["type"] == "button" and "url" not in e
+    }
+
+
+@pytest.mark.parametrize("stem", ["06", "15", "01"])
+def test_the_homes_one_tap_is_an_answer_the_asks_own_message_offers(stem: str) -> None:
+    event = corpus_event(stem)  # a gate, a question stating its default, the phase selection
+    state = Memory({}).observe(event, ROOM, "5.0", "")
+    [kind] = [k for k in ("gate", "ask", "selection") if getattr(state, k) is not None]
+    ask = Ask("a", ITEM, kind, ROOM, "5.0", "", (ALICE,), NOON)
+    answer = home_view.one_tap(ask, state)
+    assert answer is not None and (answer[0], answer[2]) in thread_answers(event)
+    # Another message's ask (an older drawing): no answer from the Home.
+    assert home_view.one_tap(Ask("b", ITEM, kind, ROOM, "4.0", "", (ALICE,), NOON), state) is None
+
+
+def test_a_question_without_a_default_has_no_one_tap_answer() -> None:
+    question = Event("session.awaiting_input", ITEM, id="q", text="Which index should I keep?")
+    state = Memory({}).observe(question, ROOM, "5.0", "")
+    assert state.ask is not None
+    assert home_view.one_tap(Ask("a", ITEM, "ask", ROOM, "5.0", "", (ALICE,), NOON), state) is None
