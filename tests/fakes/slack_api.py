@@ -1015,7 +1015,13 @@ def _block_errors(block: Any, where: str) -> list[str]:
         return [f"unsupported type [json-pointer:{where}/type]"]
     kind = block["type"]
     if kind == "section":
-        return _text_errors(block.get("text"), f"{where}/text", SECTION_LIMIT)
+        errors = _text_errors(block.get("text"), f"{where}/text", SECTION_LIMIT)
+        accessory = block.get("accessory")
+        if accessory is not None and not (
+            isinstance(accessory, dict) and accessory.get("type") == "image"
+        ):
+            errors += _action_element(accessory, f"{where}/accessory")
+        return errors
     if kind == "header":
         return _text_errors(block.get("text"), f"{where}/text", HEADER_LIMIT, plain=True)
     if kind == "context":

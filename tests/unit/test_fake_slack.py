@@ -11,7 +11,7 @@ from slack_sdk.socket_mode import SocketModeClient
 from slack_sdk.socket_mode.request import SocketModeRequest
 from slack_sdk.socket_mode.response import SocketModeResponse
 
-from tests.fakes.slack_api import APP_TOKEN, BOT_TOKEN, FakeSlack, Limit
+from tests.fakes.slack_api import APP_TOKEN, BOT_TOKEN, FakeSlack, Limit, block_errors
 
 
 def test_a_socket_mode_client_connects_hears_hello_and_acks_an_envelope() -> None:
@@ -242,3 +242,16 @@ def test_opening_the_home_tab_is_the_event_slack_sends() -> None:
             "home",
         )
         assert "view" not in event  # nothing published yet
+
+
+def test_a_sections_button_is_checked_as_slack_checks_an_actions_one() -> None:
+    def section(label: str, value: str = "v") -> dict:
+        button = {"type": "button", "action_id": "a", "value": value}
+        button["text"] = {"type": "plain_text", "text": label}
+        return {"type": "section", "text": {"type": "mrkdwn", "text": "x"}, "accessory": button}
+
+    assert block_errors([section("x" * 75), section("ok", "v" * 2000)]) == []
+    assert block_errors([section("x" * 76)]) == [
+        "must be less than 76 characters [json-pointer:/blocks/0/accessory/text/text]"
+    ]
+    assert "accessory/value" in block_errors([section("ok", "v" * 2001)])[0]
