@@ -124,6 +124,7 @@ def report(rig: Rig, driver: Driver, elapsed: float, drained: float) -> int:
     found = books.Ledger()
     books.check_events(driver.items, rig.slack, found)
     books.check_decisions(driver.items, rig.github, rig.loop, found)
+    books.check_attention(rig.slack, *rig.asks(), found)
     parked = rig.parked()
     refused = books.limit_refusals(rig.slack)
     struck = books.struck(rig.slack, rig.github, rig.loop)
@@ -146,6 +147,11 @@ def report(rig: Rig, driver: Driver, elapsed: float, drained: float) -> int:
         f"  limit refusals    {sum(refused.values())} "
         + (f"({_counts(refused)})" if refused else "")
     )
+    told = found.attention
+    print(
+        f"  asks told         direct {told['dm']}, reminded {told['remind']}, escalated "
+        f"{told['escalate']}, named {told['mention']}; after the answer {len(found.late)}"
+    )
     print(f"  webhook→Slack     p50 {p50:.2f} s, p99 {p99:.2f} s ({len(found.latencies)} events)")
     if rig.db is not None:
         _outages(rig, driver)
@@ -153,6 +159,8 @@ def report(rig: Rig, driver: Driver, elapsed: float, drained: float) -> int:
         print(f"  LOST    {problem}")
     for problem in found.doubled:
         print(f"  DOUBLED {problem}")
+    for problem in found.late:
+        print(f"  LATE    {problem}")
     if parked:
         print(f"  PARKED  queues: {rig.queue_states()}")
     failed = not found.ok or parked or refused

@@ -108,6 +108,10 @@ class SoakDatabase:
         rows = self._look("SELECT state FROM theloop_items WHERE queue = 'inbox' AND key = %s", key)
         return str(rows[0][0]) if rows else ""
 
+    def look(self, sql: str) -> list[tuple] | None:
+        """Rows of ``sql``; None when the database cannot say now."""
+        return self._look(sql)
+
     def _look(self, sql: str, *values: object) -> list[tuple] | None:
         if not self.up:
             return None

@@ -42,10 +42,13 @@ class Ledger:
     lost: list[str] = field(default_factory=list)
     doubled: list[str] = field(default_factory=list)
     latencies: list[float] = field(default_factory=list)
+    #: The asks' steps that landed in Slack, by kind; a step taken after its ask closed.
+    attention: Counter[str] = field(default_factory=Counter)
+    late: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
-        return not self.lost and not self.doubled
+        return not self.lost and not self.doubled and not self.late
 
 
 def _payload(call: Call) -> dict[str, Any]:
@@ -165,6 +168,28 @@ def held_by_outages(
             if landed and first is not None and during(first, min(landed)):
                 longest = max(longest, min(landed) - first)
     return longest
+
+
+def check_attention(
+    slack: FakeSlack, asks: list[tuple], steps: list[tuple], ledger: Ledger
+) -> None:
+    """Each ask's step posted at most once (its mark's key is the step's), and none taken
+    for a member after the ask was answered or moved on (the store's own times)."""
+    with slack._changed:
+        calls = [c for c in slack.calls if c.landed and c.method == "chat.postMessage"]
+    posted: Counter[str] = Counter()
+    for call in calls:
+        payload = _payload(call)
+        if payload.get("kind") == "attention":
+            posted[str(payload.get("key"))] += 1
+    for key, times in posted.items():
+        ledger.attention[key.split(":", 1)[0]] += 1
+        if times > 1:
+            ledger.doubled.append(f"attention step {key} posted {times} times")
+    closed = {str(ask): float(at) for ask, outcome, at in asks if outcome != "open"}
+    for ask, member, step, at in steps:
+        if 0 < closed.get(str(ask), 0) < float(at):
+            ledger.late.append(f"{member} {step} for {ask} after it closed")
 
 
 def limit_refusals(slack: FakeSlack) -> Counter[str]:

@@ -82,6 +82,10 @@ def settings(rooms: int) -> str:
         "  read: {catchUpSeconds: 60}\n"
         f"people: {{{ALICE}: alice-gh}}\n"
         f"rooms:\n{routes}"
+        # Alice is told of each ask directly, reminded and escalated to within seconds, so
+        # a soak's minutes see each step under the faults (docs/attention.md).
+        "attention:\n  direct: true\n  remindAfter: 4\n  escalateAfter: 9\n"
+        '  escalateTo: [S0SOAKLEAD]\n  workingHours: "00:00-24:00"\n'
     )
 
 
@@ -312,6 +316,19 @@ class Rig:
         with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as db:
             rows = db.execute("SELECT queue, state, COUNT(*) FROM items GROUP BY queue, state")
             return {(str(q), str(s)): int(n) for q, s, n in rows.fetchall()}
+
+    def asks(self) -> tuple[list[tuple], list[tuple]]:
+        """The asks on record ``(id, outcome, closed)`` and each step taken ``(ask, member,
+        step, at)``: the bot's SQLite file (read only), or the shared database."""
+        asks_sql = "SELECT id, outcome, closed FROM theloop_asks"
+        steps_sql = "SELECT ask, member, step, at FROM theloop_ask_steps"
+        if self.db is not None:
+            return self.db.look(asks_sql) or [], self.db.look(steps_sql) or []
+        path = self.bot.queue_file
+        if not path.exists():
+            return [], []
+        with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as db:
+            return db.execute(asks_sql).fetchall(), db.execute(steps_sql).fetchall()
 
     def inbox_state(self, key: str) -> str:
         """The inbox's state for the event ``key`` (``""``: not stored)."""
