@@ -246,7 +246,7 @@ KINDS: tuple[DecisionKind, ...] = (
         read=talk.read_record_decision,
         typed=checks.typed_decision,
         receipt="📌 The decision of {who} is on the work item, and the agent has it.",
-        usage="`record-decision [product|design|tech:] <what> [— why: <rationale>]` — on record.",
+        usage="`record-decision [product|design|tech:] <what> [— why: …]` — on record.",
     ),
 )
 
