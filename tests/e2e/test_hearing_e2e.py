@@ -138,3 +138,18 @@ def test_a_room_switched_to_listen_to_everything_takes_plain_replies_across_rest
     wait_for(lambda: "white_check_mark" in room.reactions(last["ts"]), TIMEOUT, "the ✅")
     assert "just thinking aloud" not in room.relayed()
     assert not room.reactions(quiet["ts"])
+
+
+@pytest.fixture
+def direct(slack_bot: StartBot, fake_slack: FakeSlack) -> Iterator[Rig]:
+    fake_slack.add_channel("alice-dm", ALICE_DM)
+    yield from _rig(slack_bot, fake_slack, ALICE_DM)
+
+
+def test_in_a_direct_message_with_the_bot_every_message_is_to_it(direct: Rig) -> None:
+    """As in the-loop's room, a 1:1 DM hears every message: a plain reply in a work item's
+    thread there reaches its session, no mention needed — the only other person is the bot."""
+    thread = direct.thread(ALICE_DM, "d1")
+    plain = direct.bot.say(ALICE, "keep the old rows", thread, ALICE_DM)
+    wait_for(lambda: "white_check_mark" in direct.reactions(plain["ts"]), TIMEOUT, "the ✅")
+    assert direct.relayed() == ["keep the old rows"]

@@ -103,8 +103,10 @@ class Listener:
             is_bot=bool(event.get("bot_id")) or event.get("subtype") == "bot_message",
             addressed=addressed,
             subtype=str(event.get("subtype") or ""),
+            # In a 1:1 DM the only other one there is the bot: every message is to it, as
+            # in the-loop's room (a group DM is a room: a mention, or listen all).
             to_bot=talk.mentions(raw or text, self._bot_member())
-            or bool(named)
+            or talk.is_direct(channel)
             or self._listen_all.hears_all(channel),
             files=slack_files.record(attached),
             attached=attached,
