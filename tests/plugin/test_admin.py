@@ -154,3 +154,20 @@ def test_a_taken_port_is_said_to_the_admins_and_shown_in_status(
     status = testbot.exec_command("!theloop status")
     assert f"http server: NOT LISTENING: cannot listen on 127.0.0.1:{taken_port}" in status
     assert "unreachable" in status and "signed requests accepted" not in status
+
+
+def test_the_asks_on_record_and_the_oldest_waiting_one_are_shown_to_admins(
+    testbot, post_event
+) -> None:
+    assert "Asks waiting now: none." in testbot.exec_command("!theloop asks")
+    assert post_event(_ask(4, "Which database?")).status_code == 202
+    assert "acme/api#4" in testbot.pop_message()  # the room was shown it: it waits now
+    waiting = testbot.exec_command("!theloop asks")
+    assert "Asks waiting now (1):" in waiting and "github:acme/api#4 question" in waiting
+    assert "question" in testbot.exec_command("!theloop asks github:acme/api#4")
+    assert "asks: the oldest waiting is github:acme/api#4's question" in testbot.exec_command(
+        "!theloop status"
+    )
+    assert "is not a time" in testbot.exec_command("!theloop asks --since someday")
+    testbot.bot.sender = testbot.bot.build_identifier("mallory@localhost")
+    assert "requires bot-admin privileges" in testbot.exec_command("!theloop asks")

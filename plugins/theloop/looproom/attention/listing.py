@@ -74,7 +74,9 @@ def who(members: Iterable[str]) -> str:
 def line(ask: Ask, now: float) -> str:
     """One ask's life on one line."""
     what = _WHAT.get(ask.kind, ask.kind)
-    where, opened = f"<{notes.link(ask)}|{what}>", times.clock(ask.opened)
+    # A link where Slack drew the ask; a plain chat's ask has no message to link to.
+    where = f"<{notes.link(ask)}|{what}>" if ask.channel and ask.ts else what
+    opened = times.clock(ask.opened)
     said = [f"• `{ask.work_item}` {where} — opened {opened}, asked {who(ask.asked)}"]
     if ask.reminded:
         said.append(f"reminded {times.clock(ask.reminded)}")
