@@ -339,3 +339,21 @@ def test_an_admin_lists_each_work_items_room_and_thread_as_the_loops_channels_th
     (old_room,) = [line for line in mine if f"<#{LOOP}>" in line]
     assert "listens to: mentions" in old_room and "opened 20" in old_room
     assert "`github:acme/api#8`" in text
+
+
+def test_the_roster_outlives_a_restart_of_the_bot_and_ends_with_the_work_item(rig: Rig) -> None:
+    """A collaborator added before the bot restarts may still reply after it — the
+    process stopped and started again on its data — and not once the work item closed."""
+    thread = rig.show(corpus("06"))["thread_ts"]
+    added = rig.say(ALICE, f"add-collaborator <@{EVE}>", thread)
+    rig.landed(added, "the grant's ✅")
+    rig.bot.process.restart()
+    after = rig.say(EVE, f"<@{BOT_USER}> prefer the smaller migration", thread)
+    rig.landed(after, "Eve's reply after the restart")
+    assert [r["actor"] for r in rig.loop.replies] == [f"slack:{EVE}"]
+    closed = {"id": "closed-1", "eventType": "work-item.closed", "workItem": ITEM}
+    assert rig.bot.send(closed)[0] == 202
+    rig.bot.process.wait_delivered(TIMEOUT)
+    late = rig.say(EVE, f"<@{BOT_USER}> one more thing", thread)
+    wait_for(lambda: "warning" in rig.reactions(late["ts"]), TIMEOUT, "refused once closed")
+    assert len(rig.loop.replies) == 1
