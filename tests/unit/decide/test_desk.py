@@ -149,3 +149,21 @@ def test_a_room_bound_to_one_work_item_or_repository_needs_no_reference() -> Non
     rooms = (("acme/api", "#api-loop"), ("acme/*", "#all"))
     assert room_facts("C1", bindings, rooms, lambda r: ids(r, r)) == (ITEM, "acme/api")
     assert room_facts("C2", bindings, rooms, lambda r: ids(r, r)) == ("", "")
+
+
+@pytest.mark.parametrize(
+    "named", ["github:ACME/api#7", "github:Acme/API#7", "https://github.com/acme/API/issues/7"]
+)
+def test_a_work_item_named_in_another_letter_case_is_the_one_the_room_was_shown(
+    desk: Desk, named: str
+) -> None:
+    """A member types the work item as it reads on their screen; GitHub's names ignore
+    letter case, so it is the same work item: admitted, and its gate settled, not a second
+    empty one refused as foreign or answered twice."""
+    said = Received(ALICE, f"approve {named}", "C2", "401.0")
+    verdict = desk.said(said, desk.where("C2", ""))
+    assert verdict.status == ADMITTED, verdict
+    assert verdict.decision is not None and verdict.decision.work_item == ITEM
+    assert desk.memory.get(ITEM).gate.answered_by == ALICE  # type: ignore[union-attr]
+    again = desk.said(Received(ALICE, f"approve {ITEM}", "C2", "402.0"), desk.where("C2", ""))
+    assert again.reason == "already-answered" and desk.relay.queue.depth() == 1

@@ -90,4 +90,8 @@ def of_room(
 ) -> Bound:
     """The room's bound: a work item it was shown, or one an admin bound a room to (the
     operator's naming, shown or not), of ``patterns``, or of the ``jira`` site."""
-    return Bound(lambda ref: memory.knows(ref) or ref in book.room_bindings(), patterns, jira)
+
+    def shown(ref: str) -> bool:
+        return memory.knows(ref) or workitem.canonical(ref) in book.room_bindings()
+
+    return Bound(shown, patterns, jira)

@@ -131,7 +131,13 @@ class Desk:
         policy, now = self._policy(), self._clock()
         with self._lock:
             verdict = judging.judge_typed(
-                said, where, self.memory.get, policy, times.iso(now), bound=self.bound.refusal
+                said,
+                where,
+                self.memory.get,
+                policy,
+                times.iso(now),
+                bound=self.bound.refusal,
+                spelling=self.memory.spelling,
             )
             if not _wants_thread(verdict) and not _names_a_room(verdict):
                 verdict = self._record(verdict, policy, now)

@@ -121,9 +121,11 @@ def judge_typed(
     now: str,
     *,
     bound: Named,
+    spelling: Callable[[str], str] = lambda ref: ref,
 ) -> Verdict:
     """One typed message through the order, without I/O; ``bound`` says why a work item
-    may not be named here (``looproom.decide.bounds.Bound.refusal``)."""
+    may not be named here (``looproom.decide.bounds.Bound.refusal``); ``spelling`` gives a
+    work item named in another letter case or form as the room keeps it."""
     if said.subtype in NOT_NEW:
         # An edit re-sends the whole message under a new ts: read as new, a decision would
         # be taken twice, or a word changed after the fact would decide anew.
@@ -132,6 +134,7 @@ def judge_typed(
     if parsed is None:
         parsed = _spoken(kinds.read(said.text, policy.own_id, policy.destinations.keywords), said)
     work_item, problem = _map(parsed, where)
+    work_item = spelling(work_item) if work_item else work_item
     if not work_item:
         if said.addressed and not (said.member == policy.own_id or said.is_bot):
             return Verdict(REFUSED, "unmapped", problem)

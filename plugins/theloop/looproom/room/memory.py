@@ -14,6 +14,7 @@ from collections.abc import MutableMapping
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
+from looproom import workitem
 from looproom.durable.bounded import touched
 from looproom.durable.state import lock_for
 from looproom.events import Event
@@ -26,6 +27,10 @@ SELECTION_NODE = "phase-selection"
 #: item; past it the oldest are forgotten (a press on them is refused as unmapped).
 INDEX_CAP = 5000
 _INDEX = "memory.messages"
+#: Each work item's one spelling (``looproom.workitem.canonical``) → the spelling the room
+#: keeps its state under, so ``github:ACME/api#7`` typed by a member finds the state of
+#: ``github:acme/api#7`` the-loop sent (and not a second, empty one).
+_SPELLINGS = "memory.spellings"
 
 
 @dataclass(frozen=True)
@@ -121,6 +126,10 @@ class Memory:
     def __init__(self, store: MutableMapping[str, Any]) -> None:
         self._store = store
         self._lock = lock_for(store)
+        with self._lock:
+            if _SPELLINGS not in store:  # kept before spellings were: learn them once
+                keys = [str(key)[5:] for key in list(store.keys()) if str(key).startswith("item:")]
+                store[_SPELLINGS] = {workitem.canonical(ref): ref for ref in sorted(keys)}
 
     @property
     def lock(self) -> Any:
@@ -128,15 +137,29 @@ class Memory:
         them (the desk: judge, record and settle as one step, on every replica)."""
         return self._lock
 
+    def spelling(self, work_item: str) -> str:
+        """``work_item`` as the room keeps it: the spelling it was first shown in, whatever
+        the letter case or form it is named in now; else as given."""
+        if f"item:{work_item}" in self._store:
+            return work_item
+        known = (self._store.get(_SPELLINGS) or {}).get(workitem.canonical(work_item))
+        return str(known) if known else work_item
+
     def get(self, work_item: str) -> ItemState:
-        raw = self._store.get(f"item:{work_item}")
+        raw = self._store.get(f"item:{self.spelling(work_item)}")
         return ItemState.from_dict(raw) if raw else ItemState()
 
     def knows(self, work_item: str) -> bool:
-        """Whether the room was shown anything of ``work_item``."""
-        return f"item:{work_item}" in self._store
+        """Whether the room was shown anything of ``work_item``, in any spelling."""
+        return f"item:{self.spelling(work_item)}" in self._store
 
     def put(self, work_item: str, state: ItemState) -> None:
+        work_item = self.spelling(work_item)
+        if f"item:{work_item}" not in self._store:
+            with self._lock:
+                spellings = dict(self._store.get(_SPELLINGS) or {})
+                spellings.setdefault(workitem.canonical(work_item), work_item)
+                self._store[_SPELLINGS] = spellings
         self._store[f"item:{work_item}"] = state.to_dict()
 
     def observe(
