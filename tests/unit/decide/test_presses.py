@@ -298,3 +298,49 @@ def test_after_a_press_the_controls_give_way_to_who_did_what_when() -> None:
     assert [e["action_id"] for e in _elements(after)] == [buttons.OPEN]
     assert f"pressed by <@{ALICE}>" in after[-1]["elements"][0]["text"]
     assert "UTC" in line and block_errors(after) == []
+
+
+# -- where a press is found, and what its decision carries ----------------------------------
+
+
+def _judge_at(
+    body: dict[str, Any], where: dict[tuple[str, str], str], state: ItemState = GATE
+) -> Any:
+    press = presses.read(body)
+    assert press is not None
+    locate = lambda channel, ts: where.get((channel, ts), "")  # noqa: E731
+    return judging.judge_press(press, locate, lambda _i: state, POLICY, "T", bound=SHOWN)
+
+
+def test_a_presss_decision_is_keyed_by_the_message_and_the_button() -> None:
+    # A second press of the same button on the same message is the same decision.
+    verdict = _judge_at(payload(buttons.APPROVE, "200.0"), {("C1", "200.0"): ITEM})
+    made = verdict.decision
+    assert made is not None
+    assert (made.work_item, made.member, made.at) == (ITEM, ALICE, "T")
+    assert (made.origin, made.channel, made.ts, made.thread) == (
+        f"C1:200.0:{buttons.APPROVE}",
+        "C1",
+        "200.0",
+        "200.0",
+    )
+
+
+def test_a_press_in_a_thread_is_found_by_its_thread_when_its_message_is_not_known() -> None:
+    body = payload(buttons.APPROVE, "250.0")
+    body["container"]["thread_ts"] = "200.0"
+    body["message"]["thread_ts"] = "200.0"
+    # Found through its thread, it is judged against that work item's gate (which was
+    # drawn on another message, so it is stale); found nowhere, it says so.
+    verdict = _judge_at(body, {("C1", "200.0"): ITEM})
+    assert (verdict.status, verdict.reason) == (REFUSED, "stale")
+    assert _judge_at(body, {("C2", "200.0"): ITEM}).text == (
+        "This message is not one of the-loop's questions any more."
+    )
+
+
+def test_a_press_on_a_work_item_no_sink_can_reach_is_refused_saying_why() -> None:
+    item = "linear:ENG-1"
+    verdict = _judge_at(payload(buttons.APPROVE, "200.0"), {("C1", "200.0"): item})
+    assert verdict.status == REFUSED and verdict.decision is None
+    assert verdict.text.startswith("linear:ENG-1 is not a GitHub issue")
