@@ -376,3 +376,24 @@ def test_a_question_without_a_default_has_no_one_tap_answer() -> None:
     state = Memory({}).observe(question, ROOM, "5.0", "")
     assert state.ask is not None
     assert home_view.one_tap(Ask("a", ITEM, "ask", ROOM, "5.0", "", (ALICE,), NOON), state) is None
+
+
+def test_an_answer_the_relay_gives_up_on_puts_the_ask_back_on_the_home(
+    tmp_path: Path, slack: FakeSlack
+) -> None:
+    room = make(tmp_path, slack)
+    ts = room.show(gate(ITEM, "g1"))
+    room.memory.settle(ITEM, "gate", ALICE, "12:00")
+    decision = Decision(
+        "approve", ITEM, ALICE, f"{ROOM}:{ts}:theloop:approve", "t", channel=ROOM, ts=ts
+    )
+    room.side.recorded(lambda _d: None)(decision)
+    room.run()
+    assert room.listed(ALICE) == [] and "You answered lately" in json.dumps(room.home(ALICE))
+    room.clock.now += 60
+    room.memory.reopen(ITEM, "gate")  # as the desk's Reopening does, then tells attention
+    room.side.given_up(lambda _d: None)(decision)
+    room.run()
+    for member in (ALICE, BOB):
+        assert room.listed(member) == [f"theloop-home:{ROOM}:{ts}"]
+    assert "You answered lately" not in json.dumps(room.home(ALICE))

@@ -37,7 +37,7 @@ from looproom.slack.responses import AUTH, RATE_LIMITED, UNAVAILABLE, Response
 log = logging.getLogger(__name__)
 #: The attention queue's step that publishes one member's Home.
 STEP = "home"
-OPENED, CLOSED, CLAIMED, TAB = "opened", "closed", "claimed", "tab"
+OPENED, CLOSED, CLAIMED, REOPENED, TAB = "opened", "closed", "claimed", "reopened", "tab"
 NOT_ENABLED = (
     "the app's Home tab is off: turn it on (App Home → Show Tabs → Home Tab, or create the "
     "app again from `make manifest`)"
@@ -76,6 +76,18 @@ class Homes:
             concerned = dict.fromkeys([*ask.asked, ask.answered_by])  # what they answered
         for member in concerned:
             self._put(member, key(member, why, f"{ask.id}@{stamp:.6f}"))
+
+    def reopened(self, work_item: str, answerer: str) -> None:
+        """An answer the relay gave up on: the work item's asks wait again — on the Homes
+        of those they ask, and off the *answered lately* of whoever answered."""
+        stamp = f"{self._clock():.6f}"
+        try:
+            for ask in self.asks.open_asks_of(work_item):
+                for member in dict.fromkeys([*ask.asked, answerer]):
+                    if member:
+                        self._put(member, key(member, REOPENED, f"{ask.id}@{stamp}"))
+        except StorageError as exc:
+            log.warning("attention: the Homes of %s not queued now: %s", work_item, exc)
 
     def opened_tab(self, event: Mapping[str, Any]) -> None:
         """Slack's ``app_home_opened``: the member's Home, drawn now (the Messages tab

@@ -140,6 +140,8 @@ class AttentionSide:
         def both(decision: Decision) -> None:
             then(decision)
             self.feed.observed(decision.work_item, self._state_of(decision.work_item))
+            if self.homes is not None:
+                self.homes.reopened(decision.work_item, decision.member)
 
         return both
 
