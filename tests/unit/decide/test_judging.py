@@ -368,3 +368,13 @@ def test_another_bots_command_naming_no_work_item_is_not_answered() -> None:
     # Answering a bot's unmapped command could start two bots refusing each other.
     verdict = judge("execute", where=Where(), addressed=True, member="U0OTHERBOT", is_bot=True)
     assert (verdict.status, verdict.text) == (IGNORED, "")
+
+
+def test_words_to_a_standing_session_are_a_standing_command_not_a_reply() -> None:
+    # A standing session belongs to no work item: steering it is `standing.command`, which
+    # a room is granted only when it opts in, whoever speaks.
+    standing = Where("standing:triage", thread_bound=True)
+    verdict = judge("please look at the queue", where=standing, to_bot=True)
+    assert verdict.status == REFUSED and "`standing.command`" in verdict.text
+    # The same words to a work item's session are a reply.
+    assert judge("please look at the queue", ASK, thread="300.0", to_bot=True).decision
