@@ -11,7 +11,9 @@ named user group.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -19,7 +21,15 @@ from typing import Any
 import pytest
 from the_loop.channels.envelope import parse as parse_envelope
 
-from tests.e2e.slackbot import LOOP, SlackBot, StartBot, corpus, relaying, slash
+from tests.e2e.slackbot import (
+    LOOP,
+    START_TIMEOUT,
+    SlackBot,
+    StartBot,
+    corpus,
+    relaying,
+    slash,
+)
 from tests.fakes.github_api import FakeGitHub
 from tests.fakes.loop_api import FakeLoop
 from tests.fakes.slack_api import FakeSlack, decoded
@@ -83,11 +93,12 @@ class Rig:
         return " ".join(str((b.get("text") or {}).get("text", "")) for b in blocks)
 
     def posts(self, key_start: str) -> list[dict[str, Any]]:
-        """The bot's posts whose mark starts with ``key_start`` (an attention step's)."""
+        """The bot's posts that took effect (their answer lost or not) whose mark starts
+        with ``key_start`` (an attention step's)."""
         return [
             c.args
             for c in self.slack.calls_to("chat.postMessage")
-            if c.response.get("ok")
+            if c.landed
             and str(
                 ((decoded(c.args.get("metadata")) or {}).get("event_payload") or {}).get("key")
             ).startswith(key_start)
@@ -175,3 +186,26 @@ def test_an_unanswered_ask_is_reminded_once_then_escalated_to_the_group(quick: R
     # The older copy went: one direct message of the gate, the reminder.
     (shown,) = quick.slack.messages(ALICE_DM)
     assert "Still waiting on you" in json.dumps(shown["blocks"], ensure_ascii=False)
+
+
+def test_a_bot_killed_between_a_reminder_and_its_answer_reminds_once(quick: Rig) -> None:
+    gate = quick.gate()
+    quick.dm()
+    remind = f"remind:{ITEM}|gate|{LOOP}:{gate['ts']}:{ALICE}"
+    # The reminder lands in Slack, its answer never comes: the bot is killed waiting.
+    quick.slack.fail("chat.postMessage", "land_then_hang", key=remind)
+    wait_for(lambda: quick.posts("remind:"), TIMEOUT, "the reminder in flight")
+    process = quick.bot.process
+    process.kill()
+    quick.slack.release()
+    process.start(timeout=START_TIMEOUT)
+
+    def settled() -> bool:  # the restarted bot looked for it and found it: done
+        with contextlib.closing(
+            sqlite3.connect(f"file:{process.queue_file}?mode=ro", uri=True)
+        ) as db:
+            row = db.execute("SELECT state FROM items WHERE key = ?", (remind,)).fetchone()
+        return bool(row) and row[0] == "done"
+
+    wait_for(settled, TIMEOUT, "the reminder settled after the restart")
+    assert len(quick.posts("remind:")) == 1
