@@ -166,7 +166,11 @@ def test_a_jira_work_item_is_refused_with_the_reason_never_a_false_success(rig: 
 
 
 def test_the_slash_command_answers_help_status_and_verbs_to_the_member_alone(rig: Rig) -> None:
-    assert "/the-loop new [<repo>:] <title>" in rig.slash("help")
+    helped = rig.slash("help")
+    assert "/the-loop new [<repo>:] <title>" in helped
+    # Which verb families this room holds, as the-loop's help says (the default grants).
+    assert "gate.feedback: granted" in helped and "control.command: granted" in helped
+    assert "instance.command: not granted" in helped
     gate = rig.show(corpus("06"))
     status = rig.slash("status")
     assert f"`{ITEM}`" in status and "gate" in status and f"<@{ALICE}>" in status

@@ -456,3 +456,14 @@ def test_a_thread_longer_than_one_record_loses_no_message_to_the_cap(rig: Rig) -
     wait_for(lambda: "white_check_mark" in rig.reactions(second["ts"]), TIMEOUT, "the second ✅")
     two = rig.comments()[1]
     assert "note 148" in two and "note 147" not in two
+
+
+def test_a_reply_typed_through_a_connector_reaches_the_session_without_its_signature(
+    rig: Rig,
+) -> None:
+    thread = rig.thread()
+    said = rig.say(ALICE, f"<@{BOT_USER}> use option 2\n*Sent using* <@U0CLAUDE1>", thread)
+    wait_for(lambda: "white_check_mark" in rig.reactions(said["ts"]), TIMEOUT, "the ✅")
+    assert [r["text"] for r in rig.loop.replies] == ["use option 2"]
+    (comment,) = rig.comments()
+    assert "> use option 2" in comment and "Sent using" not in comment

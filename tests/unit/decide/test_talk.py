@@ -310,3 +310,25 @@ def test_the_first_catch_up_marks_when_cursors_began_even_with_no_thread_yet() -
     cursors = Cursors({})
     CatchUp(lambda: [], lambda *_: [], lambda _m: None, cursors, clock=lambda: 1000.0).run()
     assert cursors.since(2000.0) == 1000.0
+
+
+SIGNATURES = ["*Sent using* @Claude", "_Sent using_ <@U0CLAUDE1>", "Sent using Claude"]
+
+
+@settings(max_examples=200)
+@given(
+    words=st.text(min_size=1, max_size=60).filter(lambda t: t.strip() and t == t.rstrip()),
+    signature=st.sampled_from(SIGNATURES),
+    joint=st.sampled_from([" ", "\n", "\n\n"]),
+)
+def test_a_connectors_signature_at_the_end_is_dropped_and_nothing_else(
+    words: str, signature: str, joint: str
+) -> None:
+    assert talk.without_signature(f"{words}{joint}{signature}") == words
+    if "sent" not in words.lower():
+        assert talk.without_signature(words) == words
+
+
+def test_words_that_only_mention_sending_are_kept() -> None:
+    for kept in ("I was sent using the queue", "unsent using x", "sent using"):
+        assert talk.without_signature(kept) == kept

@@ -60,6 +60,21 @@ def named_work_item(text: str) -> str:
     return ""
 
 
+#: A connector's signature at a message's end — ``*Sent using* @Claude``, ``_Sent using_
+#: <@U…>``, ``Sent using Claude`` — on its own line or on the last one.
+_SIGNATURE = re.compile(
+    r"(?:\A|\s+)[*_~]*sent[ \t]+using[*_~]*[ \t]+(?:<@[^>\n]+>|@?[^\s*_~]+)[*_~]*\s*\Z",
+    re.IGNORECASE,
+)
+
+
+def without_signature(text: str) -> str:
+    """``text`` without a connector's trailing ``Sent using …`` signature, as the-loop
+    drops it: a member typing through an assistant means the words before it, and a
+    signature on a command's line must not be read as one more word of the command."""
+    return _SIGNATURE.sub("", text or "", count=1)
+
+
 def is_direct(channel: str) -> bool:
     """A direct message with the bot (Slack's ``D…`` conversations)."""
     return channel.startswith("D")

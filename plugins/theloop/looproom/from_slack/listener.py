@@ -89,9 +89,10 @@ class Listener:
         if self._kickoff(member, event, channel, thread_ts):
             return
         # Slack's own text keeps a mention as ``<@U…>``; the backend's has made it a name.
-        raw = str(event.get("text") or "")
+        raw = talk.without_signature(str(event.get("text") or ""))
         if raw and not addressed:
             text = raw
+        text = talk.without_signature(text)
         named = talk.named_work_item(text) if talk.is_direct(channel) else ""
         attached = slack_files.kept(event.get("files") or [])
         said = Received(

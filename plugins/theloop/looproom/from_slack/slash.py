@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from looproom.decide import kinds
+from looproom.settings import grants
 from looproom.slack.signed import Checked, signed_body
 
 COMMAND = "/the-loop"
@@ -70,10 +71,21 @@ def is_verb(action: str, own: Iterable[str] = ()) -> bool:
     return action in kinds.BY_VERB or action in own
 
 
-def help_text(own: Iterable[str] = ()) -> str:
+def grants_line(granted: Iterable[str]) -> str:
+    """Which of the acts this room is granted (``slack.publish``), as the-loop's help says
+    which act grants its channel holds: a verb whose act is not granted is refused."""
+    held = set(granted) | {grants.REPLY}
+    said = " · ".join(
+        f"{act}: {'granted' if act in held else 'not granted'}" for act in grants.ACTS
+    )
+    return f"What this room may do here (`slack.publish`): {said}."
+
+
+def help_text(own: Iterable[str] = (), granted: Iterable[str] | None = None) -> str:
     """``/the-loop help``: the grammar, every verb (the operator's own words too), and
-    where each can be used."""
+    where each can be used; with ``granted``, which acts the room holds."""
     verbs = ", ".join(f"`{verb}`" for verb in (*kinds.VERBS, *own))
+    held = (grants_line(granted),) if granted is not None else ()
     return "\n".join(
         (
             f"*{COMMAND}* — the-loop's room from anywhere in Slack:",
@@ -93,6 +105,7 @@ def help_text(own: Iterable[str] = ()) -> str:
             "With many the-loop instances, name one last: "
             f"`{COMMAND} restart team-b`, `{COMMAND} status team-b`.",
             "In a work item's thread the verbs are typed as they are (`start`, `approve`).",
+            *held,
         )
     )
 

@@ -69,7 +69,7 @@ class SlashDesk:
             return None
         own = tuple(self._policy().destinations.keywords.custom)
         if command.action == slash.HELP:
-            return slash.ephemeral(slash.help_text(own))
+            return slash.ephemeral(slash.help_text(own, self._policy().granted))
         if command.action == slash.STATUS:
             return slash.ephemeral(self._status(command))
         if command.action == slash.MINE and self._mine is not None:
