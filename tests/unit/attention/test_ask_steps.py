@@ -292,6 +292,23 @@ def test_the_escalation_names_the_group_once_after_the_longer_time(
     assert escalation["text"].startswith("⏫ <!subteam^S0LEADS> <@U0LEAD01>")
 
 
+def test_an_escalations_handles_are_mentioned_as_their_members_and_an_unknown_one_shown(
+    tmp_path: Path, slack: FakeSlack
+) -> None:
+    room = make(tmp_path, slack, {**DIRECT, "escalateTo": ["S0LEADS", "@bob"]})
+    ts = room.open_gate()
+    room.clock.now += 120
+    room.run()
+    [escalation] = [m for m in room.thread(ts) if "⏫" in m["text"]]
+    assert escalation["text"].startswith(f"⏫ <!subteam^S0LEADS> <@{BOB}> —")
+    other = make(tmp_path / "b", slack, {**DIRECT, "escalateTo": ["@nobody-here"]})
+    other_ts = other.open_gate()
+    other.clock.now += 120
+    other.run()
+    [shown] = [m for m in other.thread(other_ts) if "⏫" in m["text"]]
+    assert shown["text"].startswith("⏫ @nobody-here —")
+
+
 @pytest.mark.parametrize("posted", [False, True])
 def test_a_kill_between_taking_the_reminder_and_settling_it_gives_exactly_one(
     tmp_path: Path, slack: FakeSlack, posted: bool

@@ -22,6 +22,7 @@ from looproom.attention import notes
 from looproom.attention.hours import wait_for_hours
 from looproom.attention.record import ESCALATED, REMINDED, Ask
 from looproom.attention.store import AskStore
+from looproom.decide.members import Directory, UnknownHandle
 from looproom.durable.contract import Item
 from looproom.durable.outcome import Delivered, Failed, Outcome, RetryLater
 from looproom.settings.attention import RoomAttention
@@ -58,6 +59,8 @@ class Steps:
     ) -> None:
         self.asks, self.direct, self._room, self._clock = asks, direct, room, clock
         self.slack = direct.slack
+        # ``attention.escalateTo``'s @handles as member ids, so they are mentioned.
+        self._directory = Directory(self.slack.users_page, {})
 
     def deliver(self, item: Item) -> Outcome:
         raw = json.loads(item.payload)
@@ -139,8 +142,22 @@ class Steps:
         took = self.asks.take(ask.id, ESCALATED, now)
         if not took and not (item.maybe_delivered and _open(self.asks.get(ask.id))):
             return Delivered("escalated before, or answered")
-        text = notes.escalation_text(ask, room.escalate_to, now - ask.opened)
+        text = notes.escalation_text(ask, self._whom(room.escalate_to), now - ask.opened)
         return self._post_once(ask.channel, ask.thread or ask.ts, item, text, None)
+
+    def _whom(self, named: tuple[str, ...]) -> tuple[str, ...]:
+        """``named`` with each @handle as its member's id; as written where Slack cannot
+        say now or no member holds it (then it is shown, not mentioned)."""
+        handles = tuple(whom for whom in named if whom.startswith("@"))
+        if not handles:
+            return named
+        try:
+            resolved = self._directory.resolve(handles, "attention.escalateTo")
+        except UnknownHandle:
+            return named
+        if len(resolved.ids) < len(handles):
+            return named
+        return (*(whom for whom in named if not whom.startswith("@")), *sorted(resolved.ids))
 
     def _closed(self, ask: Ask) -> Outcome:
         """Every direct message of the ask says who answered, when and how."""
