@@ -178,6 +178,11 @@ EXPLAINED: dict[tuple[str, str, str], str] = {
                 'at a limit of 1 the head is text[:0]: "" + "…" is "…"',
             ),
             (
+                'opening = text.rfind("<", 0, pos)',
+                'opening = text.rfind("<", None, pos)',
+                "a start of None is a start of 0",
+            ),
+            (
                 _SAFE_CUT,
                 _SAFE_CUT.replace(
                     'text.rfind(">", opening, pos) < 0', 'text.find(">", opening, pos) < 0'

@@ -177,3 +177,8 @@ def test_truncate_leaves_an_escape_that_ended_before_the_cut() -> None:
 def test_truncate_moves_back_to_an_escape_at_the_very_start() -> None:
     text = "&amp;" + "x" * 200  # 205 at 42 keep 3 ("&am"), inside the escape: nothing kept
     assert truncate(text, 42) == "\n… (205 more characters — see the link)"
+
+
+def test_truncate_moves_back_to_the_last_escape_begun_not_an_earlier_one_that_ended() -> None:
+    text = "a" * 56 + "&lt;&amp;" + "b" * 191  # 256 at 100 keep 61: the cut is just past "&"
+    assert truncate(text, 100) == "a" * 56 + "&lt;\n… (196 more characters — see the link)"
