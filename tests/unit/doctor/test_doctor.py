@@ -276,8 +276,8 @@ def test_the_loops_api_reachable_or_not(transport: SlackTransport) -> None:
 def test_off_slack_the_doctor_still_checks_the_rest() -> None:
     env = Environment(backend="Text")
     found = examine(env, Settings(), SlackSide(), local_secret=True)
-    assert [f.subject for f in found] == ["Slack", "webhook secret", "GitHub"]
-    assert found[1].level == OK and "local" in found[1].says
+    assert [f.subject for f in found] == ["Slack", "grants", "webhook secret", "GitHub"]
+    assert found[2].level == OK and "local" in found[2].says
 
 
 def test_the_report_leads_with_the_count_and_gives_each_remedy() -> None:
@@ -316,3 +316,17 @@ def test_the_home_tab_is_said_as_the_bot_last_published_one(transport: SlackTran
     assert off.level == PROBLEM and "not_enabled" in off.says
     assert "App Home → Show Tabs → Home Tab" in off.remedy
     assert on.level == OK
+
+
+def test_the_grants_in_force_are_named_and_the_peers_default_said_beside_ours(
+    transport: SlackTransport,
+) -> None:
+    """Unset, ``slack.publish`` grants more than the-loop's own room does by default
+    (replies only): the doctor names the acts, and how to have the peer's."""
+    (unset,) = _about(_run(transport, Settings()), "grants")
+    assert unset.level == NOTE and "`gate.feedback`" in unset.says
+    assert "`instance.command`" not in unset.says
+    assert "slack.publish: [work-item.reply]" in unset.remedy
+    narrow = Settings(publish=frozenset())
+    (only,) = _about(_run(transport, narrow), "grants")
+    assert only.level == OK and only.says == "the room grants `work-item.reply` (`slack.publish`)"

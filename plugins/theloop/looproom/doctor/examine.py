@@ -9,10 +9,10 @@ from typing import Any
 from looproom import manifest
 from looproom.doctor import attention_check, echo, peers, slack_checks
 from looproom.doctor import instances as instances_check
-from looproom.doctor.findings import EVIDENCE, NOTE, Finding
+from looproom.doctor.findings import EVIDENCE, NOTE, OK, Finding
 from looproom.doctor.shared_store import shared_database
 from looproom.room.routing import has_glob
-from looproom.settings import Environment, Settings
+from looproom.settings import Environment, Settings, grants
 from looproom.slack.transport import SlackTransport
 
 
@@ -44,6 +44,7 @@ def examine(
     """The findings, Slack first, then the webhook and the relay's peers. ``recent``: the
     webhook's last answers (status → count), known only inside the bot."""
     found = _slack(env, settings, slack, bound or {}, window)
+    found.append(grants_in_force(settings))
     if env.instances:  # each the-loop instance: its control plane, stream and keys
         found += instances_check.findings(env.instances)
     else:
@@ -52,6 +53,22 @@ def examine(
     optional = (peers.loop_api(env), peers.loop_stream(env), shared_database(env))
     found += [f for f in optional if f is not None]
     return found
+
+
+def grants_in_force(settings: Settings) -> Finding:
+    """The acts the room grants (``slack.publish``), named — unset, more than the-loop's own
+    room grants by default (replies only), which a team moving over should know."""
+    held = sorted(settings.publish | {grants.REPLY})
+    said = "the room grants " + ", ".join(f"`{act}`" for act in held)
+    if settings.publish == grants.DEFAULT_GRANTS:
+        return Finding(
+            NOTE,
+            "grants",
+            said + " (`slack.publish` unset: every act but the-loop's own control)",
+            "the-loop's own room grants replies only by default — "
+            "`slack.publish: [work-item.reply]` for the same",
+        )
+    return Finding(OK, "grants", said + " (`slack.publish`)")
 
 
 def configured_rooms(settings: Settings, bound: Mapping[str, str]) -> list[tuple[str, str]]:
