@@ -378,3 +378,40 @@ def test_words_to_a_standing_session_are_a_standing_command_not_a_reply() -> Non
     assert verdict.status == REFUSED and "`standing.command`" in verdict.text
     # The same words to a work item's session are a reply.
     assert judge("please look at the queue", ASK, thread="300.0", to_bot=True).decision
+
+
+# -- the refusals' words, and whose work item it is --------------------------------------
+
+
+def test_a_room_bound_to_no_work_item_says_how_to_name_one_in_these_words() -> None:
+    verdict = judge("execute", where=Where(), addressed=True)
+    assert (verdict.reason, verdict.text) == (
+        "unmapped",
+        "This room is not bound to one work item, so say which: "
+        "`execute github:owner/repo#7`, or `#7` in a room with one repository.",
+    )
+
+
+def test_a_plain_reply_at_a_gate_is_refused_in_these_words() -> None:
+    verdict = judge("not approved yet", GATE, thread="200.0", ts="201.0")
+    assert (verdict.reason, verdict.text) == (
+        "not-a-gate-answer",
+        "At this gate say `approve [words]` or `changes <why>` — a plain reply is not taken "
+        "as an answer, so nothing was relayed.",
+    )
+
+
+def test_a_work_items_own_collaborator_is_heard_on_it_by_typing_too() -> None:
+    policy = replace(POLICY, roster={ITEM: frozenset({"U0EVE0001"})})
+    verdict = judge(
+        "thanks, one more thing", ASK, thread="300.0", member="U0EVE0001", policy=policy
+    )
+    assert verdict.status == ADMITTED and verdict.decision is not None
+    assert judge("execute", member="U0EVE0001", policy=policy).status == REFUSED
+
+
+def test_a_work_item_the_room_was_never_shown_is_refused_with_the_bounds_reason() -> None:
+    other = "github:elsewhere/repo#9"
+    verdict = judge(f"execute {other}", bound=Bound(lambda _ref: False), addressed=True)
+    assert verdict.status == REFUSED and verdict.reason == "not-the-operators"
+    assert verdict.text == Bound(lambda _ref: False).refusal(other) != ""
