@@ -158,6 +158,25 @@ def test_an_answer_the_relay_gave_up_on_waits_again(tmp_path: Path) -> None:
     assert [a.id for a in feed.asks.open_asks()] == [told.opened[0].id]
 
 
+def test_on_a_plain_chat_each_question_is_an_ask_of_its_own(tmp_path: Path) -> None:
+    feed, memory, told, clock = make(tmp_path)
+
+    def plain(event: Event) -> None:  # a plain backend's message has no channel or ts
+        feed.observed_event(event, memory.observe(event))
+
+    plain(QUESTION)
+    plain(QUESTION)  # told again: the same ask
+    assert len(told.opened) == 1
+    clock.now += 30
+    memory.settle(ITEM, "ask", "U0DEC1", "10:00")
+    feed.decided(Decision("answer", ITEM, "U0DEC1", "plain:1", "t"), memory.get(ITEM))
+    clock.now += 30
+    plain(Event("session.awaiting_input", ITEM, id="q2", text="And the cache?"))
+    first, second = feed.asks.of_item(ITEM)
+    assert (first.outcome, first.answered_by, first.waited(0)) == (ANSWERED, "U0DEC1", 30)
+    assert second.is_open and second.opened == first.opened + 60
+
+
 STEPS = st.lists(
     st.sampled_from(["gate", "question", "answer-gate", "answer-question", "move", "again"]),
     max_size=12,

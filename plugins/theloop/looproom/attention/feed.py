@@ -118,9 +118,14 @@ class Feed:
 
     def sync(self, work_item: str, state: ItemState, member: str = "", how: str = "") -> None:
         now = self._clock()
-        waiting = {_id(work_item, q): (q, act) for q, _waits, act in open_questions(state)}
-        answered = {_id(work_item, q): q for q in _asked(state) if q.answered_by}
-        for ask in self.asks.open_asks_of(work_item):
+        open_now = self.asks.open_asks_of(work_item)
+
+        def key(question: Asked) -> str:
+            return _key(work_item, question, open_now, now)
+
+        waiting = {key(q): (q, act) for q, _waits, act in open_questions(state)}
+        answered = {key(q): q for q in _asked(state) if q.answered_by}
+        for ask in open_now:
             if ask.id in answered:
                 by = answered[ask.id].answered_by
                 self._close(ask, ANSWERED, by, how if by == member else "", now)
@@ -154,8 +159,13 @@ class Feed:
                 self.told.closed(closed)
 
 
-def _id(work_item: str, question: Asked) -> str:
-    return ask_id(work_item, question.kind, question.channel, question.ts)
+def _key(work_item: str, question: Asked, open_now: list[Ask], now: float) -> str:
+    """The ask's id: one per message that asked. A plain chat's question has no message:
+    it is the open ask of its kind there (told again), else a new one from now on."""
+    if question.ts:
+        return ask_id(work_item, question.kind, question.channel, question.ts)
+    same = [ask for ask in open_now if ask.kind == question.kind and not ask.ts]
+    return same[-1].id if same else ask_id(work_item, question.kind, "", f"plain-{now:.6f}")
 
 
 def _asked(state: ItemState) -> list[Asked]:
