@@ -150,3 +150,22 @@ def test_a_bot_killed_as_it_posts_the_repository_menu_asks_once_when_it_is_back(
         thread = [m["text"] for m in fake_slack.thread(LOOP, asked["ts"])]
         assert len(thread) == 2 and thread[0].startswith("Opening it in `acme/web`")
         assert thread[1].startswith(OPENED)
+
+
+def test_a_kickoff_message_with_a_screenshot_names_it_in_the_new_issue(
+    slack_bot: StartBot, fake_slack: FakeSlack
+) -> None:
+    """As the-loop's kickoff: the issue links what was attached — its name, type, size
+    and Slack permalink — and fetches nothing (no session reads a path yet)."""
+    with (
+        FakeGitHub({"acme/api": set()}) as github,
+        FakeLoop({}) as loop,
+        relaying(slack_bot, SETTINGS % "acme/api", github, loop, "e2e-signing") as bot,
+    ):
+        shot = fake_slack.add_file("502 trace.png", b"\x89PNG\r\n\x1a\n" + b"p" * 90, "image/png")
+        asked = bot.say(ALICE, f"<@{BOT_USER}> Retry the webhook on 502", "", files=[shot])
+        wait_for(lambda: said_in(fake_slack, asked, OPENED), TIMEOUT, "the opened line")
+        ((_repo, _number, title, body),) = [o[:4] for o in github.opened]
+        assert title == "Retry the webhook on 502"
+        assert f"📎 502_trace.png (image/png, 98 B) — {shot['permalink']}" in body
+        assert fake_slack.downloads == [] and "files-pri" not in body

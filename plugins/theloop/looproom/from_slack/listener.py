@@ -168,10 +168,15 @@ class Listener:
 
     def _kickoff(self, member: str, event: Mapping[str, Any], channel: str, thread_ts: str) -> bool:
         """Whether a message was a kickoff (then the opener took it, not the desk)."""
-        if self._opener is None or event.get("bot_id") or event.get("subtype"):
+        subtype = str(event.get("subtype") or "")
+        if self._opener is None or event.get("bot_id") or subtype not in ("", "file_share"):
             return False
         raw = str(event.get("text") or "")  # Slack's own, mentions as <@U…>
-        return self._opener.message(member, raw, channel, str(event.get("ts") or ""), thread_ts)
+        # The issue names what was attached, as the-loop's does: names and permalinks,
+        # nothing fetched (no session reads a path yet).
+        named = slack_files.record(slack_files.kept(event.get("files") or []))
+        ts = str(event.get("ts") or "")
+        return self._opener.message(member, raw, channel, ts, thread_ts, files=named)
 
 
 def thread_lines(slack: SlackTransport | None, bot_member: Callable[[], str]) -> ThreadLines:

@@ -112,8 +112,11 @@ class Opener:
 
     # -- the ways in -----------------------------------------------------------------
 
-    def message(self, member: str, text: str, channel: str, ts: str, thread_ts: str) -> bool:
-        """A message: True when it was a kickoff (handled here, whatever came of it)."""
+    def message(
+        self, member: str, text: str, channel: str, ts: str, thread_ts: str, *, files: str = ""
+    ) -> bool:
+        """A message: True when it was a kickoff (handled here, whatever came of it).
+        ``files``: the lines naming what was attached, for the issue's body."""
         kickoff = self._kickoff_for(channel) if channel and not thread_ts else None
         policy = self._policy()
         words = addressed_words(text, policy.own_id) if kickoff is not None else None
@@ -129,6 +132,7 @@ class Opener:
         if refused:
             self._poster.tell(channel, member, refused, ts)
             return True
+        words = "\n\n".join(part for part in (words.rstrip(), files.strip()) if part)
         asked = Wanted(f"message:{channel}:{ts}", member, channel, ts, words, repos, labels)
         if named or len(asked.repos) == 1:
             taken = self.opening.put(asked, named or asked.repos[0])
