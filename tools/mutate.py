@@ -109,6 +109,9 @@ EXPLAINED: dict[tuple[str, str, str], str] = {
         "_OPEN_STATES / )",
         "key, \"state='dropped', payload='', last_error='dropped by an admin'\", (), )",
     ): "the open states are _set's default: naming them or not is the same call",
+    ("durable/queue.py", "self._puts += 1", "self._puts -= 1"): (
+        "counting down sweeps at the same puts: -1000 % 1000 is 0 as 1000 % 1000 is"
+    ),
     **{
         ("relay/forms.py", "return json.dumps(item, sort_keys=True, ensure_ascii=False)", new): (
             "the queue's payload is read back with json.loads: key order and escaping say the same"

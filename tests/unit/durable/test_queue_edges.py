@@ -4,6 +4,7 @@ one-token slip in ``looproom/durable/queue.py`` that the queue's other tests let
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -163,3 +164,26 @@ def test_delivered_keys_past_a_week_are_forgotten_at_every_thousandth_put(
     assert q.get("old") is not None  # 999 puts: not yet
     q.put("e1000", "{}")
     assert q.get("old") is None
+
+
+def test_a_file_from_before_first_try_was_kept_is_brought_up_to_date(tmp_path: Path) -> None:
+    path = tmp_path / "queues.sqlite3"
+    DurableQueue(path, "inbox").close()
+    with sqlite3.connect(path) as old:  # the file as a bot before first_try left it
+        old.execute("ALTER TABLE items DROP COLUMN first_try")
+    queue = DurableQueue(path, "inbox", clock=lambda: 5.0)
+    queue.put("e1", "{}")
+    claimed = queue.claim()
+    assert claimed is not None and claimed.first_try == 5.0
+    queue.close()
+
+
+def test_a_file_it_cannot_write_now_is_named_with_the_reason(
+    q: DurableQueue, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    class Locked:
+        def execute(self, *_args: object) -> None:
+            raise sqlite3.OperationalError("database is locked")
+
+    monkeypatch.setattr(q, "_db", Locked())
+    assert q.writable() == f"storage {q.path}: database is locked"
