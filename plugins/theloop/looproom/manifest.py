@@ -56,6 +56,8 @@ METHOD_SCOPES: Mapping[str, frozenset[str]] = {
     "files.info": frozenset({"files:read"}),
     "conversations.info": _PUBLIC_PRIVATE_READ | {"im:read", "mpim:read"},
     "conversations.list": _PUBLIC_PRIVATE_READ,
+    # Who may read a work item's records: the members of a room it lives in (room/readers).
+    "conversations.members": _PUBLIC_PRIVATE_READ | {"mpim:read"},
     "conversations.open": frozenset({"im:write"}),  # an ask's direct message to a member
     "conversations.replies": _ROOM_HISTORY,
     "reactions.add": frozenset({"reactions:write"}),
