@@ -13,6 +13,7 @@ tickets the credential may go to. On Cloud (ADF) and on Data Center (wiki markup
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -192,3 +193,14 @@ def test_a_slash_verb_on_a_jira_ticket_is_the_command_the_loop_reads_there(
     read = _relayed(fake, decision)
     assert read["origin"] == ORIGIN_RELAY
     assert parse_command(read["c"].body_md, ControlConfig()).command == command
+
+
+def test_a_jira_ticket_as_the_channel_is_the_command_and_ticket_the_loop_reads(
+    fake: FakeJira,
+) -> None:
+    """``add-channel jira@OPS-13`` typed in Slack: the-loop's parser reads the command and
+    the ticket it mirrors the work item to, from the comment as Jira keeps it."""
+    declared = replace(_decision(kinds.ADD_CHANNEL, ""), subjects=("jira@OPS-13",))
+    read = _relayed(fake, declared)
+    parsed = parse_command(read["c"].body_md, ControlConfig())
+    assert (parsed.command, parsed.subjects, parsed.refusal) == ("add-channel", ["jira@OPS-13"], "")

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 
 import pytest
 
-from tests.e2e.slackbot import SlackBot, StartBot, corpus, relaying, slash
+from tests.e2e.slackbot import LOOP, SlackBot, StartBot, corpus, relaying, slash
 from tests.fakes import jira_api
 from tests.fakes.github_api import FakeGitHub
 from tests.fakes.jira_api import FakeJira
@@ -119,3 +119,24 @@ def test_a_slash_verb_names_a_jira_ticket_as_people_type_it(
         refused = slash(fake_slack, "start jira:elsewhere.example/OPS-3", ALICE, "t2")["text"]
         assert "not a ticket of the configured Jira site" in refused
         assert github.requests == [] and len(jira.posted()) == 1
+
+
+def test_a_jira_ticket_typed_as_the_work_items_channel_is_relayed_as_the_loop_reads_it(
+    slack_bot: StartBot, fake_slack: FakeSlack
+) -> None:
+    """``add-channel jira@OPS-13`` typed in Slack: relayed for the-loop to mirror the work
+    item there (its parser reads the ticket); nothing moves in Slack; a project the-loop
+    does not list, or a ``--listen``, is refused before anything is recorded."""
+    with _relaying(slack_bot) as (bot, jira, _github, _loop):
+        thread = bot.show(corpus("01") | {"workItem": ITEM}, TIMEOUT)["thread_ts"]
+        bot.say(ALICE, "add-channel jira@HR-4", thread)
+        bot.say(ALICE, "add-channel jira@OPS-13 --listen all", thread)
+        bot.say(ALICE, "add-channel jira@ops-13", thread)
+        wait_for(lambda: jira.posted(), TIMEOUT, "the channel on the ticket")
+        [declared] = jira.posted()
+        words = _texts(declared)
+        assert "the-loop add-channel jira@OPS-13" in words and "[the-loop:relay]" in words
+        told = [c.args["text"] for c in fake_slack.calls_to("chat.postEphemeral")]
+        assert any("project HR is not one of the-loop's Jira projects" in t for t in told)
+        assert any("`--listen` is for a Slack room" in t for t in told)
+        assert not any("Moved to" in str(m.get("text")) for m in fake_slack.messages(LOOP))

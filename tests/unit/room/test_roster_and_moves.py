@@ -25,6 +25,7 @@ from looproom.room.channel_moves import ChannelMoves
 from looproom.room.memory import Memory
 from looproom.room.roster import Roster
 from looproom.room.routing import BindingBook
+from looproom.settings import jira_config
 from tests.unit.decide.test_desk import Room
 
 ITEM, OTHER = "github:acme/api#7", "github:acme/api#8"
@@ -61,8 +62,16 @@ class Rig:
         )
         self._ts = 100
 
+    #: Where decisions go; with ``jira``, the-loop's Jira ledger too.
+    destinations = forms.Destinations()
+
     def policy(self) -> AccessPolicy:
-        return AccessPolicy("U0THELOOP", frozenset({ALICE}), roster=self.roster.snapshot())
+        return AccessPolicy(
+            "U0THELOOP",
+            frozenset({ALICE}),
+            roster=self.roster.snapshot(),
+            destinations=self.destinations,
+        )
 
     def say(self, member: str, text: str, item: str = ITEM, channel: str = "C1") -> Any:
         self._ts += 1
@@ -230,3 +239,25 @@ def test_a_name_slack_cannot_answer_for_is_refused_with_what_to_do(
     verdict = rig.say(ALICE, "add-channel #war-room")
     assert verdict.status == REFUSED and words in verdict.text and "link it" in verdict.text
     assert rig.relay.queue.depth() == 0 and rig.book.room_bindings() == {}
+
+
+def test_a_jira_ticket_named_as_the_channel_moves_nothing_in_slack(tmp_path: Path) -> None:
+    """Without the-loop's Jira integration it is refused; with it, recorded for the-loop
+    to mirror the work item there, and no Slack room is bound, looked up or switched."""
+    looked_up: list[str] = []
+
+    def find(name: str) -> tuple[str, str]:
+        looked_up.append(name)
+        return "", "channel_not_found"
+
+    rig = Rig(tmp_path, {}, find)
+    refused = rig.say(ALICE, "add-channel jira@OPS-13")
+    assert refused.reason == "jira-channel" and "integrations.jira" in refused.text
+    site = jira_config.parse(
+        {"site": "acme.atlassian.net", "deployment": "cloud", "projects": {"OPS": {}}}, "jira", {}
+    )
+    rig.destinations = forms.Destinations(jira=site)  # the-loop's Jira ledger configured
+    assert rig.say(ALICE, "add-channel jira@ops-13").status == ADMITTED
+    (stored,) = [forms.decision_of(item.payload) for item in rig.relay.queue.list()]
+    assert stored is not None and stored.subjects == ("jira@OPS-13",)
+    assert rig.book.room_bindings() == {} and looked_up == [] and rig.listening.rooms() == []

@@ -63,9 +63,9 @@ def _revoke(changed: Changed, decision: Decision) -> None:
 
 
 def _move(changed: Changed, decision: Decision) -> None:
-    if not decision.subjects:
-        return
-    room = subjects.room_of(decision.subjects[0])
+    room = subjects.slack_room(decision.subjects)
+    if not room:
+        return  # a Jira ticket's channel: the-loop's own, nothing moves in Slack
     changed.moves.move(decision.work_item, room, _where(decision))
     mode = subjects.listen_of(decision.subjects)
     if mode:
@@ -73,21 +73,22 @@ def _move(changed: Changed, decision: Decision) -> None:
 
 
 def _unmove(changed: Changed, decision: Decision) -> None:
-    if decision.subjects:
-        changed.moves.back(decision.work_item, subjects.room_of(decision.subjects[0]), ("", ""))
+    room = subjects.slack_room(decision.subjects)
+    if room:
+        changed.moves.back(decision.work_item, room, ("", ""))
 
 
 def _move_back(changed: Changed, decision: Decision) -> None:
-    if decision.subjects:
-        room = subjects.room_of(decision.subjects[0])
+    room = subjects.slack_room(decision.subjects)
+    if room:
         changed.moves.back(decision.work_item, room, _where(decision))
 
 
 def _one_work_item_a_room(changed: Changed, decision: Decision) -> str:
     """A room backs one work item at most, as in the-loop."""
-    if not decision.subjects:
+    room = subjects.slack_room(decision.subjects)
+    if not room:
         return ""
-    room = subjects.room_of(decision.subjects[0])
     other = changed.moves.backer(room, decision.work_item)
     if not other:
         return ""

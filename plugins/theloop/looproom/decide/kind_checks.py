@@ -67,7 +67,34 @@ def typed_about(
                 "remove-channel-room",
                 "Say which room: `remove-channel #war-room`; nothing was recorded.",
             )
+    refused = _jira_channel_refusal(named, destinations)
+    if refused:
+        return refuse("jira-channel", refused)
     return admit(cmd.verb, base, subjects=named, thread=base.thread or base.ts)
+
+
+def _jira_channel_refusal(named: tuple[str, ...], destinations: forms.Destinations) -> str:
+    """A Jira ticket as the work item's channel, refused where the-loop would refuse it:
+    no Jira integration, a project it does not list, or a ``--listen`` (a ticket hears
+    nothing)."""
+    key = subjects.jira_key(named)
+    if not key:
+        return ""
+    jira = destinations.jira
+    if jira is None:
+        return (
+            f"`jira@{key}` needs the-loop's Jira integration, which is not configured here "
+            "(`integrations.jira`); nothing was recorded."
+        )
+    project = key.rsplit("-", 1)[0]
+    if project not in jira.projects:
+        return (
+            f"`jira@{key}`: project {project} is not one of the-loop's Jira projects "
+            f"({', '.join(jira.projects) or 'none'}); nothing was recorded."
+        )
+    if subjects.listen_of(named):
+        return f"`jira@{key}` is a ticket, not a room: `--listen` is for a Slack room."
+    return ""
 
 
 def typed_execute(

@@ -26,7 +26,8 @@ def names_a_room(decision: Decision | None) -> bool:
     """Whether ``decision`` is a channel command naming its room by name, not by id."""
     if decision is None or decision.kind not in (kinds.ADD_CHANNEL, kinds.REMOVE_CHANNEL):
         return False
-    return bool(decision.subjects) and not is_channel_id(subjects.room_of(decision.subjects[0]))
+    room = subjects.slack_room(decision.subjects)
+    return bool(room) and not is_channel_id(room)
 
 
 def resolved(decision: Decision, find: Find) -> Decision | str:

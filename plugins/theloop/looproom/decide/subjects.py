@@ -18,6 +18,10 @@ from looproom.decide import grammar
 
 SLACK_PREFIX = "slack:"
 CHANNEL_PREFIX = "slack@"
+#: A Jira ticket as the-loop's collaboration channel (``add-channel jira@OPS-12``): the-loop
+#: mirrors the work item's progress there; nothing of it is a Slack room.
+JIRA_PREFIX = "jira@"
+_JIRA_KEY = re.compile(r"^[A-Z][A-Z0-9_]{0,9}-[1-9][0-9]{0,9}$")
 
 #: A Slack mention as Slack writes it in message text.
 _MENTION = re.compile(r"^<@([UW][A-Z0-9]{2,20})(?:\|[^>]*)?>$")
@@ -54,12 +58,16 @@ LISTEN_FLAG, LISTEN_MODES = (
 
 def room_token(word: str) -> str:
     """``slack@C…`` for a room link or id, ``slack@#name`` for a name (``#`` optional, any
-    case: Slack's names are lower case), ``""`` else. A name is looked up before the
-    command is recorded (``looproom.decide.room_names``)."""
+    case: Slack's names are lower case), ``jira@OPS-12`` for a Jira ticket's channel, ``""``
+    else. A name is looked up before the command is recorded
+    (``looproom.decide.room_names``)."""
     link = _ROOM_LINK.match(word)
     if link:
         return CHANNEL_PREFIX + link[1]
     word = word.rstrip(_TRAILING)
+    if word[: len(JIRA_PREFIX)].lower() == JIRA_PREFIX:
+        key = word[len(JIRA_PREFIX) :].upper()
+        return JIRA_PREFIX + key if _JIRA_KEY.match(key) else ""
     if word.lower().startswith(CHANNEL_PREFIX):
         word = word[len(CHANNEL_PREFIX) :]
     if _ROOM_ID.match(word):
@@ -73,6 +81,19 @@ def room_token(word: str) -> str:
 def room_of(token: str) -> str:
     """The room a ``slack@…`` token names, as the room's routing takes it (id or #name)."""
     return token.removeprefix(CHANNEL_PREFIX)
+
+
+def slack_room(tokens: tuple[str, ...]) -> str:
+    """The Slack room a channel command's tokens name first; ``""`` for none (a Jira
+    ticket's channel, which the-loop alone keeps)."""
+    first = tokens[0] if tokens else ""
+    return room_of(first) if first.startswith(CHANNEL_PREFIX) else ""
+
+
+def jira_key(tokens: tuple[str, ...]) -> str:
+    """``OPS-12`` when a channel command names a Jira ticket's channel, else ``""``."""
+    first = tokens[0] if tokens else ""
+    return first.removeprefix(JIRA_PREFIX) if first.startswith(JIRA_PREFIX) else ""
 
 
 def members_of(tokens: tuple[str, ...]) -> tuple[str, ...]:
