@@ -126,6 +126,42 @@ EXPLAINED: dict[tuple[str, str, str], str] = {
         )
     },
     **{
+        ("relay/forms.py", "return json.dumps(line, sort_keys=True, ensure_ascii=False)", new): (
+            "a ledger line is one JSON value: key order and escaping say the same"
+        )
+        for new in (
+            "return json.dumps(line, sort_keys=None, ensure_ascii=False)",
+            "return json.dumps(line, sort_keys=True, ensure_ascii=None)",
+            "return json.dumps(line, ensure_ascii=False)",
+            "return json.dumps(line, sort_keys=True, )",
+            "return json.dumps(line, sort_keys=False, ensure_ascii=False)",
+            "return json.dumps(line, sort_keys=True, ensure_ascii=True)",
+        )
+    },
+    **{
+        ("relay/forms.py", f'def {name}(member: str, login: str = "") -> {ret}:', new): (
+            "every caller passes the login: the default is never used"
+        )
+        for name, ret, new in (
+            (
+                "actor",
+                "dict[str, str]",
+                'def actor(member: str, login: str = "XXXX") -> dict[str, str]:',
+            ),
+            ("who", "str", 'def who(member: str, login: str = "XXXX") -> str:'),
+        )
+    },
+    (
+        "relay/forms.py",
+        'hit = next((phrase for phrase in CHANGE_PHRASES if phrase in said), "")',
+        "hit = next((phrase for phrase in CHANGE_PHRASES if phrase in said), None)",
+    ): "`if not hit` reads None as it reads the empty string",
+    (
+        "relay/forms.py",
+        'keyword = (keywords or Keywords()).of(self.command) if self.command else ""',
+        'keyword = (keywords or Keywords()).of(self.command) if (self.command) or True else ""',
+    ): "a comment with no command: Keywords.of('') is '' too",
+    **{
         ("relay/forms.py", old, new): "Comment.said strips what a comment opens with"
         for old, new in (
             ('return f" {said}" if said else ""', 'return f" {said}" if (said) or True else ""'),

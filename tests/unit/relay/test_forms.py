@@ -226,3 +226,44 @@ def test_the_ledger_line_names_the_member_alone_when_there_is_no_login() -> None
 
 def relay_body_target(made: Decision) -> dict[str, Any]:
     return kinds.target(made, Destinations())
+
+
+def test_the_attribution_names_the_slack_id_only_beside_a_label_of_another_name() -> None:
+    assert forms.who("U1", "octocat") == "`octocat` (`slack:U1`)"
+    assert forms.who("", "octocat") == "`octocat`"  # no member id to show
+    assert forms.who("octocat", "octocat") == "`octocat`"
+
+
+def test_an_envelope_value_is_escaped_exactly() -> None:
+    stamp = forms.envelope("gate.feedback", "U1", "evil-->x", AT)
+    assert '"github":"evil--\\u003ex"' in stamp
+
+
+def test_only_a_github_issue_or_pull_request_is_a_github_target() -> None:
+    assert forms.github_target("github:acme/api#7") == {"repo": "acme/api", "number": 7}
+    assert forms.github_target("github:acme/api") is None  # a repository, no issue
+    assert forms.github_target("gitlab:acme/api#7") is None  # another forge's number
+
+
+def test_a_comment_on_a_jira_ticket_is_marked_as_a_relayed_decision() -> None:
+    site = JiraSite("acme.atlassian.net", "cloud", ("ACME",))
+    made = decision("start", work_item="jira:acme.atlassian.net/ACME-12")
+    target = forms.control("start").target(made, Destinations(jira=site))
+    assert (target["sink"], target["key"], target["as"]) == ("jira", "ACME-12", "relay")
+
+
+def test_a_skip_says_who_declared_it_by_login_else_by_member_id() -> None:
+    skip = decision(kinds.SKIP, nodes=("evidence",))
+    assert forms.skip_request(skip, {"acme/api": "/x"})["reason"] == (
+        "declared in Slack by slack:U1"
+    )
+    named = replace(skip, login="octocat")
+    assert forms.skip_request(named, {"acme/api": "/x"})["reason"] == (
+        "declared in Slack by octocat"
+    )
+
+
+def test_the_ledger_line_carries_the_target_but_not_its_sink() -> None:
+    plain = decision()
+    line = json.loads(forms.ledger_line(json.loads(forms.payload(plain, relay_body_target(plain)))))
+    assert "sink" not in line and line["body"].startswith("approved")
