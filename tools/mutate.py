@@ -109,6 +109,16 @@ EXPLAINED: dict[tuple[str, str, str], str] = {
         "_OPEN_STATES / )",
         "key, \"state='dropped', payload='', last_error='dropped by an admin'\", (), )",
     ): "the open states are _set's default: naming them or not is the same call",
+    (
+        "digest/_condense.py",
+        'def condense(text: str, limit: int, url: str = "", *, eager: bool = False) -> str:',
+        'def condense(text: str, limit: int, url: str = "", *, eager: bool = True) -> str:',
+    ): "eager is the reference the lazy reading must equal (test_digest_properties)",
+    (
+        "digest/_condense.py",
+        "return _draw(Reader(src, limit, eager), _footer_within(url, limit))",
+        "return _draw(Reader(src, limit, None), _footer_within(url, limit))",
+    ): "None is read as False: the lazy reading, as by default",
     ("durable/queue.py", "self._puts += 1", "self._puts -= 1"): (
         "counting down sweeps at the same puts: -1000 % 1000 is 0 as 1000 % 1000 is"
     ),

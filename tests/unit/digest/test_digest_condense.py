@@ -260,3 +260,21 @@ def test_an_ordered_line_numbered_past_one_goes_on_a_paragraph_and_may_ask() -> 
     text = f"{FILLER}\n\nThe plan has two steps and then\n2. shall I take the second one?"
     assert condense(text, 600, URL).startswith("*")
     assert "shall I take the second one?" in condense(text, 600, URL).split("\n")[0]
+
+
+def test_r1_3_without_a_url_the_footer_says_the_full_text_is_on_the_ticket() -> None:
+    digest = condense(FILLER, 300)
+    assert digest.endswith("\n\n_… the full text is on the ticket_") and len(digest) <= 300
+
+
+def test_r1_3_a_limit_of_exactly_the_footer_is_the_footer_alone() -> None:
+    assert condense(FILLER, len(FOOTER), URL) == FOOTER
+    # One less and the link's footer cannot fit: the one without the link is said.
+    shorter = condense(FILLER, len(FOOTER) - 1, URL)
+    assert shorter.endswith("_… the full text is on the ticket_") and URL not in shorter
+
+
+def test_r1_1_a_limit_of_one_character_is_an_ellipsis_and_of_none_nothing() -> None:
+    assert condense(FILLER, 1, URL) == "…"
+    assert condense(FILLER, 0, URL) == ""
+    assert condense("Hello.", 6, URL) == "Hello."  # exactly the limit: whole
