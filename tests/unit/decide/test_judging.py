@@ -415,3 +415,19 @@ def test_a_work_item_the_room_was_never_shown_is_refused_with_the_bounds_reason(
     verdict = judge(f"execute {other}", bound=Bound(lambda _ref: False), addressed=True)
     assert verdict.status == REFUSED and verdict.reason == "not-the-operators"
     assert verdict.text == Bound(lambda _ref: False).refusal(other) != ""
+
+
+@pytest.mark.parametrize(
+    ("text", "where", "thread", "reason"),
+    [
+        ("execute", Where(), "100.0", "unmapped"),  # no work item here, nobody addressed
+        ("<@U0BOB0001> what do you think?", None, "300.0", "conversation"),  # asks Bob
+        ("lunch at noon?", None, "100.0", "conversation"),  # not to the bot, not awaited
+    ],
+)
+def test_what_is_let_pass_is_logged_with_why(
+    text: str, where: Where | None, thread: str, reason: str
+) -> None:
+    current = ASK if thread == "300.0" else CHECKLIST
+    verdict = judge(text, current, thread=thread, where=where)
+    assert (verdict.status, verdict.reason, verdict.text) == (IGNORED, reason, "")

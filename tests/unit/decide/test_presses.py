@@ -344,3 +344,31 @@ def test_a_press_on_a_work_item_no_sink_can_reach_is_refused_saying_why() -> Non
     verdict = _judge_at(payload(buttons.APPROVE, "200.0"), {("C1", "200.0"): item})
     assert verdict.status == REFUSED and verdict.decision is None
     assert verdict.text.startswith("linear:ENG-1 is not a GitHub issue")
+
+
+def test_what_a_press_is_let_pass_or_refused_for_is_logged_with_why() -> None:
+    found = {("C1", "200.0"): ITEM}
+    box = _judge_at(payload(f"{buttons.PHASES}:0", "200.0"), found)
+    assert (box.status, box.reason) == (IGNORED, "not-a-decision")
+    own = _judge_at(payload(buttons.APPROVE, "200.0", member=BOT), found)
+    assert (own.status, own.reason) == (IGNORED, "self-authored")
+    elsewhere = _judge_at(payload(buttons.APPROVE, "200.0"), {("C1", "200.0"): "linear:ENG-1"})
+    assert (elsewhere.status, elsewhere.reason) == (REFUSED, "unwritable")
+
+
+def test_a_press_on_a_work_item_the_room_was_never_shown_is_refused_with_the_bounds_reason() -> (
+    None
+):
+    press = presses.read(payload(buttons.APPROVE, "200.0"))
+    assert press is not None
+    never = Bound(lambda _ref: False)
+    verdict = judging.judge_press(
+        press,
+        lambda _c, _ts: "github:elsewhere/repo#9",
+        lambda _i: GATE,
+        POLICY,
+        "T",
+        bound=never.refusal,
+    )
+    assert (verdict.status, verdict.reason) == (REFUSED, "not-the-operators")
+    assert verdict.text == never.refusal("github:elsewhere/repo#9") != ""
