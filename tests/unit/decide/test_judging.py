@@ -17,6 +17,7 @@ from looproom.decide.verdict import ADMITTED, IGNORED, REFUSED, Verdict
 from looproom.events import Event
 from looproom.relay.forms import Destinations
 from looproom.room.memory import ItemState, Memory, observe
+from looproom.settings.keywords import Keywords
 from tests.support.corpus import MESSAGES
 
 ITEM = "github:acme/api#7"
@@ -431,3 +432,14 @@ def test_what_is_let_pass_is_logged_with_why(
     current = ASK if thread == "300.0" else CHECKLIST
     verdict = judge(text, current, thread=thread, where=where)
     assert (verdict.status, verdict.reason, verdict.text) == (IGNORED, reason, "")
+
+
+def test_an_operators_own_command_word_is_read_with_this_deployments_keywords() -> None:
+    # routing.control.commands gave this the-loop a word of its own: `ship`, said
+    # `the-loop ship`. Typed here, it is that command, relayed with its keyword.
+    own = Keywords(custom={"ship": "the-loop ship"})
+    policy = replace(POLICY, destinations=Destinations(keywords=own))
+    verdict = judge("ship", policy=policy)
+    assert verdict.status == ADMITTED and verdict.decision is not None
+    assert kinds.target(verdict.decision, policy.destinations)["body"].startswith("the-loop ship")
+    assert judge("ship").status != ADMITTED  # a deployment without the word: not a command
