@@ -6,7 +6,8 @@ the decider gets a direct message carrying the gate's own buttons. A press there
 relayed once — the comment read by the real the-loop's envelope parser — and the thread's
 gate, the direct message and the record say who answered; pressed again on the gate in the
 thread, it relays nothing. Unanswered, the gate is reminded once and then escalated to the
-named user group.
+named user group. With nothing configured, the member asked is named in the thread and
+messaged nowhere else.
 """
 
 from __future__ import annotations
@@ -106,9 +107,11 @@ class Rig:
 
 
 def rig_for(
-    slack_bot: StartBot, fake_slack: FakeSlack, remind: int, escalate: int
+    slack_bot: StartBot, fake_slack: FakeSlack, remind: int, escalate: int, *, direct: bool = True
 ) -> Iterator[Rig]:
     settings = SETTINGS % {"remind": remind, "escalate": escalate}
+    if not direct:  # nothing configured: the attention block gone
+        settings = settings.split("attention:")[0]
     with (
         FakeGitHub({REPO: {NUMBER}}) as github,
         FakeLoop({ITEM: False}) as loop,
@@ -126,6 +129,25 @@ def rig(slack_bot: StartBot, fake_slack: FakeSlack) -> Iterator[Rig]:
 @pytest.fixture
 def quick(slack_bot: StartBot, fake_slack: FakeSlack) -> Iterator[Rig]:
     yield from rig_for(slack_bot, fake_slack, 2, 5)
+
+
+@pytest.fixture
+def quiet(slack_bot: StartBot, fake_slack: FakeSlack) -> Iterator[Rig]:
+    yield from rig_for(slack_bot, fake_slack, 3600, 7200, direct=False)
+
+
+def test_with_nothing_configured_the_member_asked_is_named_in_the_thread_alone(
+    quiet: Rig,
+) -> None:
+    gate = quiet.gate()
+    assert quiet.slack.push_envelope(quiet.slack.home_opened(ALICE)) is not None
+    wait_for(lambda: ITEM in quiet.home(), TIMEOUT, "Alice's Home listing the gate")
+    mentions = wait_for(lambda: quiet.posts("mention:"), TIMEOUT, "the mention in the thread")
+    assert [(m["thread_ts"], m["text"]) for m in mentions] == [
+        (gate["thread_ts"], f"🔔 <@{ALICE}> — a gate here waits on you.")
+    ]
+    assert quiet.slack.calls_to("conversations.open") == []  # no direct message
+    assert not quiet.posts("dm:") and not quiet.posts("remind:")
 
 
 def test_a_press_in_the_direct_message_is_relayed_once_and_everyone_sees_who(rig: Rig) -> None:

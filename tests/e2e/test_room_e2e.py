@@ -34,6 +34,7 @@ slack:
 #: About one post a second per channel, and the edits between them.
 TIMEOUT = 180.0
 ALICE, ALICE_DM = "U0ALICE01", "D0ALICE01"
+ASKED = ("the phase selection", "a gate", "a gate", "a question", "a gate")
 COLLAPSED = (
     "tl-selection-started",
     "tl-requirements-ready",
@@ -81,7 +82,13 @@ def test_agentic_posts_each_question_once_edits_progress_and_drops_the_collapsed
     for gate in timeline.GATES:
         assert posted[gate] == 1, f"{gate} posted {posted[gate]} times"
     assert not set(COLLAPSED) & set(posted), set(COLLAPSED) & set(posted)
-    assert len(fake_slack.calls_to("chat.postMessage")) == 12  # parent + 11 of 32 events
+    posts = [c.args for c in fake_slack.calls_to("chat.postMessage")]
+    events = [p for p in posts if not p["text"].startswith("🔔")]
+    assert len(events) == 12  # parent + 11 of 32 events
+    # Each ask (the phase selection, three gates, a question) named its member in the thread.
+    assert [p["text"] for p in posts if p not in events] == [
+        f"🔔 <@{ALICE}> — {what} here waits on you." for what in ASKED
+    ]
     thread = fake_slack.thread(LOOP, parent(fake_slack)["ts"])
     by_key = {event_key(m): m for m in thread}
     for gate in ("tl-requirements-gate", "tl-design-gate", "tl-pr-gate", "tl-checklist"):

@@ -143,16 +143,29 @@ def slack() -> Iterator[FakeSlack]:
 DIRECT = {"direct": True, "ask": "deciders", "remindAfter": 60, "escalateAfter": 120}
 
 
-def test_nothing_configured_records_the_ask_and_messages_nobody(
+def test_nothing_configured_names_the_members_in_the_thread_and_messages_nobody_directly(
     tmp_path: Path, slack: FakeSlack
 ) -> None:
-    room = make(tmp_path, slack, {})
+    room = make(tmp_path, slack, {"ask": "deciders", "escalateTo": ["S0LEADS"]})
     ts = room.open_gate()
     assert [a.ts for a in room.asks.open_asks()] == [ts]
     room.clock.now += 10 * 86400
-    assert {key.split(":")[0] for key, _ in room.run()} == {"home"}  # only the Home tab
-    assert (room.dm(ALICE), room.thread(ts), slack.calls_to("conversations.open")) == ([], [], [])
+    assert {key.split(":")[0] for key, _ in room.run()} == {"home", "mention"}
+    room.run(restart=True)
+    [mention] = room.thread(ts)  # once, however long it waits; no reminder, no escalation
+    assert mention["text"] == f"🔔 <@{ALICE}> <@{BOB}> — a gate here waits on you."
+    assert (room.dm(ALICE), room.dm(BOB), slack.calls_to("conversations.open")) == ([], [], [])
     assert "Waiting on you (1)" in str(slack.homes[ALICE]["blocks"][0])
+
+
+def test_an_ask_answered_before_its_mention_is_sent_names_nobody(
+    tmp_path: Path, slack: FakeSlack
+) -> None:
+    room = make(tmp_path, slack, {"ask": "deciders"})
+    ts = room.open_gate()
+    room.answer(BOB, f"{ROOM}:{ts}")
+    room.run()
+    assert room.thread(ts) == []
 
 
 def test_each_member_asked_is_named_in_the_thread_and_gets_the_ask_to_answer_directly(

@@ -1,9 +1,10 @@
-"""The attention side of one activation: the asks on record, and — on Slack, where a room
-turns ``attention.direct`` on — the people asked told, reminded and escalated to.
+"""The attention side of one activation: the asks on record, and — on Slack — the people
+asked named in the thread and, where a room turns ``attention.direct`` on, told directly,
+reminded and escalated to.
 
-Built once by the decision side. The feed opens and closes the asks; an opened ask in a
-room with ``direct`` puts its steps in the durable attention queue (the thread's mention,
-each member's direct message and reminder, the escalation), delivered by a worker of its
+Built once by the decision side. The feed opens and closes the asks; an opened ask puts
+its steps in the durable attention queue (the thread's mention; with ``direct``, each
+member's direct message and reminder, the escalation), delivered by a worker of its
 own (``looproom.attention.steps``); a closed one wakes its waiting steps, which then end,
 and redraws its direct messages. A press in a direct message is read as the same press on
 the ask itself (same judging, same idempotency key: relayed once, whichever is pressed);
@@ -49,10 +50,14 @@ class Queued:
         self.queue, self._room = queue, room
 
     def opened(self, ask: Ask) -> None:
-        room = self._room(ask.channel)
-        if not room.direct or not ask.asked:
+        if not ask.asked:
             return
+        # The members asked are named in the thread whatever the room says; the direct
+        # messages, reminders and escalation are what ``attention.direct`` turns on.
         self._put(steps.MENTION, ask)
+        room = self._room(ask.channel)
+        if not room.direct:
+            return
         for member in ask.asked:
             self._put(steps.DM, ask, member)
             self._put(steps.REMIND, ask, member)
