@@ -27,6 +27,7 @@ import threading
 import time
 from collections.abc import Callable
 
+from looproom.durable import fence
 from looproom.durable.contract import Item, WorkQueue
 from looproom.durable.outcome import Delivered, Outcome, RetryLater
 
@@ -186,8 +187,14 @@ class Worker:
         self._settled(item, outcome)
 
     def _deliver(self, item: Item) -> Outcome:
+        # A shared queue's claim can be taken over while this delivery is frozen: its
+        # writes ask whether it is still held (see looproom.durable.fence).
+        holds = getattr(self._queue, "holds", None)
         try:
-            return self._deliver_one(item)
+            if holds is None:
+                return self._deliver_one(item)
+            with fence.holding(lambda: bool(holds(item.key))):
+                return self._deliver_one(item)
         except Exception as exc:  # a delivery bug must not lose the item
             log.exception("delivery raised on %s", item.key)
             # It may have raised after doing its work (its bookkeeping failed): the next

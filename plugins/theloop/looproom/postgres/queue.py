@@ -115,6 +115,23 @@ class PostgresQueue:
             ).fetchone()
         return None if row is None else sqlite_queue._item(row)
 
+    def holds(self, key: str) -> bool:
+        """Whether this replica still holds ``key`` in flight, with a quarter of a lease
+        left (a beat is due every third): a write a delivery makes asks this first
+        (:mod:`looproom.durable.fence`). A database that cannot say: not held, so
+        nothing is done that may be another replica's by now."""
+        try:
+            row = self._one(
+                "SELECT 1 FROM theloop_items WHERE queue = %s AND key = %s"
+                " AND state = 'inflight' AND owner = %s AND lease_until > %s",
+                key,
+                self.replica,
+                self._clock() + self.lease / 4,
+            )
+        except StorageError:
+            return False
+        return row is not None
+
     def done(self, key: str) -> None:
         """Delivered: forget the payload, remember the key for deduplication."""
         self._settle(key, "state = 'done', payload = '', maybe_delivered = FALSE", ())

@@ -27,6 +27,7 @@ from typing import Any
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
+from looproom.durable import fence
 from looproom.slack.directory import ChannelDirectory
 from looproom.slack.limits import MethodLimits
 from looproom.slack.pacer import Pacer
@@ -38,6 +39,8 @@ log = logging.getLogger(__name__)
 
 #: Limited per channel (the pacer), not per method across the workspace.
 PER_CHANNEL = frozenset({"chat.postMessage"})
+#: The calls that change what the room shows: made only while a delivery's claim holds.
+WRITES = frozenset({"chat.postMessage", "chat.update", "chat.delete", "reactions.add"})
 
 
 def api_base(url: str) -> str:
@@ -329,6 +332,8 @@ class SlackTransport:
             # A 429 meanwhile names this method: wait for it, or for the call finding out.
             if (wait or late) and self.limits.halted(method):
                 return self._held_back(method)
+            if method in WRITES and not fence.still_held():
+                return self._not_held(method)
             response = self._ask(method, args)
         except BaseException:
             self.limits.answered(method, limited=True)
@@ -339,6 +344,14 @@ class SlackTransport:
         if not response.ok:
             log.warning("slack %s failed: %s (status %s)", method, response.error, response.status)
         return response
+
+    def _not_held(self, method: str) -> Response:
+        """The delivery's claim lapsed while it waited (its process frozen): another
+        replica has the item now, so this write is not made; said as a call that failed
+        (the delivery is retried, flagged, and its retry is not this replica's to record)."""
+        self.limits.answered(method, limited=True)  # not called: nothing found out
+        log.warning("slack %s not made: this delivery's claim lapsed meanwhile", method)
+        return Response(method, False, error="claim_lapsed", status=0)
 
     def _held_back(self, method: str) -> Response:
         after = self.limits.wait(method)
