@@ -1,33 +1,40 @@
-"""A replica frozen mid-delivery longer than a lease, then continued, posts nothing twice.
+"""A replica frozen mid-delivery longer than a lease, then continued, does nothing twice.
 
 The shared-mode soak found it (seed 7002, a replica paused with ``SIGSTOP`` for 16 s on a
 10 s lease): the frozen replica had claimed an event; its claim lapsed, the other replica
 took the event over and posted it; continued, the first posted it as well. Here the same
-on a real PostgreSQL, the real worker, outlet and transport, and the fake of Slack.
+on a real PostgreSQL, the real worker, outlet and transport, and the fake of Slack — and a
+decision's relay, frozen the same way, with the real relay and the fake of GitHub.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from slack_sdk import WebClient
 
+from looproom.decide import kinds
 from looproom.durable.contract import Item
 from looproom.durable.outcome import Outcome
 from looproom.durable.worker import Worker
 from looproom.events import KNOWN_EVENTS, Event
 from looproom.postgres.database import Database
 from looproom.postgres.queue import PostgresQueue
+from looproom.relay import relay
+from looproom.relay.sinks import GitHubSink, LedgerSink, Sinks
 from looproom.room.outlets import event_delivery
 from looproom.room.routing import BindingBook
 from looproom.room.slack_outlet import SlackOutlet
 from looproom.settings import Settings
 from looproom.slack.pacer import Pacer
 from looproom.slack.transport import SlackTransport
+from tests.fakes.github_api import TOKEN, FakeGitHub
 from tests.fakes.slack_api import BOT_TOKEN, FakeSlack, decoded
 from tests.support import messages
+from tests.unit.relay.test_relay import REPOS, Room, decision, relay_body
 
 LEASE = 10.0
 LOOP = "C0LOOP0001"
@@ -123,3 +130,38 @@ def test_a_replica_whose_claim_still_holds_posts_its_event_once(
     assert Worker(a, slow, clock=clock).step() is True
     assert _posts(slack, event.delivery_key) == 1
     assert a.get(event.delivery_key).state == "done"
+
+
+@pytest.fixture
+def github() -> Iterator[FakeGitHub]:
+    with FakeGitHub() as fake:
+        yield fake  # type: ignore[misc]
+
+
+def test_a_relay_continued_after_its_claim_was_taken_over_comments_nothing(
+    database: Database, github: FakeGitHub, tmp_path: Path
+) -> None:
+    clock = Clock()
+
+    def sinks(name: str) -> Sinks:
+        ledger = LedgerSink(tmp_path / f"ledger-{name}.jsonl")
+        return Sinks(ledger=ledger, github=GitHubSink(github.url, TOKEN, timeout=5))
+
+    def queue(name: str) -> PostgresQueue:
+        return PostgresQueue(database, relay.RELAY, replica=name, lease=LEASE, clock=clock)
+
+    b = relay.Relay(queue("b"), sinks("b"), Room(), clock=clock)
+
+    class FrozenAfterItsClaim(relay.Relay):
+        def _send(self, item: Item) -> Outcome:
+            clock.now += LEASE + 1  # frozen longer than a lease: b takes the decision over
+            other = threading.Thread(target=b.step)  # b's own process
+            other.start()
+            other.join()
+            return super()._send(item)
+
+    a = FrozenAfterItsClaim(queue("a"), sinks("a"), Room(), clock=clock)
+    approval = decision(words="ship it")
+    a.record(approval, kinds.target(approval, a.sinks.available(REPOS)))
+    a.step()
+    assert github.posted() == [relay_body(approval)]  # b's comment, and only b's

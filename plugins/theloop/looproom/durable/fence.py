@@ -6,8 +6,9 @@ another replica takes the item over. The frozen one, continued, would go on with
 delivery it was in the middle of and post a second time. So the worker says, for the
 thread that delivers, how to ask whether the claim is still held (:func:`holding`), and
 a call with an effect asks right before it leaves (:func:`still_held`; the Slack
-transport does before a write). A thread delivering nothing, or a queue whose claims
-cannot be taken over (SQLite, one process), is always held.
+transport before a write, the HTTP client before anything but a GET). A thread
+delivering nothing, or a queue whose claims cannot be taken over (SQLite, one process),
+is always held.
 
 What remains: a freeze between the question and the call's bytes leaving — a few
 instructions, no wait — is not caught; nothing short of Slack taking a fencing token is.

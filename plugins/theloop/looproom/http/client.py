@@ -28,6 +28,7 @@ from typing import Any
 import requests
 import urllib3.exceptions
 
+from looproom.durable import fence
 from looproom.durable.outcome import Failed, Outcome, RetryLater
 from looproom.http import rules as http_rules
 from looproom.http.origins import redact_url, same_origin
@@ -160,6 +161,9 @@ def _one(
     max_bytes: int,
     read_body: bool,
 ) -> HttpResult:
+    if method not in ("GET", "HEAD") and not fence.still_held():
+        # The delivery's claim lapsed while it was frozen: another replica has the item.
+        return HttpResult(0, {}, error="not sent: this delivery's claim lapsed meanwhile")
     try:
         proxies = requests.utils.get_environ_proxies(url)
         response = _session().request(
