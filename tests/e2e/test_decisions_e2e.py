@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from the_loop.authz import is_self_authored
+from the_loop.control import ControlConfig, parse_command
 
 from tests.e2e.slackbot import LOOP, START_TIMEOUT, SlackBot, StartBot, corpus, relaying
 from tests.fakes.github_api import FakeGitHub
@@ -305,3 +307,22 @@ def test_an_answer_sent_as_the_loop_restarts_reaches_the_session_once_when_it_is
         m["text"] for m in rig.slack.thread(LOOP, ask["thread_ts"]) if m.get("user") != ALICE
     ]
     assert not [text for text in replies if "may have reached the-loop" in text]
+
+
+def test_a_refused_selection_is_written_on_the_ticket_too_where_a_connector_reads_it(
+    rig: Rig,
+) -> None:
+    """`execute without 99`: refused whole and said to the member alone — and, as the-loop
+    does, written on the ticket as its own marked comment, which its ingress never reads
+    as a command; once, whatever Slack redelivers."""
+    checklist = rig.show("01", settled=True)
+    thread = checklist.get("thread_ts") or checklist["ts"]
+    typed = rig.say(ALICE, "execute without 99", thread)
+    wait_for(lambda: rig.told(ALICE, "nothing was recorded"), TIMEOUT, "the refusal")
+    (note,) = wait_for(rig.comments, TIMEOUT, "the refusal on the ticket")
+    assert note.startswith("⚠️ ") and "99" in note and "`alice-gh`" in note
+    assert is_self_authored(note)  # the-loop's ingress drops its own marked comment
+    assert parse_command(note, ControlConfig()).command is None
+    rig.slack.push_envelope({"type": "event_callback", "event": typed})  # delivered again
+    rig.relay_sentinel()
+    assert len(rig.comments()) == 1

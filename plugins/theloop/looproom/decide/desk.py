@@ -25,6 +25,7 @@ from looproom.decide.bounds import Bound
 from looproom.decide.judging import Received, Where
 from looproom.decide.verdict import ADMITTED, REFUSED, Verdict, refuse
 from looproom.relay.decision import Decision
+from looproom.room import checklist as checklists
 from looproom.room.memory import Memory
 from looproom.slack import reactions
 from looproom.slack.queued_speaker import Speaker, quietly
@@ -141,6 +142,8 @@ class Desk:
             )
             if not _wants_thread(verdict) and not _names_a_room(verdict):
                 verdict = self._record(verdict, policy, now)
+            if verdict.reason in checklists.REFUSALS and where.work_item:
+                self._on_ticket_too(said, where.work_item, verdict, policy, now)
         if _wants_thread(verdict):
             verdict = self._context(verdict, policy, now)
         elif _names_a_room(verdict):
@@ -189,6 +192,25 @@ class Desk:
             if not self.cursors.contextualized(channel, thread, taken.newest):
                 return refuse("duplicate", "This thread was just recorded; nothing more went.")
             return self._record(replace(verdict, decision=full), policy, now)
+
+    def _on_ticket_too(
+        self, said: Received, work_item: str, verdict: Verdict, policy: AccessPolicy, now: float
+    ) -> None:
+        """A refused phase selection written on the ticket as well, as the-loop writes it:
+        through the relay, once per message (a redelivery records nothing more)."""
+        note = Decision(
+            kind=kinds.REFUSED_SELECTION,
+            work_item=self.memory.spelling(work_item),
+            member=said.member,
+            origin=f"{said.origin or f'{said.channel}:{said.ts}'}:refused",
+            at=times.iso(now),
+            words=verdict.text,
+            channel=said.channel,
+            thread=said.thread_ts or said.ts,
+            login=policy.people.get(said.member, ""),
+        )
+        note = kinds.stamped(note)
+        self.relay.record(note, kinds.target(note, policy.destinations))
 
     def _room_by_id(self, verdict: Verdict, policy: AccessPolicy, now: float) -> Verdict:
         """A channel command naming its room: the name looked up off the lock (a Slack

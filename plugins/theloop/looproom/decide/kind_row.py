@@ -21,7 +21,8 @@ class DecisionKind:
 
     name: str  # stored with the decision; its idempotency key includes it
     label: str  # what the room's replies call it: "the approval of @alice"
-    form: forms.Form | records.Talk | standing.StandingReply  # the form the-loop accepts it in
+    #: The form the-loop accepts it in.
+    form: forms.Form | records.Talk | records.Refusal | standing.StandingReply
     act: str  # the act a member must be granted to make it (looproom.decide.authorization)
     settles: str = ""  # the open question it answers ("" when it answers none)
     verb: str = ""  # the typed verb ("" when it is not typed as a command)

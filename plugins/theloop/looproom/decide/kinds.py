@@ -45,6 +45,10 @@ from looproom.verb_names import (
     STOP,
 )
 
+#: Not a decision: a refused phase selection, written on the ticket as well as said to
+#: the member (``looproom.decide.desk``), as the-loop writes it.
+REFUSED_SELECTION = "refused-selection"
+
 KINDS: tuple[DecisionKind, ...] = (
     DecisionKind(
         EXECUTE,
@@ -247,6 +251,14 @@ KINDS: tuple[DecisionKind, ...] = (
         typed=checks.typed_decision,
         receipt="📌 The decision of {who} is on the work item, and the agent has it.",
         usage="`record-decision [product|design|tech:] <what> [— why: …]` — on record.",
+    ),
+    DecisionKind(
+        REFUSED_SELECTION,
+        label="refused phase selection",
+        form=records.REFUSAL_FORM,
+        act=grants.CONTROL,
+        receipt="⚠️ Why the phase selection of {who} was refused is on the work item too, "
+        "for whoever reads it there.",
     ),
 )
 

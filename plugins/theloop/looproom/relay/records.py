@@ -201,3 +201,21 @@ class Talk:
 
 TALK = "talk"
 REPLY_FORM, CONTEXT_FORM, DECISION_FORM = Talk(REPLY), Talk(CONTEXT), Talk(DECISION)
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """What a member was refused, written on the ticket too, as the-loop writes it: a
+    member typing through a connector, or reading the ticket from a phone, never sees
+    Slack's ephemeral. the-loop's own marked comment, so its ingress never reads it as a
+    command; the refusal's words made inert, as any quote of a member is."""
+
+    def target(self, decision: Decision, destinations: forms.Destinations) -> dict[str, Any]:
+        said = inert(decision.words.strip()).replace("\n", " ")
+        who = forms.who(decision.member, decision.login)
+        text = f"⚠️ {said}\n\n_Said to {who} in Slack, where it was typed._"
+        marked = f"{text}\n\n{ATTRIBUTION}\n{MARKER}\n"
+        return forms.on_ticket(decision.work_item, destinations, marked, "record")
+
+
+REFUSAL_FORM = Refusal()

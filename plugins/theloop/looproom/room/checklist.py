@@ -104,6 +104,8 @@ UNKNOWN = "unknown-phase"
 UNSKIPPABLE = "unskippable-phase"
 AMBIGUOUS = "ambiguous-phase"
 EMPTY = "empty-clause"
+#: Every reason a phase selection is refused for.
+REFUSALS = frozenset({UNKNOWN, UNSKIPPABLE, AMBIGUOUS, EMPTY})
 
 
 def is_checklist(text: str) -> bool:
