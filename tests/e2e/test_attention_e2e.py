@@ -77,14 +77,20 @@ class Rig:
 
         return wait_for(sent, TIMEOUT, "Alice's direct message")[-1]
 
-    def press(self, message: dict[str, Any], channel: str, member: str = ALICE) -> None:
+    def press(
+        self,
+        message: dict[str, Any],
+        channel: str,
+        member: str = ALICE,
+        action: str = "theloop:approve",
+    ) -> None:
         payload = {
             "type": "block_actions",
             "user": {"id": member},
             "channel": {"id": channel},
             "container": {"type": "message", "message_ts": message["ts"], "channel_id": channel},
             "message": message,
-            "actions": [{"action_id": "theloop:approve", "value": "approve", "block_id": "b"}],
+            "actions": [{"action_id": action, "value": "approve", "block_id": "b"}],
         }
         assert self.slack.push_envelope(payload, kind="interactive") is not None
 
@@ -192,6 +198,31 @@ def test_a_press_in_the_direct_message_is_relayed_once_and_everyone_sees_who(rig
     assert len(rig.github.posted(REPO, NUMBER)) == 1
     mine = slash(rig.slack, "mine", ALICE)["text"]
     assert mine.startswith("Nothing waits on you.") and "You answered lately" in mine
+
+
+def test_im_on_it_in_the_direct_message_shows_the_claimer_on_the_asks_own_message(
+    rig: Rig,
+) -> None:
+    gate = rig.gate()
+    rig.press(rig.dm(), ALICE_DM, action="theloop-attention:claim")
+
+    def shown() -> list[dict[str, Any]]:
+        (now,) = [m for m in rig.slack.messages(LOOP) if m["ts"] == gate["ts"]]
+        said = json.dumps(now.get("blocks") or [], ensure_ascii=False)
+        return [now] if f"👀 <@{ALICE}> is on it." in said else []
+
+    (card,) = wait_for(shown, TIMEOUT, "the claimer on the gate's own message")
+    assert "theloop:approve" in json.dumps(card["blocks"])  # still answerable there
+    wait_for(
+        lambda: [
+            m for m in rig.slack.thread(LOOP, gate["thread_ts"]) if m["text"].startswith("👀")
+        ],
+        TIMEOUT,
+        "the claim's line in the thread",
+    )
+    rig.press(card, LOOP)  # answered on the claimed card: relayed once
+    wait_for(lambda: rig.github.posted(REPO, NUMBER), TIMEOUT, "the comment")
+    assert len(rig.github.posted(REPO, NUMBER)) == 1
 
 
 def test_an_unanswered_ask_is_reminded_once_then_escalated_to_the_group(quick: Rig) -> None:

@@ -9,6 +9,7 @@ and settled as the worker would.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -274,6 +275,31 @@ def test_a_claim_stops_the_others_reminders_and_says_who_is_on_it(
     room.run()
     assert "Still waiting" not in room.dm(ALICE)[0]["blocks"][0]["elements"][0]["text"]
     assert "Still waiting" in room.dm(BOB)[0]["blocks"][0]["elements"][0]["text"]
+
+
+def test_the_claimer_is_shown_on_the_asks_own_message_once(
+    tmp_path: Path, slack: FakeSlack
+) -> None:
+    room = make(tmp_path, slack, DIRECT)
+    ts = room.open_gate()
+    room.run()
+    room.side.reacted(BOB, ROOM, ts, "eyes")
+    room.side.reacted(ALICE, ROOM, ts, "eyes")  # the second claim: nothing changes
+    room.run()
+    ask = room.asks.open_asks()[0]
+    room.queue.put(steps.key(steps.CLAIMED, ask.id), steps.payload(steps.CLAIMED, ask.id))
+    room.run()  # the step again (a retry, a second replica): the line is not repeated
+    [gate] = [m for m in slack.messages(ROOM) if m["ts"] == ts]
+    lines = [b for b in gate["blocks"] if b["type"] == "context" and "on it" in str(b)]
+    assert [b["elements"][0]["text"] for b in lines] == [f"👀 <@{BOB}> is on it."]
+    assert gate["blocks"][-1] == lines[0] and gate["text"] == "📋 Design ready"
+    actions = [
+        e["action_id"] for b in gate["blocks"] if b["type"] == "actions" for e in b["elements"]
+    ]
+    assert "theloop:approve" in actions  # still answerable where it is
+    room.clock.now += 60
+    room.run()
+    assert "is on it" not in json.dumps(room.dm(BOB)[0]["blocks"])  # the card's, not the DM's
 
 
 def test_nobody_is_reminded_once_the_ask_is_answered(tmp_path: Path, slack: FakeSlack) -> None:

@@ -100,6 +100,18 @@ def claimed_text(member: str) -> str:
     return f"👀 <@{member}> is on it."
 
 
+def with_claim(blocks: list[dict[str, Any]], member: str) -> list[dict[str, Any]]:
+    """The ask's own blocks with one line under them saying who is on it (a line drawn
+    before is replaced, not repeated; Slack's 50 blocks kept)."""
+    line = {
+        "type": "context",
+        "block_id": f"{BLOCK_PREFIX}claimed",
+        "elements": [{"type": "mrkdwn", "text": claimed_text(member)}],
+    }
+    kept = [b for b in blocks if b.get("block_id") != line["block_id"]]
+    return [*kept[:49], line]
+
+
 def escalation_text(ask: Ask, whom: Iterable[str], waited: float) -> str:
     return (
         f"⏫ {mentions(whom)} — {_WHAT.get(ask.kind, 'this')} here has waited "

@@ -2,12 +2,13 @@
 
 Every step is one durable item (``looproom.durable``), so it survives a restart and, on
 the shared database, is delivered by one replica at a time: the thread's mention, each
-member's direct message, each member's reminder, the escalation, and the direct messages
-redrawn once the ask closes. A step not due yet, or outside the member's working hours,
-waits in the queue (``RetryLater``, routine). A reminder or an escalation is taken in the
-store first (``take_for``/``take``: once, only while the ask is open); a post that may
-have landed (a restart, a 5xx) is looked for by its mark before it is posted again, so a
-``kill -9`` between the two gives exactly one. Nothing here answers for anyone.
+member's direct message, each member's reminder, the escalation, a claim shown on the
+ask's own message and in its thread, and the direct messages redrawn once the ask closes.
+A step not due yet, or outside the member's working hours, waits in the queue
+(``RetryLater``, routine). A reminder or an escalation is taken in the store first
+(``take_for``/``take``: once, only while the ask is open); a post that may have landed
+(a restart, a 5xx) is looked for by its mark before it is posted again, so a ``kill -9``
+between the two gives exactly one. Nothing here answers for anyone.
 """
 
 from __future__ import annotations
@@ -81,8 +82,7 @@ class Steps:
         if step == ESCALATE:
             return self._escalate(ask, item)
         if step == CLAIMED:
-            text = notes.claimed_text(ask.claimed_by)
-            return self._post_once(ask.channel, ask.thread or ask.ts, item, text, None)
+            return self._claimed(ask, item)
         return Failed(f"unknown attention step {step!r}")
 
     # -- the steps ---------------------------------------------------------------------
@@ -144,6 +144,36 @@ class Steps:
             return Delivered("escalated before, or answered")
         text = notes.escalation_text(ask, self._whom(room.escalate_to), now - ask.opened)
         return self._post_once(ask.channel, ask.thread or ask.ts, item, text, None)
+
+    def _claimed(self, ask: Ask, item: Item) -> Outcome:
+        """The ask's own message shows who is on it (edited in place, again harmlessly on
+        a retry), then one line in its thread says so."""
+        shown = self._show_claim(ask)
+        if shown is not None:
+            return shown
+        text = notes.claimed_text(ask.claimed_by)
+        return self._post_once(ask.channel, ask.thread or ask.ts, item, text, None)
+
+    def _show_claim(self, ask: Ask) -> Outcome | None:
+        message, unread = own_message(self.slack, ask)
+        if unread is not None or message is None:
+            return unread  # a message gone has nothing to show it on
+        listed = message.get("blocks")
+        blocks = [dict(b) for b in listed or [] if isinstance(b, Mapping)]
+        if not blocks and message.get("text"):  # a plain message: its words kept as a block
+            said = {"type": "mrkdwn", "text": str(message["text"])[:3000]}
+            blocks = [{"type": "section", "text": said}]
+        meta = message.get("metadata")
+        response = self.slack.update_message(
+            ask.channel,
+            ask.ts,
+            text=str(message.get("text") or notes.claimed_text(ask.claimed_by)),
+            blocks=notes.with_claim(blocks, ask.claimed_by),
+            metadata=meta if isinstance(meta, Mapping) and meta.get("event_type") else None,
+        )
+        if response.ok or response.kind == GONE:
+            return None
+        return _retry(response)
 
     def _whom(self, named: tuple[str, ...]) -> tuple[str, ...]:
         """``named`` with each @handle as its member's id; as written where Slack cannot
@@ -222,19 +252,26 @@ def original(slack: SlackTransport, ask: Ask) -> tuple[list[Mapping[str, Any]], 
     """The ask's own message's blocks (its digest and answers), to carry into the direct
     message or under a press from the Home; none when it is gone; a retry when Slack
     cannot say now."""
+    message, unread = own_message(slack, ask)
+    blocks = message.get("blocks") if message is not None else None
+    listed = blocks if isinstance(blocks, list) else []
+    return [b for b in listed if isinstance(b, Mapping)], unread
+
+
+def own_message(slack: SlackTransport, ask: Ask) -> tuple[Mapping[str, Any] | None, Outcome | None]:
+    """The ask's own message as Slack has it now; None when it is gone; a retry when
+    Slack cannot say now."""
     response = slack.replies(ask.channel, ask.ts, limit=1)
     messages = response.data.get("messages") if response.ok else None
     if messages is None and response.kind != GONE and response.error != "thread_not_found":
-        return [], _retry(response)
+        return None, _retry(response)
     found = [m for m in messages or [] if isinstance(m, Mapping) and m.get("ts") == ask.ts]
     if not found and ask.thread and ask.thread != ask.ts:
         replies = slack.thread(ask.channel, ask.thread)
         if replies is None:
-            return [], RetryLater("cannot read the ask's thread")
+            return None, RetryLater("cannot read the ask's thread")
         found = [m for m in replies if m.get("ts") == ask.ts]
-    blocks = found[0].get("blocks") if found else None
-    listed = blocks if isinstance(blocks, list) else []
-    return [b for b in listed if isinstance(b, Mapping)], None
+    return (found[0] if found else None), None
 
 
 def _before(ts: str) -> str:
