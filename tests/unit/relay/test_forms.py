@@ -267,3 +267,14 @@ def test_the_ledger_line_carries_the_target_but_not_its_sink() -> None:
     plain = decision()
     line = json.loads(forms.ledger_line(json.loads(forms.payload(plain, relay_body_target(plain)))))
     assert "sink" not in line and line["body"].startswith("approved")
+
+
+def test_a_ref_that_is_no_work_item_is_no_github_target() -> None:
+    assert forms.github_target("not a work item") is None
+
+
+def test_a_decision_stored_before_logins_were_kept_is_in_the_ledger_by_member_id() -> None:
+    plain = decision()
+    item = json.loads(forms.payload(plain, relay_body_target(plain)))
+    del item["decision"]["login"]
+    assert json.loads(forms.ledger_line(item))["actor"] == {"slack": "U1"}
