@@ -64,10 +64,12 @@ demo: $(STAMP)
 		--url http://127.0.0.1:$${THELOOP_HTTP_PORT:-3141}/theloop/events & \
 		$(DEMO_ENV) $(BIN)/errbot -c config.py
 
-# The Slack app's manifest, to paste into api.slack.com/apps (NAME=…, HTTP=https://… optional).
+# The Slack app's manifest, to paste into api.slack.com/apps (NAME=…, HTTP=https://… optional),
+# with its one-click create link; AGAINST=the manifest the app was made from: what changed.
 manifest: $(STAMP)
 	@PYTHONPATH=plugins/theloop $(BIN)/python -m looproom.manifest \
-		$(if $(NAME),--name "$(NAME)") $(if $(HTTP),--http "$(HTTP)")
+		$(if $(NAME),--name "$(NAME)") $(if $(HTTP),--http "$(HTTP)") \
+		$(if $(AGAINST),--against "$(AGAINST)")
 
 # Why the room may be silent: the same checks as `!theloop doctor`, from this shell's environment.
 doctor: $(STAMP)

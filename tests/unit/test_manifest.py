@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import ast
+import json
 import re
+import urllib.parse
 from pathlib import Path
 
 import pytest
@@ -176,3 +178,36 @@ def test_arguments_parse_and_a_stray_word_is_refused() -> None:
         manifest.parse_args(["nonsense"])
     with pytest.raises(manifest.ManifestError, match="usage"):
         manifest.parse_args(["--http"])
+
+
+def test_the_one_click_link_carries_the_manifest_as_rendered() -> None:
+    """Slack's create-app link holds the very manifest printed (as JSON), named as asked."""
+    text = manifest.render("Acme Loop", "https://loop.acme.test")
+    link = manifest.create_link(text)
+    assert link.startswith("https://api.slack.com/apps?new_app=1&manifest_json=")
+    carried = json.loads(urllib.parse.unquote(link.split("manifest_json=", 1)[1]))
+    assert carried == yaml.safe_load(text) and carried["display_information"]["name"] == "Acme Loop"
+    assert "Create the app from this manifest" in manifest.command("", "theloop")
+
+
+def test_regenerated_the_manifest_says_which_scopes_and_events_it_adds_or_removes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    old = yaml.safe_load(manifest.render())
+    old["oauth_config"]["scopes"]["bot"] = [*old["oauth_config"]["scopes"]["bot"][1:], "admin"]
+    old["settings"]["event_subscriptions"]["bot_events"] = ["message.im"]
+    new = yaml.safe_load(manifest.render())
+    first = new["oauth_config"]["scopes"]["bot"][0]
+    said = manifest.changes(old, new)
+    assert f"scopes added: {first}" in said and "scopes removed: admin" in said
+    assert any(line.startswith("events added: ") for line in said)
+    assert not any(line.startswith("events removed") for line in said)
+    assert manifest.changes(new, new) == []
+    kept = tmp_path / "made-from.json"
+    kept.write_text(json.dumps(old), encoding="utf-8")
+    assert manifest.main(["--against", str(kept)]) == 0
+    err = capsys.readouterr().err
+    assert "create the app in one click: https://api.slack.com/apps?new_app=1" in err
+    assert f"against {kept}: scopes added: {first}" in err
+    assert manifest.main(["--against", str(tmp_path / "missing.yaml")]) == 2
+    assert "cannot be read" in capsys.readouterr().err

@@ -2,8 +2,10 @@
 
 The file at the repository's root is the one source. :func:`render` fills in the bot's name
 and, for HTTP mode (no Socket Mode), the request URLs Slack posts events, presses, shortcuts
-and the slash command to. ``!theloop manifest`` and ``make manifest`` print it; the doctor
-compares the token's granted scopes with :func:`bot_scopes`.
+and the slash command to. ``!theloop manifest`` and ``make manifest`` print it with Slack's
+one-click create link (:func:`create_link`), and ``make manifest`` against the manifest an
+app was made from says the scopes and events it adds or removes (:func:`changes`); the
+doctor compares the token's granted scopes with :func:`bot_scopes`.
 
 :data:`METHOD_SCOPES` says which bot scopes each Slack Web API method needs for the rooms the
 bot serves (public and private channels, group DMs, and direct messages for commands); a
@@ -14,16 +16,24 @@ drift apart.
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, NoReturn
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 import yaml
 
 MANIFEST_FILE = Path(__file__).resolve().parents[3] / "slack-app-manifest.yaml"
+#: Slack's one-click app creation, the manifest (as JSON) after it.
+CREATE_URL = "https://api.slack.com/apps?new_app=1&manifest_json="
+#: What a regenerated manifest is compared on: the bot's scopes and the events it hears.
+_COMPARED = (
+    ("scopes", ("oauth_config", "scopes", "bot")),
+    ("events", ("settings", "event_subscriptions", "bot_events")),
+)
 DEFAULT_NAME = "theloop"
 #: Slack refuses a longer app name.
 MAX_NAME = 35
@@ -152,6 +162,32 @@ def render(name: str = DEFAULT_NAME, http_url: str = "", path: Path = MANIFEST_F
     return yaml.safe_dump(manifest, sort_keys=False, allow_unicode=True, width=100)
 
 
+def create_link(text: str) -> str:
+    """Slack's one-click create-app link carrying the manifest ``text`` (as rendered)."""
+    compact = json.dumps(yaml.safe_load(text), separators=(",", ":"), ensure_ascii=False)
+    return CREATE_URL + quote(compact, safe="")
+
+
+def changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    """The bot scopes and events ``new`` adds to or removes from ``old``, one line each —
+    what reinstalling the app after regenerating its manifest grants or takes away."""
+    lines = []
+    for label, keys in _COMPARED:
+        before, after = _listed(old, keys), _listed(new, keys)
+        added = [item for item in after if item not in before]
+        removed = [item for item in before if item not in after]
+        lines += [f"{label} added: {', '.join(added)}"] if added else []
+        lines += [f"{label} removed: {', '.join(removed)}"] if removed else []
+    return lines
+
+
+def _listed(manifest: Mapping[str, Any], keys: tuple[str, ...]) -> list[str]:
+    node: Any = manifest
+    for key in keys:
+        node = node.get(key) if isinstance(node, Mapping) else None
+    return [str(item) for item in node] if isinstance(node, list) else []
+
+
 def _address(manifest: dict[str, Any], base: str) -> None:
     settings = manifest["settings"]
     settings["socket_mode_enabled"] = False
@@ -188,6 +224,7 @@ def parse_args(args: list[str]) -> argparse.Namespace:
     parser = _Parser(prog="manifest", add_help=False)
     parser.add_argument("--name", default=DEFAULT_NAME)
     parser.add_argument("--http", default="")
+    parser.add_argument("--against", default="")
     parsed, rest = parser.parse_known_args(args)
     if rest:
         parser.error(f"unexpected {' '.join(rest)!r}")
@@ -213,20 +250,43 @@ def command(args: str, bot_name: str = "") -> str:
         return str(exc)
     mode = f"HTTP mode, requests to {parsed.http}" if parsed.http else "Socket Mode"
     return (
-        f"The Slack app manifest ({mode}): api.slack.com/apps → Create New App → From a "
-        "manifest, then paste it.\n```\n" + text.replace("```", "`\u200b``") + "```"
+        f"The Slack app manifest ({mode}): create the app in one click — "
+        f"<{create_link(text)}|Create the app from this manifest> — or api.slack.com/apps → "
+        "Create New App → From a manifest, then paste it.\n```\n"
+        + text.replace("```", "`\u200b``")
+        + "```"
     )
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m looproom.manifest [--name NAME] [--http URL]``: print the manifest."""
+    """``python -m looproom.manifest [--name NAME] [--http URL] [--against FILE]``: print the
+    manifest; on standard error, its one-click create link and, ``--against`` the manifest
+    the app was made from, the scopes and events it adds or removes."""
     try:
         parsed = parse_args(sys.argv[1:] if argv is None else argv)
-        sys.stdout.write(render(parsed.name, parsed.http))
+        text = render(parsed.name, parsed.http)
+        old = _read(parsed.against) if parsed.against else None
     except ManifestError as exc:
         print(f"manifest: {exc}", file=sys.stderr)
         return 2
+    sys.stdout.write(text)
+    print(f"manifest: create the app in one click: {create_link(text)}", file=sys.stderr)
+    if old is not None:
+        found = changes(old, yaml.safe_load(text)) or ["no scope or event changed"]
+        for line in found:
+            print(f"manifest: against {parsed.against}: {line}", file=sys.stderr)
     return 0
+
+
+def _read(path: str) -> Mapping[str, Any]:
+    """An earlier manifest, YAML or JSON (JSON is YAML); the error names what is wrong."""
+    try:
+        found = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise ManifestError(f"--against {path}: cannot be read ({type(exc).__name__})") from None
+    if not isinstance(found, Mapping):
+        raise ManifestError(f"--against {path}: not a manifest (a mapping)")
+    return found
 
 
 if __name__ == "__main__":
