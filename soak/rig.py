@@ -23,6 +23,7 @@ import sqlite3
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 from soak.database import SoakDatabase
@@ -60,6 +61,33 @@ LIMITS = {
 }
 #: The replicas' lease in the soak (s): short, so a takeover happens within a run.
 LEASE = 10.0
+
+
+def start_as_a_supervisor(
+    start: Callable[[], None],
+    database_down: Callable[[], bool],
+    *,
+    tries: int = 3,
+    pause: float = 1.0,
+    most: float = 300.0,
+) -> str:
+    """Start a killed bot again as systemd's ``Restart=on-failure`` or Kubernetes would:
+    a bot started while the database is away exits naming it (it cannot start without
+    it), and is started again until the database is back; then ``tries`` failed starts
+    (a busy machine) give up. Bounded by ``most`` seconds. ``""`` once it runs, else why
+    it did not."""
+    deadline, failed, said = time.monotonic() + most, 0, "it was never started"
+    while failed < tries and time.monotonic() < deadline:
+        down = database_down()
+        try:
+            start()
+            return ""
+        except (RuntimeError, AssertionError) as exc:
+            said = str(exc)[-2000:]
+        if not (down or database_down()):
+            failed += 1  # a failure with the database away is the outage's, not the bot's
+        time.sleep(pause)
+    return f"{failed} failed starts with the database up (of {tries}):\n{said}"
 
 
 def repo(room: int) -> str:
@@ -236,14 +264,18 @@ class Rig:
     def _start_again(self, n: int, after: float) -> None:
         time.sleep(after)
         bot = self.bots[n]
-        for _ in range(3):  # a start that fails (a busy machine) is tried again
+
+        def start() -> None:
             try:
                 bot.start(timeout=START_TIMEOUT)
-                return
-            except (RuntimeError, AssertionError) as exc:
+            except BaseException:
                 bot.kill()
-                said = str(exc)[-2000:]
-        self._broken = f"replica {n} did not start again after a kill, three times:\n{said}"
+                raise
+
+        database_down = (lambda: not self.db.up) if self.db is not None else (lambda: False)
+        said = start_as_a_supervisor(start, database_down)
+        if said:
+            self._broken = f"replica {n} did not start again after a kill:\n{said}"
 
     def pause(self, n: int, seconds: float) -> None:
         """``SIGSTOP`` replica ``n`` (its clock and network frozen as a whole) for
