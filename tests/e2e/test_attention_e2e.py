@@ -55,6 +55,7 @@ attention:
   escalateAfter: %(escalate)d
   escalateTo: [S0LEADS]
   workingHours: "00:00-24:00"
+  snoozeFor: 4
 """
 TIMEOUT = 60.0
 
@@ -239,6 +240,27 @@ def test_an_unanswered_ask_is_reminded_once_then_escalated_to_the_group(quick: R
     # The older copy went: one direct message of the gate, the reminder.
     (shown,) = quick.slack.messages(ALICE_DM)
     assert "Still waiting on you" in json.dumps(shown["blocks"], ensure_ascii=False)
+
+
+def test_remind_me_later_in_the_direct_message_puts_the_reminder_back(quick: Rig) -> None:
+    gate = quick.gate()
+    quick.press(quick.dm(), ALICE_DM, action="theloop-attention:snooze")
+    reminders = wait_for(lambda: quick.posts("remind:"), TIMEOUT, "the reminder")
+    assert reminders[0]["channel"] == ALICE_DM
+    ask = f"{ITEM}|gate|{LOOP}:{gate['ts']}"
+    with contextlib.closing(
+        sqlite3.connect(f"file:{quick.bot.process.queue_file}?mode=ro", uri=True)
+    ) as db:
+        taken = dict(
+            db.execute(
+                "SELECT step, at FROM theloop_ask_steps WHERE ask = ? AND member = ?",
+                (ask, ALICE),
+            ).fetchall()
+        )
+    # Snoozed (until when), then reminded no sooner than that, and once.
+    assert set(taken) == {"snoozed", "reminded"} and taken["reminded"] >= taken["snoozed"]
+    wait_for(lambda: quick.posts("escalate:"), TIMEOUT, "the escalation")
+    assert len(quick.posts("remind:")) == 1 and not quick.posts("later:")
 
 
 def test_a_bot_killed_between_a_reminder_and_its_answer_reminds_once(quick: Rig) -> None:

@@ -302,6 +302,85 @@ def test_the_claimer_is_shown_on_the_asks_own_message_once(
     assert "is on it" not in json.dumps(room.dm(BOB)[0]["blocks"])  # the card's, not the DM's
 
 
+def press_in_dm(room: Room, member: str, action: str) -> Any:
+    [dm] = room.dm(member)
+    channel = f"D{member[1:]}"
+    return room.side.pressed(
+        {
+            "type": "block_actions",
+            "user": {"id": member},
+            "channel": {"id": channel},
+            "container": {"channel_id": channel, "message_ts": dm["ts"]},
+            "message": {"ts": dm["ts"], "blocks": dm["blocks"], "text": dm["text"]},
+            "actions": [{"action_id": action, "value": "x"}],
+        }
+    )
+
+
+def reminded(room: Room, member: str) -> bool:
+    return "Still waiting" in json.dumps(room.dm(member), ensure_ascii=False)
+
+
+SNOOZE = "theloop-attention:snooze"
+
+
+def test_remind_me_later_puts_that_members_reminder_back_once_and_the_others_not(
+    tmp_path: Path, slack: FakeSlack
+) -> None:
+    room = make(tmp_path, slack, {**DIRECT, "snoozeFor": 600})
+    room.open_gate()
+    room.run()
+    room.clock.now += 10
+    assert press_in_dm(room, ALICE, SNOOZE) is None  # nothing for the desk to relay
+    assert press_in_dm(room, ALICE, SNOOZE) is None  # pressed again: the first stands
+    room.run()
+    room.clock.now += 50  # the reminder's time: Bob's comes, Alice's waits
+    room.run()
+    assert reminded(room, BOB) and not reminded(room, ALICE)
+    room.clock.now += 549  # one second before the snooze ends
+    room.run()
+    assert not reminded(room, ALICE)
+    room.clock.now += 1
+    room.run()
+    room.clock.now += 3600
+    room.run()
+    [reminder] = room.dm(ALICE)
+    assert "Still waiting" in reminder["blocks"][0]["elements"][0]["text"]
+    ask = room.asks.open_asks()[0]
+    taken = [s for m, s, _ in room.asks.steps_of(ask.id) if m == ALICE]
+    assert sorted(taken) == ["reminded", "snoozed"]
+
+
+def test_a_snooze_after_the_reminder_brings_it_back_once_but_never_after_the_answer(
+    tmp_path: Path, slack: FakeSlack
+) -> None:
+    room = make(tmp_path, slack, {**DIRECT, "snoozeFor": 600})
+    ts = room.open_gate()
+    room.run()
+    room.clock.now += 60
+    room.run()
+    [first] = room.dm(ALICE)
+    press_in_dm(room, ALICE, SNOOZE)
+    room.run()
+    room.clock.now += 600
+    room.run()
+    [again] = room.dm(ALICE)  # brought back up once more, the older copy gone
+    assert again["ts"] != first["ts"] and reminded(room, ALICE)
+    room.clock.now += 3600
+    room.run()
+    assert [m["ts"] for m in room.dm(ALICE)] == [again["ts"]]
+    # Bob's snooze would end after the answer: nothing comes.
+    press_in_dm(room, BOB, SNOOZE)
+    room.run()
+    bob = [m["ts"] for m in room.dm(BOB)]
+    room.answer(ALICE, f"{ROOM}:{ts}")
+    room.clock.now += 3600
+    room.run()
+    assert [m["ts"] for m in room.dm(BOB)] == bob
+    assert "answered by" in room.dm(BOB)[0]["text"]
+    assert room.queue.depth() == 0  # nothing left waiting for an answered ask
+
+
 def test_nobody_is_reminded_once_the_ask_is_answered(tmp_path: Path, slack: FakeSlack) -> None:
     room = make(tmp_path, slack, {**DIRECT, "escalateTo": ["S0LEADS"]})
     ts = room.open_gate()

@@ -14,7 +14,16 @@ from pathlib import Path
 
 import pytest
 
-from looproom.attention.record import ANSWERED, DM, ESCALATED, MOVED_ON, OPEN, REMINDED, Ask
+from looproom.attention.record import (
+    ANSWERED,
+    DM,
+    ESCALATED,
+    MOVED_ON,
+    OPEN,
+    REMINDED,
+    SNOOZED,
+    Ask,
+)
 from looproom.attention.store import AskStore, postgres_asks, sqlite_asks
 from looproom.postgres.database import Database
 
@@ -168,3 +177,17 @@ def test_what_waits_on_a_member_oldest_first_and_what_they_answered_latest_first
     assert [a.id for a in opener().answered_by("U1")] == ["answered", "answered-earlier"]
     assert asks.answered_by("U1", limit=1)[0].id == "answered"
     assert asks.answered_by("U2") == []
+
+
+def test_a_members_snooze_is_taken_once_read_back_and_never_after_the_answer(
+    opener: Callable[[], AskStore],
+) -> None:
+    asks = opener()
+    asks.open(an_ask(asked=("U1", "U2")))
+    assert asks.step_at("a", "U1", SNOOZED) == 0.0
+    assert asks.take_for("a", "U1", SNOOZED, 3700.0) is True
+    assert asks.take_for("a", "U1", SNOOZED, 9999.0) is False  # once: the first stands
+    assert opener().step_at("a", "U1", SNOOZED) == 3700.0
+    assert asks.step_at("a", "U2", SNOOZED) == 0.0  # the others unaffected
+    asks.close("a", ANSWERED, "U1", DM, 200.0)
+    assert asks.take_for("a", "U2", SNOOZED, 3800.0) is False

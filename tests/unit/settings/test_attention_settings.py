@@ -50,6 +50,8 @@ def test_a_room_takes_everyones_keys_and_its_own_over_them() -> None:
         ({"workingHours": "9-5"}, "workingHours: expected HH:MM-HH:MM"),
         ({"rooms": {"#x": {"snooze": 1}}}, "attention.rooms['#x'].snooze: unknown key"),
         ({"remind": 1}, "attention.remind: unknown key"),
+        ({"snoozeFor": 0}, "attention.snoozeFor: expected a whole number of seconds ≥ 1"),
+        ({"rooms": {"#x": {"snoozeFor": "1h"}}}, "attention.rooms['#x'].snoozeFor: expected"),
     ],
 )
 def test_a_bad_key_is_named(raw: dict, named: str) -> None:
@@ -62,3 +64,8 @@ def test_the_edges_one_second_and_midnight_are_taken() -> None:
         {"attention": {"remindAfter": 1, "escalateAfter": 2, "workingHours": "00:00-24:00"}}
     ).attention.default
     assert (room.remind_after, room.escalate_after, room.hours) == (1, 2, (0, 1440))
+
+
+def test_remind_me_later_puts_a_reminder_back_an_hour_unless_a_room_says() -> None:
+    attention = Settings.from_mapping({"attention": {"rooms": {"C9": {"snoozeFor": 1}}}}).attention
+    assert (attention.default.snooze_for, attention.of("C9").snooze_for) == (3600, 1)

@@ -21,6 +21,8 @@ from looproom.slack.text import escape
 BLOCK_PREFIX = "theloop-attention:"
 #: "I'm on it": the member claims the ask (the others are not reminded).
 CLAIM_ACTION = "theloop-attention:claim"
+#: "Remind me later": the member's reminder of this ask put back (``attention.snoozeFor``).
+SNOOZE_ACTION = "theloop-attention:snooze"
 #: A claim said with a reaction on the ask: 👀.
 CLAIM_REACTIONS = frozenset({"eyes"})
 _WHAT = {"ask": "a question", "gate": "a gate", "selection": "the phase selection"}
@@ -76,7 +78,13 @@ def dm_blocks(ask: Ask, original: list[Mapping[str, Any]], waited: float = 0.0) 
                 "action_id": CLAIM_ACTION,
                 "text": {"type": "plain_text", "text": "I'm on it"},
                 "value": ask.id[:2000],
-            }
+            },
+            {
+                "type": "button",
+                "action_id": SNOOZE_ACTION,
+                "text": {"type": "plain_text", "text": "Remind me later"},
+                "value": ask.id[:2000],
+            },
         ],
     }
     kept = [dict(block) for block in original if not _ours(block)]

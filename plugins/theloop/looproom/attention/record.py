@@ -20,6 +20,9 @@ OPEN, ANSWERED, MOVED_ON = "open", "answered", "moved-on"
 BUTTON, TYPED, DM, HOME = "button", "typed", "dm", "home"
 #: The steps a reminder loop takes, each at most once per ask.
 REMINDED, ESCALATED = "reminded", "escalated"
+#: A member's own steps (``theloop_ask_steps``): put back until ``at``, and the reminder
+#: that snooze brings back up once the member was reminded before it.
+SNOOZED, REMINDED_LATER = "snoozed", "reminded-later"
 STEPS = (REMINDED, ESCALATED)
 
 

@@ -22,7 +22,7 @@ from looproom.attention import listing, notes, steps
 from looproom.attention.feed import Feed, Told
 from looproom.attention.home import CLAIMED, Homes, Refreshing
 from looproom.attention.owners import Owners
-from looproom.attention.record import DM, Ask
+from looproom.attention.record import DM, SNOOZED, Ask
 from looproom.attention.store import AskStore, sqlite_asks
 from looproom.attention.whom import Whom
 from looproom.decide.authorization import AccessPolicy
@@ -71,10 +71,16 @@ class Queued:
         # What still waits (a reminder due in hours) ends now: it finds the ask closed.
         for member in ask.asked:
             self.queue.retry_now(steps.key(steps.REMIND, ask.id, member))
+            self.queue.retry_now(steps.key(steps.LATER, ask.id, member))
         self.queue.retry_now(steps.key(steps.ESCALATE, ask.id))
 
     def claimed(self, ask: Ask) -> None:
         self._put(steps.CLAIMED, ask)
+
+    def snoozed(self, ask: Ask, member: str) -> None:
+        """The member's reminder waits for the snooze (it reads it when due); one already
+        sent is brought back up once more when the snooze ends."""
+        self._put(steps.LATER, ask, member)
 
     def _put(self, step: str, ask: Ask, member: str = "") -> None:
         self.queue.put(steps.key(step, ask.id, member), steps.payload(step, ask.id, member))
@@ -221,6 +227,9 @@ class AttentionSide:
         if action.get("action_id") == notes.CLAIM_ACTION:
             self.claim(ask, member)
             return None
+        if action.get("action_id") == notes.SNOOZE_ACTION:
+            self.snooze(ask, member)
+            return None
         self.feed.via(ask.channel, ask.ts, member, DM)
         blocks = message.get("blocks")
         own = notes.without_ours(blocks) if isinstance(blocks, list) else []
@@ -254,6 +263,17 @@ class AttentionSide:
             claimed = self.asks.get(ask.id) or ask
             self._queued.claimed(claimed)
             self.homes.changed(claimed, CLAIMED)
+        return True
+
+    def snooze(self, ask: Ask, member: str) -> bool:
+        """ "Remind me later": ``member``'s reminder put back ``snoozeFor`` — once per
+        member per ask, only while it is open; nobody else's changes."""
+        if member not in ask.asked or self._queued is None:
+            return False
+        until = self._clock() + self.feed.whom.room(ask.channel).snooze_for
+        if not self.asks.take_for(ask.id, member, SNOOZED, until):
+            return False
+        self._queued.snoozed(ask, member)
         return True
 
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from looproom.attention import notes
 from looproom.attention.hours import wait_for_hours
-from looproom.attention.record import ESCALATED, REMINDED, Ask
+from looproom.attention.record import ESCALATED, REMINDED, REMINDED_LATER, SNOOZED, Ask
 from looproom.attention.store import AskStore
 from looproom.decide.members import Directory, UnknownHandle
 from looproom.durable.contract import Item
@@ -36,6 +36,8 @@ log = logging.getLogger(__name__)
 
 MENTION, DM, REMIND, ESCALATE = "mention", "dm", "remind", "escalate"
 CLOSED, CLAIMED = "closed", "claimed"
+#: The reminder a snooze brings back once the member was reminded before it.
+LATER = "later"
 #: The mark's kind on every post a step makes (Slack message metadata).
 MARK = "attention"
 
@@ -79,6 +81,8 @@ class Steps:
             return self._dm(ask, member, item)
         if step == REMIND:
             return self._remind(ask, member, item)
+        if step == LATER:
+            return self._later(ask, member, item)
         if step == ESCALATE:
             return self._escalate(ask, item)
         if step == CLAIMED:
@@ -104,8 +108,22 @@ class Steps:
         return self._dm_once(ask, member, channel, item, notes.dm_text(ask), blocks)
 
     def _remind(self, ask: Ask, member: str, item: Item) -> Outcome:
+        due = ask.opened + self._room(ask.channel).remind_after
+        # A snooze puts the member's own reminder back; nobody else's.
+        due = max(due, self.asks.step_at(ask.id, member, SNOOZED))
+        return self._bring_back(ask, member, item, due, REMINDED)
+
+    def _later(self, ask: Ask, member: str, item: Item) -> Outcome:
+        """After a snooze: the reminder again, only if it had been sent before the snooze
+        (else the reminder itself, put back, is what comes)."""
+        until = self.asks.step_at(ask.id, member, SNOOZED)
+        reminded = self.asks.step_at(ask.id, member, REMINDED)
+        if not until or not reminded or reminded >= until:
+            return Delivered("the reminder itself waits for the snooze")
+        return self._bring_back(ask, member, item, until, REMINDED_LATER)
+
+    def _bring_back(self, ask: Ask, member: str, item: Item, due: float, step: str) -> Outcome:
         room, now = self._room(ask.channel), self._clock()
-        due = ask.opened + room.remind_after
         if now < due:
             return RetryLater("not due", after=due - now, routine=True)
         if ask.claimed_by and ask.claimed_by != member:
@@ -114,7 +132,7 @@ class Steps:
         wait = wait_for_hours(now, offset or 0, room.hours)
         if wait > 0:
             return RetryLater("outside working hours", after=wait, routine=True)
-        took = self.asks.take_for(ask.id, member, REMINDED, now)
+        took = self.asks.take_for(ask.id, member, step, now)
         if not took and not (item.maybe_delivered and _open(self.asks.get(ask.id))):
             return Delivered("reminded before, or answered")
         channel, why = self.direct.dm(member)

@@ -118,6 +118,15 @@ class AskStore:
             )
         return [(str(m), str(s), float(a)) for m, s, a in rows]
 
+    def step_at(self, ask_id: str, member: str, step: str) -> float:
+        """When ``member``'s ``step`` of the ask was taken (a snooze: until when); 0: never."""
+        with self._transact() as run:
+            rows, _ = run(
+                "SELECT at FROM theloop_ask_steps WHERE ask = ? AND member = ? AND step = ?",
+                (ask_id, member, step),
+            )
+        return float(rows[0][0]) if rows else 0.0
+
     def open_at(self, channel: str, ts: str) -> Ask | None:
         """The open ask drawn as the message ``channel``/``ts``."""
         found = self._select(

@@ -19,7 +19,16 @@ DEFAULT_REMIND, DEFAULT_ESCALATE = 4 * 3600, 24 * 3600
 #: A reminder sooner than this would be noise; tests configure seconds, people hours.
 MIN_SECONDS = 1
 DEFAULT_HOURS = (9 * 60, 18 * 60)
-_KEYS = ("direct", "ask", "remindAfter", "escalateAfter", "escalateTo", "workingHours")
+_KEYS = (
+    "direct",
+    "ask",
+    "remindAfter",
+    "escalateAfter",
+    "escalateTo",
+    "workingHours",
+    "snoozeFor",
+)
+DEFAULT_SNOOZE = 3600
 _HOURS = re.compile(r"([01][0-9]|2[0-3]):([0-5][0-9])-([01][0-9]|2[0-4]):([0-5][0-9])")
 #: A member id (U…/W…), a user group id (S…) or an @handle.
 _WHOM = re.compile(r"[UWS][A-Z0-9]{2,20}|@[a-z0-9][a-z0-9._-]{0,79}")
@@ -38,6 +47,8 @@ class RoomAttention:
     escalate_to: tuple[str, ...] = ()
     #: Minutes after midnight, in each member's own Slack time zone.
     hours: tuple[int, int] = DEFAULT_HOURS
+    #: Seconds "Remind me later" in a direct message puts that member's reminder back.
+    snooze_for: int = DEFAULT_SNOOZE
 
 
 @dataclass(frozen=True)
@@ -107,6 +118,7 @@ def _room(
         escalate_after=escalate,
         escalate_to=_whom(raw.get("escalateTo"), f"{key}escalateTo", base.escalate_to, errors),
         hours=_hours(raw.get("workingHours"), f"{key}workingHours", base.hours, errors),
+        snooze_for=_seconds(raw.get("snoozeFor"), f"{key}snoozeFor", base.snooze_for, errors),
     )
 
 
