@@ -410,6 +410,40 @@ def test_the_escalation_names_the_group_once_after_the_longer_time(
     assert escalation["text"].startswith("⏫ <!subteam^S0LEADS> <@U0LEAD01>")
 
 
+def test_an_escalation_to_named_members_waits_for_their_hours_and_a_group_does_not(
+    tmp_path: Path, slack: FakeSlack
+) -> None:
+    lead = "U0LEAD001"
+    slack.users[lead] = "lead"
+    slack.time_zones[lead] = ("Asia/Tokyo", 9 * 3600)  # 12:00 UTC is 21:00 there
+    room = make(tmp_path, slack, {**DIRECT, "escalateTo": [lead]})
+    ts = room.open_gate()
+    room.run()
+    room.clock.now += 120
+    outcomes = dict(room.run())
+    waits = outcomes[steps.key(steps.ESCALATE, room.asks.open_asks()[0].id)]
+    assert isinstance(waits, RetryLater) and waits.after == 12 * 3600 - 120  # 09:00 Tokyo
+    assert not any("⏫" in m["text"] for m in room.thread(ts))
+    room.clock.now += 12 * 3600 - 120
+    room.run()
+    assert [m["text"][:14] for m in room.thread(ts) if "⏫" in m["text"]] == [f"⏫ <@{lead}>"]
+
+
+def test_an_escalation_naming_a_group_goes_at_once_whatever_the_members_hours(
+    tmp_path: Path, slack: FakeSlack
+) -> None:
+    lead = "U0LEAD001"
+    slack.users[lead] = "lead"
+    slack.time_zones[lead] = ("Asia/Tokyo", 9 * 3600)
+    room = make(tmp_path, slack, {**DIRECT, "escalateTo": ["S0LEADS", lead]})
+    ts = room.open_gate()
+    room.run()
+    room.clock.now += 120
+    room.run()
+    [escalation] = [m for m in room.thread(ts) if "⏫" in m["text"]]
+    assert escalation["text"].startswith(f"⏫ <!subteam^S0LEADS> <@{lead}>")
+
+
 def test_an_escalations_handles_are_mentioned_as_their_members_and_an_unknown_one_shown(
     tmp_path: Path, slack: FakeSlack
 ) -> None:

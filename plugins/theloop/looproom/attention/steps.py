@@ -157,10 +157,14 @@ class Steps:
         due = ask.opened + room.escalate_after
         if now < due:
             return RetryLater("not due", after=due - now, routine=True)
+        whom = self._whom(room.escalate_to)
+        wait = self._wait_for_someones_hours(whom, now, room.hours)
+        if wait > 0:
+            return RetryLater("outside the named members' working hours", after=wait, routine=True)
         took = self.asks.take(ask.id, ESCALATED, now)
         if not took and not (item.maybe_delivered and _open(self.asks.get(ask.id))):
             return Delivered("escalated before, or answered")
-        text = notes.escalation_text(ask, self._whom(room.escalate_to), now - ask.opened)
+        text = notes.escalation_text(ask, whom, now - ask.opened)
         return self._post_once(ask.channel, ask.thread or ask.ts, item, text, None)
 
     def _claimed(self, ask: Ask, item: Item) -> Outcome:
@@ -192,6 +196,16 @@ class Steps:
         if response.ok or response.kind == GONE:
             return None
         return _retry(response)
+
+    def _wait_for_someones_hours(
+        self, whom: tuple[str, ...], now: float, hours: tuple[int, int]
+    ) -> float:
+        """0 when a user group is named (a group is mentioned at once) or one of the named
+        members is within their own working hours; else until the first of them is."""
+        members = [w for w in whom if w[:1] in ("U", "W")]
+        if not members or any(w.startswith("S") for w in whom):
+            return 0.0
+        return min(wait_for_hours(now, self.direct.offset(m) or 0, hours) for m in members)
 
     def _whom(self, named: tuple[str, ...]) -> tuple[str, ...]:
         """``named`` with each @handle as its member's id; as written where Slack cannot
