@@ -103,6 +103,27 @@ def test_mine_is_what_waits_on_me_oldest_first_then_what_i_answered(tmp_path: Pa
     assert room.mine("U0NOBODY1") == "Nothing waits on you."
 
 
+@pytest.mark.parametrize(("waiting", "more"), [(25, 0), (26, 1), (230, 205)])
+def test_mine_shows_the_oldest_and_counts_the_newer_it_cannot_show(
+    tmp_path: Path, waiting: int, more: int
+) -> None:
+    room, _ = side(tmp_path)
+    for n in range(waiting):
+        room.asks.open(ask(f"{n}.0", f"github:acme/api#{1000 + n}", NOW - 10_000 + n))
+    # The one answered last is the newest of all: listed, however many wait.
+    room.asks.open(ask("late", "github:acme/api#1", NOW - 100))
+    room.asks.close("late", ANSWERED, ALICE, DM, NOW - 50)
+    mine = room.mine(ALICE).splitlines()
+    assert mine[0] == f"*Waiting on you* ({waiting}), oldest first:"
+    assert "acme/api#1000`" in mine[1] and "acme/api#1024`" in mine[25]
+    assert len([ln for ln in mine[1:] if ln.startswith("• ")]) == 25 + 1  # and the answered
+    tail = mine[26:]
+    if more:
+        assert tail[0] == f"_… and {more} more waiting on you, newer than these._"
+        tail = tail[1:]
+    assert tail[0] == "*You answered lately:*" and "`github:acme/api#1`" in tail[1]
+
+
 @pytest.mark.parametrize(
     ("seconds", "said"),
     [(119, "119 s"), (120, "2 min"), (7199, "119 min"), (7200, "2 h"), (259199, "71 h")],

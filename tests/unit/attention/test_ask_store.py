@@ -191,3 +191,19 @@ def test_a_members_snooze_is_taken_once_read_back_and_never_after_the_answer(
     assert asks.step_at("a", "U2", SNOOZED) == 0.0  # the others unaffected
     asks.close("a", ANSWERED, "U1", DM, 200.0)
     assert asks.take_for("a", "U2", SNOOZED, 3800.0) is False
+
+
+def test_how_many_wait_on_a_member_counted_whole_and_not_a_prefix_of_theirs(
+    opener: Callable[[], AskStore],
+) -> None:
+    asks = opener()
+    for n in range(203):  # past the listings' 200
+        asks.open(an_ask(f"a{n}", float(n), ("U1", "U2")))
+    asks.open(an_ask("other", 500.0, ("U12",)))
+    asks.open(an_ask("done", 600.0, ("U1",)))
+    asks.close("done", ANSWERED, "U1", DM, 700.0)
+    assert (asks.waiting_count("U1"), asks.waiting_count("U12"), asks.waiting_count("U3")) == (
+        203,
+        1,
+        0,
+    )

@@ -104,15 +104,17 @@ def asks_text(found: list[Ask], now: float, heading: str) -> str:
     return "\n".join(lines)
 
 
-def mine_text(member: str, found: list[Ask], now: float) -> str:
-    """``/the-loop mine``: what waits on the member, oldest first, then what they answered."""
-    waiting = [ask for ask in found if ask.is_open]
-    answered = [ask for ask in found if ask.answered_by == member][-5:]
-    if not waiting:
+def mine_text(member: str, waiting: list[Ask], total: int, answered: list[Ask], now: float) -> str:
+    """``/the-loop mine``: what waits on the member, oldest first — the first ``SHOWN``,
+    and how many more, newer, wait besides — then what they answered last."""
+    if not total:
         lines = ["Nothing waits on you."]
     else:
-        lines = [f"*Waiting on you* ({len(waiting)}), oldest first:"]
-        lines += [line(ask, now) for ask in waiting[:SHOWN]]
+        shown = waiting[:SHOWN]
+        lines = [f"*Waiting on you* ({total}), oldest first:"]
+        lines += [line(ask, now) for ask in shown]
+        if total > len(shown):
+            lines.append(f"_… and {total - len(shown)} more waiting on you, newer than these._")
     if answered:
         lines += ["*You answered lately:*", *(line(ask, now) for ask in answered)]
     return "\n".join(lines)

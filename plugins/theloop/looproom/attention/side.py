@@ -185,7 +185,10 @@ class AttentionSide:
 
     def mine(self, member: str) -> str:
         """``/the-loop mine``: what waits on ``member``, and what they answered lately."""
-        return listing.mine_text(member, self.asks.asked_of(member), self._clock())
+        waiting = self.asks.waiting_on(member, listing.SHOWN)
+        total = self.asks.waiting_count(member)
+        answered = self.asks.answered_by(member)
+        return listing.mine_text(member, waiting, total, answered, self._clock())
 
     def oldest_line(self) -> str:
         """``!theloop status``'s line."""

@@ -197,6 +197,15 @@ class AskStore:
         )
         return [ask for ask in found if member in ask.asked]
 
+    def waiting_count(self, member: str) -> int:
+        """How many open asks ask ``member`` (however many a listing shows)."""
+        with self._transact() as run:
+            rows, _ = run(
+                "SELECT asked FROM theloop_asks WHERE outcome = ? AND asked LIKE ?",
+                (OPEN, f'%"{member}"%'),
+            )
+        return sum(1 for (asked,) in rows if member in json.loads(asked or "[]"))
+
     def answered_by(self, member: str, limit: int = 5) -> list[Ask]:
         """The asks ``member`` answered, the latest first."""
         return self._select(
