@@ -2,9 +2,10 @@
 
 The bot runs as ``make run`` runs it, on Socket Mode against the loopback fake of Slack;
 the-loop's real messages arrive signed over real HTTP. Shown here: one thread per work item
-under one parent that is edited in place; the digest in the section and in the notification
-text; 429 / 500 / ``ok:false`` recovered with nothing lost and nothing posted twice; a bot
-killed with events queued and one in flight posts every accepted event exactly once.
+under one parent that is edited in place; an event the room did not subscribe to taken and
+never posted; the digest in the section and in the notification text; 429 / 500 /
+``ok:false`` recovered with nothing lost and nothing posted twice; a bot killed
+with events queued and one in flight posts every accepted event exactly once.
 """
 
 from __future__ import annotations
@@ -134,6 +135,21 @@ def test_the_digest_is_in_the_section_and_in_the_notification_text(
     assert ask["summary"][:40] in json.dumps(by_key[ask["id"]]["blocks"], ensure_ascii=False)
     everything = json.dumps(fake_slack.messages(LOOP), ensure_ascii=False)
     assert "<!channel>" not in everything and "<!here>" not in everything
+
+
+def test_an_event_the_room_did_not_subscribe_to_is_taken_and_never_posted(
+    slack_bot: StartBot, fake_slack: FakeSlack
+) -> None:
+    """``decision-pending`` is in the-loop's catalog but not in ``slack.subscribe``: the
+    webhook takes it (the-loop does not retry it), and nothing of it reaches the room — not
+    before the subscribed events accepted after it, nor after them."""
+    bot = slack_bot(SETTINGS.format(max_chars=1500))
+    unsubscribed, started, progress = corpus("08"), corpus("03"), corpus("05")
+    assert unsubscribed["eventType"] == "decision-pending"
+    send_all(bot, [unsubscribed, started, progress])
+    posted = wait_posted(fake_slack, [started["id"], progress["id"]])
+    assert unsubscribed["id"] not in posted
+    assert unsubscribed["id"] not in json.dumps(fake_slack.messages(LOOP))
 
 
 def test_429_500_and_refused_payloads_lose_nothing_and_double_nothing(
