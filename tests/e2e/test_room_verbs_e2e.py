@@ -24,6 +24,7 @@ from the_loop.control import ControlConfig, parse_command
 from the_loop.core import daemons
 from the_loop.runlock import RunLock
 
+from looproom.clients.the_loop import STREAM_PATH
 from tests.e2e.slackbot import (
     API_LOOP,
     LOOP,
@@ -36,6 +37,7 @@ from tests.e2e.slackbot import (
 )
 from tests.fakes.github_api import FakeGitHub
 from tests.fakes.loop_api import FakeLoop
+from tests.fakes.loop_stream import LoopAPI
 from tests.fakes.slack_api import BOT_USER, FakeSlack
 from tests.support.wait import wait_for
 
@@ -68,6 +70,7 @@ class Rig:
     slack: FakeSlack
     github: FakeGitHub
     loop: FakeLoop
+    loop_api: LoopAPI | None = None  # the-loop's real API, where its stream is followed
 
     def show(self, event: dict[str, Any]) -> dict[str, Any]:
         message = self.bot.show(event, TIMEOUT)
@@ -128,6 +131,59 @@ def test_a_decider_adds_a_collaborator_who_may_then_reply_but_not_steer(rig: Rig
     removed = rig.say(ALICE, f"remove-collaborator <@{EVE}>", thread)
     rig.landed(removed, "the removal's ✅")
     assert rig.comments()[-1].split("\n", 1)[0] == f"the-loop remove-collaborator slack:{EVE}"
+    late = rig.say(EVE, f"<@{BOT_USER}> one more thing", thread)
+    wait_for(lambda: "warning" in rig.reactions(late["ts"]), TIMEOUT, "refused again")
+    assert len(rig.loop.replies) == 1
+
+
+@pytest.fixture
+def followed(slack_bot: StartBot, fake_slack: FakeSlack, tmp_path: Path) -> Iterator[Rig]:
+    """The rig, its bot also following the-loop's REAL event stream (``the_loop.api``)."""
+    fake_slack.users[EVE] = "eve"
+    loop_api = LoopAPI(tmp_path / "loop")
+    stream = {"THELOOP_LOOP_STREAM": f"http://127.0.0.1:{loop_api.start()}{STREAM_PATH}"}
+    try:
+        with (
+            FakeGitHub({REPO: {NUMBER}, "acme/api": set()}) as github,
+            FakeLoop({ITEM: False}) as loop,
+            relaying(slack_bot, SETTINGS, github, loop, SIGNING_SECRET, stream) as bot,
+        ):
+            rig = Rig(bot, fake_slack, github, loop, loop_api)
+            # A first connection starts at the log's end (the-loop's rule): write after it.
+            wait_for(lambda: loop_api.records("stream.subscribed"), TIMEOUT, "the stream")
+            yield rig
+    finally:
+        loop_api.stop()
+
+
+def test_a_collaborator_the_loops_cli_adds_may_reply_in_slack_until_it_removes_them(
+    followed: Rig,
+) -> None:
+    rig, loop_api = followed, followed.loop_api
+    assert loop_api is not None
+    thread = rig.show(corpus("06"))["thread_ts"]
+
+    def heard(probe: str) -> None:
+        # One work item's events are consumed in order: once an ask written after the
+        # grant is in its thread, the grant was read.
+        loop_api.ask(probe, work_item=ITEM)
+        wait_for(
+            lambda: any(probe in m.get("text", "") for m in rig.slack.thread(LOOP, thread)),
+            TIMEOUT,
+            f"the probe {probe!r} in the thread",
+        )
+
+    early = rig.say(EVE, f"<@{BOT_USER}> prefer the smaller migration", thread)
+    wait_for(lambda: "warning" in rig.reactions(early["ts"]), TIMEOUT, "a stranger's ⚠️")
+    loop_api.collaborator("add-collaborator", EVE, ITEM)
+    heard("Granted yet: which migration first?")
+    reply = rig.say(EVE, f"<@{BOT_USER}> prefer the smaller migration", thread)
+    rig.landed(reply, "Eve's reply's ✅")
+    assert [r["actor"] for r in rig.loop.replies] == [f"slack:{EVE}"]
+    assert not rig.comments(), "the grant is the-loop's: nothing relayed for it"
+
+    loop_api.collaborator("remove-collaborator", EVE, ITEM)
+    heard("Revoked yet: which index?")
     late = rig.say(EVE, f"<@{BOT_USER}> one more thing", thread)
     wait_for(lambda: "warning" in rig.reactions(late["ts"]), TIMEOUT, "refused again")
     assert len(rig.loop.replies) == 1

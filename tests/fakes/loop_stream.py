@@ -23,6 +23,7 @@ import yaml
 from the_loop import eventlog
 from the_loop.api.app import create_app
 from the_loop.cli_config import load_cli_config
+from the_loop.core.collaborators import manage_collaborators
 from the_loop.eventlog import EventLog
 from the_loop.state import layout_from_config
 
@@ -43,7 +44,7 @@ class LoopAPI:
         }
         root.mkdir(parents=True, exist_ok=True)
         config_path.write_text(yaml.safe_dump(config), encoding="utf-8")
-        cli_config = load_cli_config(config_path)
+        cli_config = self.cli_config = load_cli_config(config_path)
         self.log_path = Path(layout_from_config(cli_config).event_log)
         self.log = EventLog(self.log_path, source="ask")
         app = create_app(cli_config, config_path=config_path)
@@ -79,6 +80,13 @@ class LoopAPI:
             comment_url=f"https://github.com/acme/api/issues/7#issuecomment-{len(question)}",
             comment_posted=True,
             channels_posted=0,
+        )
+
+    def collaborator(self, verb: str, member: str, work_item: str = WORK_ITEM) -> None:
+        """``the-loop add-collaborator|remove-collaborator --slack <member>``: the-loop's own
+        code writes its roster and logs the grant (no ticket comment: no GitHub here)."""
+        manage_collaborators(
+            work_item, verb, [], comment=False, config=self.cli_config, slack=[member]
         )
 
     def noise(self) -> None:

@@ -33,6 +33,9 @@ LIFECYCLE_EVENTS = (
 )
 MIRROR_EVENTS = ("comment.agent", "comment.human")
 KNOWN_EVENTS = (ASK, *NOTIFICATION_EVENTS, *LIFECYCLE_EVENTS, *MIRROR_EVENTS)
+#: Ours, read from the-loop's event log: a collaborator it granted or revoked on a work
+#: item (on the ticket or with its CLI), so the room's roster follows the-loop's.
+COLLABORATOR_ADDED, COLLABORATOR_REMOVED = "collaborator.added", "collaborator.removed"
 
 _STRING_FIELDS = ("id", "text", "url", "source", "summary", "ts")
 _FIELDS = ("eventType", "workItem", "detail", "actor", *_STRING_FIELDS)

@@ -19,6 +19,7 @@ from looproom.decide.room_names import Find
 from looproom.decide.verdict import ADMITTED, REFUSED
 from looproom.durable.queue import DurableQueue
 from looproom.events import Event
+from looproom.inbound.loop_records import to_event
 from looproom.relay import forms, relay
 from looproom.relay.sinks import LedgerSink, Sinks
 from looproom.room.channel_moves import ChannelMoves
@@ -116,6 +117,40 @@ def test_the_roster_survives_a_restart_and_ends_with_the_work_item(
     closed = Event.from_wire({"id": "c1", "eventType": "work-item.closed", "workItem": ITEM})
     again.effects.observe(closed)
     assert again.say(EVE, "<@U0THELOOP> gone?").reason == "unauthorized"
+
+
+def _logged(command: str, effect: str, **who: str) -> dict[str, Any]:
+    """A ``control.command`` record as the-loop's CLI or ticket ingress logs a grant."""
+    return {"event": "control.command", "work_item": ITEM, "command": command,
+            "source": "cli", "actor": "ops", "effect": effect, **who}  # fmt: skip
+
+
+def test_a_grant_the_loop_logged_puts_the_member_or_mapped_login_on_the_roster(
+    rig: Rig,
+) -> None:
+    for record in (
+        _logged("add-collaborator", "granted", slack=EVE),
+        _logged("add-collaborator", "granted", collaborator="dana-gh"),
+        _logged("add-collaborator", "granted", collaborator="nobody-mapped"),
+    ):
+        event = to_event(record)
+        assert event is not None
+        rig.effects.observe(event)
+    assert rig.roster.snapshot() == {ITEM: frozenset({EVE, DANA})}
+    gone = to_event(_logged("remove-collaborator", "revoked", slack=EVE))
+    assert gone is not None
+    rig.effects.observe(gone)
+    assert rig.roster.snapshot() == {ITEM: frozenset({DANA})}
+
+
+def test_a_logged_command_that_changed_no_roster_is_not_read() -> None:
+    for record in (
+        _logged("add-collaborator", "already-granted", slack=EVE),
+        _logged("remove-collaborator", "not-a-collaborator", slack=EVE),
+        _logged("start", "spawned"),
+        _logged("add-collaborator", "granted", slack="not-an-id"),
+    ):
+        assert to_event(record) is None, record
 
 
 def test_remove_collaborator_takes_the_right_away(rig: Rig) -> None:

@@ -1,6 +1,7 @@
 """Applies what a recorded decision changes (its row's :class:`~looproom.decide.changes.
-Change`), undoes it when the relay parks the decision for good, and ends a work item's
-roster and move when it closes. A GitHub login (``@dana``) counts here only where
+Change`), undoes it when the relay parks the decision for good, ends a work item's
+roster and move when it closes, and follows the collaborators the-loop itself granted or
+revoked (read from its event log). A GitHub login (``@dana``) counts here only where
 ``people`` maps a member to it — a name alone authorizes nobody.
 """
 
@@ -10,7 +11,7 @@ from collections.abc import Callable, Mapping
 
 from looproom.decide import kinds, subjects
 from looproom.decide.changes import Change
-from looproom.events import Event
+from looproom.events import COLLABORATOR_ADDED, COLLABORATOR_REMOVED, Event
 from looproom.relay.decision import Decision
 from looproom.room import event_types
 from looproom.room.channel_moves import ChannelMoves
@@ -53,10 +54,22 @@ class Effects:
         return self._listen(room, mode)
 
     def observe(self, event: Event, channel: str = "", ts: str = "", thread_ts: str = "") -> None:
-        """An event the room consumed (after it was posted): a closure ends the work item."""
+        """An event the room consumed (after it was posted): a closure ends the work item;
+        a collaborator the-loop granted or revoked (ticket, CLI) changes its roster here."""
         del channel, ts, thread_ts
         if event_types.of(event).ends_work_item:
             self.end(event.work_item)
+        elif event.event_type in (COLLABORATOR_ADDED, COLLABORATOR_REMOVED):
+            self._follow_roster(event)
+
+    def _follow_roster(self, event: Event) -> None:
+        member, login = event.detail.get("member", ""), event.detail.get("login", "")
+        named = (f"slack:{member}" if member else "", f"@{login}" if login else "")
+        members = self.members(tuple(t for t in named if t))
+        if event.event_type == COLLABORATOR_ADDED:
+            self.roster.add(event.work_item, members)
+        else:
+            self.roster.remove(event.work_item, members)
 
     def end(self, work_item: str) -> None:
         self.roster.end(work_item)

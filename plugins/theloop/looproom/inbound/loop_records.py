@@ -1,8 +1,9 @@
 """the-loop's event-log records → the room's events.
 
-The asks (``session.awaiting_input``) and a few other records never pass through a graph
-hook, so the hook cannot send them; the-loop's event log (its stream, followed by
-:mod:`looproom.inbound.stream`) carries them. :func:`to_event` maps one record to our
+The asks (``session.awaiting_input``), the collaborators it grants (``control.command``)
+and a few other records never pass through a graph hook, so the hook cannot send them;
+the-loop's event log (its stream, followed by :mod:`looproom.inbound.stream`) carries
+them. :func:`to_event` maps one record to our
 :class:`~looproom.events.Event`, or ``None`` for the many records the room does
 not show. The id is a digest of the record, so the same record read twice (a reconnect, a
 replay) is one inbox key: posted once.
@@ -16,7 +17,8 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from looproom.events import ASK, Event, SchemaError
+from looproom.events import ASK, COLLABORATOR_ADDED, COLLABORATOR_REMOVED, Event, SchemaError
+from looproom.people import is_member_id
 
 log = logging.getLogger(__name__)
 
@@ -55,12 +57,43 @@ def _closed(record: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+#: A ``control.command`` record's command and effect → our event type: only a roster
+#: that changed (``already-granted`` and ``not-a-collaborator`` changed nothing).
+_ROSTER_CHANGES = {
+    ("add-collaborator", "granted"): COLLABORATOR_ADDED,
+    ("remove-collaborator", "revoked"): COLLABORATOR_REMOVED,
+}
+
+
+def _collaborator(record: Mapping[str, Any]) -> dict[str, Any] | None:
+    # the-loop logs each grant it applied — from a ticket comment or its CLI — with the
+    # member id and/or the login; the room's roster follows it (``decide/effects``).
+    kind = _ROSTER_CHANGES.get((str(record.get("command")), str(record.get("effect"))))
+    member, login = str(record.get("slack") or ""), str(record.get("collaborator") or "")
+    if kind is None or not (is_member_id(member) or login):
+        return None
+    who = f"slack:{member}" if is_member_id(member) else f"@{login}"
+    said = "may now reply and add context on" if kind == COLLABORATOR_ADDED else "is off"
+    detail = {
+        "member": member if is_member_id(member) else "",
+        "login": login,
+        "source": str(record.get("source") or ""),
+        "actor": str(record.get("actor") or ""),
+    }
+    return {
+        "eventType": kind,
+        "text": f"the-loop: {who} {said} {record.get('work_item')}.",
+        "detail": {k: v for k, v in detail.items() if v},
+    }
+
+
 #: Event-log record type → its mapping. Only records no graph hook carries: the graph's
 #: own notifications and phases reach us through ``theloop_hook`` with their text.
 MAPPED: Mapping[str, Callable[[Mapping[str, Any]], dict[str, Any] | None]] = {
     "session.awaiting_input": _ask,
     "work_item.commented": _agent_comment,
     "work_item.ended": _closed,
+    "control.command": _collaborator,
 }
 
 
