@@ -185,6 +185,61 @@ EXPLAINED: dict[tuple[str, str, str], str] = {
             ),
         )
     },
+    **{
+        ("decide/judging.py", old, new): why
+        for old, new, why in (
+            (
+                'thread: str = "",',
+                'thread: str = "XXXX",',
+                "both paths pass the thread: the default is never used",
+            ),
+            (
+                'kind="",',
+                "kind=None,",
+                "every kind's check sets the kind: the draft's is never read",
+            ),
+            (
+                'kind="",',
+                'kind="XXXX",',
+                "every kind's check sets the kind: the draft's is never read",
+            ),
+            (
+                "work_item = spelling(work_item) if work_item else work_item",
+                "work_item = spelling(work_item) if (work_item) or True else work_item",
+                "no work item is spelled as given: the room keeps nothing under no name",
+            ),
+            (
+                "reply = grammar.Command(kinds.REPLY, words=words)",
+                "reply = grammar.Command(None, words=words)",
+                "the kind is chosen already: the reply's check reads its words, not its verb",
+            ),
+            (
+                "return _check(kind, reply, state, replace(base, files=said.attached), policy)",
+                "return _check(kind, reply, None, replace(base, files=said.attached), policy)",
+                "a reply goes to the session whatever is open: its check reads no state",
+            ),
+            (
+                "parsed = grammar.Command(kinds.ANSWER, words=words)",
+                "parsed = grammar.Command(None, words=words)",
+                "the kind is chosen already: the answer's check reads its words, not its verb",
+            ),
+            (
+                'return where.work_item, ""',
+                'return where.work_item, "XXXX"',
+                "why there is no work item is read only when there is none",
+            ),
+            (
+                'return str(named), ""',
+                'return str(named), "XXXX"',
+                "why there is no work item is read only when there is none",
+            ),
+            (
+                'locate(press.channel, press.thread_ts) if press.thread_ts else ""',
+                'locate(press.channel, press.thread_ts) if (press.thread_ts) or True else ""',
+                'no posted message has an empty ts: locating one finds nothing, the same ""',
+            ),
+        )
+    },
     ("room/policy.py", 'return ""', 'return "XXXX"'): (
         "ready_for_review_node: a name no gate has is read as none — gate-collapse looks it up"
     ),

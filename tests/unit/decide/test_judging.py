@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from looproom.decide import judging, kinds
+from looproom.decide import grammar, judging, kinds
 from looproom.decide.authorization import AccessPolicy
 from looproom.decide.bounds import Bound
 from looproom.decide.judging import Received, Where
@@ -443,3 +443,49 @@ def test_an_operators_own_command_word_is_read_with_this_deployments_keywords() 
     assert verdict.status == ADMITTED and verdict.decision is not None
     assert kinds.target(verdict.decision, policy.destinations)["body"].startswith("the-loop ship")
     assert judge("ship").status != ADMITTED  # a deployment without the word: not a command
+
+
+# -- what the order hands on, word for word ---------------------------------------------------
+
+
+def test_a_submitted_form_is_judged_as_it_says_not_as_its_text_reads() -> None:
+    # A slash command's form says what it is: its text (here the trigger's) is not re-read.
+    verdict = judge("/loop", parsed=grammar.Command("execute"), addressed=True)
+    assert verdict.status == ADMITTED and verdict.decision is not None
+    assert verdict.decision.kind == kinds.EXECUTE
+
+
+def test_a_form_naming_no_work_item_ref_is_refused_naming_what_it_named() -> None:
+    form = grammar.Command("execute", ref="acme")
+    verdict = judge("/loop", where=Where(), parsed=form, addressed=True)
+    assert verdict.status == REFUSED and verdict.reason == "unmapped"
+    assert "`acme`" in verdict.text and verdict.decision is None
+
+
+def test_a_number_where_the_room_has_no_repository_is_refused_as_needing_one() -> None:
+    verdict = judge("execute #7", where=Where(), addressed=True)
+    assert (verdict.status, verdict.reason) == (REFUSED, "unmapped")
+    assert "`#7` needs a repository" in verdict.text
+
+
+def test_an_unreadable_command_is_refused_under_its_own_label() -> None:
+    # The log says which mistake it was, not only that something was refused.
+    verdict = judge("stop that, the test is wrong", addressed=True)
+    assert (verdict.status, verdict.reason) == (REFUSED, "stop-words")
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["stop that, the test is wrong", "do you think option 2?"],  # a bare verb; a sentence's verb
+)
+def test_words_opened_by_a_verb_in_the_asks_thread_answer_it_as_typed(text: str) -> None:
+    verdict = judge(text, ASK, thread="300.0", ts="301.0")
+    assert verdict.decision is not None and verdict.decision.kind == kinds.ANSWER
+    assert verdict.decision.words == text
+
+
+def test_an_answer_with_a_file_carries_the_words_then_the_file() -> None:
+    link = "<https://files.slack.com/x/plan.pdf|plan.pdf>"
+    verdict = judge("see the plan", ASK, thread="300.0", ts="301.0", files=link)
+    assert verdict.decision is not None
+    assert verdict.decision.words == f"see the plan\n\n{link}"

@@ -372,3 +372,12 @@ def test_a_press_on_a_work_item_the_room_was_never_shown_is_refused_with_the_bou
     )
     assert (verdict.status, verdict.reason) == (REFUSED, "not-the-operators")
     assert verdict.text == never.refusal("github:elsewhere/repo#9") != ""
+
+
+def test_a_work_items_own_collaborator_is_heard_on_it_by_pressing_too() -> None:
+    # Listed for this work item alone (the roster), they may answer its ask with a press.
+    policy = replace(POLICY, roster={ITEM: frozenset({"U0EVE0001"})})
+    pressed = payload(buttons.DEFAULT, "300.0", member="U0EVE0001")
+    verdict = judge(pressed, posted(("15", "300.0")), policy)
+    assert verdict.status == ADMITTED and verdict.decision is not None
+    assert verdict.decision.member == "U0EVE0001"
