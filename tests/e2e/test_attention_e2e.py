@@ -7,7 +7,8 @@ relayed once — the comment read by the real the-loop's envelope parser — and
 gate, the direct message and the record say who answered; pressed again on the gate in the
 thread, it relays nothing. Unanswered, the gate is reminded once and then escalated to the
 named user group. With nothing configured, the member asked is named in the thread and
-messaged nowhere else.
+messaged nowhere else, and an admin reads the waiting ask in ``!theloop asks``, ``status``
+and the metrics.
 """
 
 from __future__ import annotations
@@ -155,6 +156,53 @@ def test_with_nothing_configured_the_member_asked_is_named_in_the_thread_alone(
     ]
     assert quiet.slack.calls_to("conversations.open") == []  # no direct message
     assert not quiet.posts("dm:") and not quiet.posts("remind:")
+
+
+def _said_to_alice(rig: Rig, command: str, expected: str) -> str:
+    """``command`` typed by Alice (an admin) to the bot in a DM; its answer, once it says
+    ``expected``."""
+    dm = rig.slack.channel_id(ALICE_DM) or rig.slack.add_channel("alice-dm", ALICE_DM)
+    before = len(rig.slack.messages(dm))
+    message = {"type": "message", "channel_type": "im", "user": ALICE, "text": command}
+    event = {"type": "event_callback", "event": {**message, "channel": dm, "ts": "1800000000.2"}}
+    assert rig.slack.push_envelope(event) is not None, "the bot did not ack the command"
+
+    def answer() -> str:
+        said = "\n".join(str(m.get("text") or "") for m in rig.slack.messages(dm)[before:])
+        return said if expected in said else ""
+
+    return wait_for(answer, TIMEOUT, f"the answer to {command}")
+
+
+def test_an_admin_reads_the_waiting_ask_in_asks_status_and_the_metrics(quiet: Rig) -> None:
+    """``!theloop asks`` lists the gate waiting on Alice, ``!theloop status`` names it as
+    the oldest waiting, and the metrics show it open, then count its wait once it is answered."""
+    gate = quiet.gate()
+    wait_for(lambda: quiet.posts("mention:"), TIMEOUT, "the ask opened and its member named")
+    asks = _said_to_alice(quiet, "!theloop asks", "Asks waiting now")
+    heading, *lines = asks.splitlines()
+    assert "Asks waiting now" in heading and heading.endswith(" (1):")
+    (waiting,) = [line for line in lines if line.startswith("• ")]
+    assert f"`{ITEM}`" in waiting and f"asked <@{ALICE}>" in waiting
+    assert "waiting " in waiting.rsplit(";", 1)[1]  # still open, not answered
+    status = _said_to_alice(quiet, "!theloop status", "asks: ")
+    assert f"asks: the oldest waiting is `{ITEM}`'s gate" in status
+    assert f"asking <@{ALICE}>" in status
+    (oldest,) = [
+        line
+        for line in quiet.bot.process.metrics().splitlines()
+        if line.startswith("theloop_ask_oldest_open_seconds ")
+    ]
+    assert float(oldest.split()[1]) > 0  # one ask open ("0 when none waits")
+    quiet.press(gate, LOOP)  # answered in the thread: its wait is counted, none is open
+
+    def counted() -> str:
+        metrics = quiet.bot.process.metrics()
+        answered = 'theloop_ask_wait_seconds_count{kind="gate",outcome="answered"} 1.0'
+        return metrics if answered in metrics else ""
+
+    metrics = wait_for(counted, TIMEOUT, "the answered gate's wait in the metrics")
+    assert "theloop_ask_oldest_open_seconds 0.0" in metrics
 
 
 def test_a_press_in_the_direct_message_is_relayed_once_and_everyone_sees_who(rig: Rig) -> None:
