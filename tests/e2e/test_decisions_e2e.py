@@ -195,6 +195,28 @@ def test_an_answer_in_the_asks_thread_reaches_the_session_once(rig: Rig) -> None
     assert len(rig.loop.replies) == 1
 
 
+def test_defaults_are_fine_sends_the_asks_stated_default_to_the_session_once(rig: Rig) -> None:
+    """The question says Option 1 is the default: one tap on "Defaults are fine" answers
+    with it, as the member's reply, once."""
+    ask = rig.show("15", settled=True)
+    drawn = [
+        e
+        for b in ask["blocks"]
+        if b["type"] == "actions"
+        for e in b["elements"]
+        if e.get("action_id") == "theloop:default"
+    ]
+    assert drawn, "the ask was drawn without its Defaults are fine button"
+    rig.press(ask, "theloop:default")
+    wait_for(lambda: rig.loop.replies, TIMEOUT, "the default sent to the session")
+    assert rig.loop.replies == [
+        {"ref": ITEM, "text": "Option 1 is fine", "actor": f"slack:{ALICE}", "comment": True}
+    ]
+    rig.press(ask, "theloop:default")  # pressed again (or delivered twice)
+    wait_for(lambda: rig.told(ALICE, "already answered"), TIMEOUT, "the second press refused")
+    assert len(rig.loop.replies) == 1
+
+
 def test_a_press_updates_the_message_and_a_second_press_relays_nothing(rig: Rig) -> None:
     gate = rig.show("06", settled=True)
     assert any(
