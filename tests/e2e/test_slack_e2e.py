@@ -3,9 +3,10 @@
 The bot runs as ``make run`` runs it, on Socket Mode against the loopback fake of Slack;
 the-loop's real messages arrive signed over real HTTP. Shown here: one thread per work item
 under one parent that is edited in place; an event the room did not subscribe to taken and
-never posted; the digest in the section and in the notification text; 429 / 500 /
-``ok:false`` recovered with nothing lost and nothing posted twice; a bot killed
-with events queued and one in flight posts every accepted event exactly once.
+never posted; ``verbosity: quiet`` posting the lead and the link alone; the digest in the
+section and in the notification text; 429 / 500 / ``ok:false`` recovered with nothing lost
+and nothing posted twice; a bot killed with events queued and one in flight posts every
+accepted event exactly once.
 """
 
 from __future__ import annotations
@@ -150,6 +151,27 @@ def test_an_event_the_room_did_not_subscribe_to_is_taken_and_never_posted(
     posted = wait_posted(fake_slack, [started["id"], progress["id"]])
     assert unsubscribed["id"] not in posted
     assert unsubscribed["id"] not in json.dumps(fake_slack.messages(LOOP))
+
+
+def test_quiet_posts_the_lead_and_the_link_without_the_text(
+    slack_bot: StartBot, fake_slack: FakeSlack
+) -> None:
+    """``verbosity: quiet``: the requirements gate reaches the room as its lead line and the
+    link to its ticket; the requirements' text stays on the ticket."""
+    bot = slack_bot(
+        SETTINGS.format(max_chars=1500).replace("verbosity: normal", "verbosity: quiet")
+    )
+    gate = corpus("06")
+    wait_posted(fake_slack, send_all(bot, [gate]))
+    (parent,) = parents(fake_slack).values()
+    (reply,) = [
+        m
+        for m in fake_slack.thread(LOOP, parent["ts"])
+        if m["metadata"]["event_payload"]["key"] == gate["id"]
+    ]
+    shown = [b["text"]["text"] for b in reply["blocks"] if b["type"] == "section"]
+    assert shown == ["📋 *The requirements are ready for your review*"]
+    assert gate["url"] in json.dumps(reply["blocks"], ensure_ascii=False)
 
 
 def test_429_500_and_refused_payloads_lose_nothing_and_double_nothing(
