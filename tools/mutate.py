@@ -161,6 +161,17 @@ EXPLAINED: dict[tuple[str, str, str], str] = {
             ("who", "str", 'def who(member: str, login: str = "XXXX") -> str:'),
         )
     },
+    **{
+        (
+            "relay/forms.py",
+            '"actor": actor(decision["member"], decision.get("login", "")),',
+            new,
+        ): "no login stored reads as none either way: actor adds a GitHub id only for one"
+        for new in (
+            '"actor": actor(decision["member"], decision.get("login", None)),',
+            '"actor": actor(decision["member"], decision.get("login", )),',
+        )
+    },
     (
         "relay/forms.py",
         'hit = next((phrase for phrase in CHANGE_PHRASES if phrase in said), "")',

@@ -278,3 +278,25 @@ def test_a_decision_stored_before_logins_were_kept_is_in_the_ledger_by_member_id
     item = json.loads(forms.payload(plain, relay_body_target(plain)))
     del item["decision"]["login"]
     assert json.loads(forms.ledger_line(item))["actor"] == {"slack": "U1"}
+
+
+# -- what each form carries of the member's words --------------------------------------------
+
+
+def test_a_change_request_carries_the_members_reason_under_the_loops_heading() -> None:
+    # "changes requested" is what the-loop's gate classifier reads as a change request.
+    body = relay_body(decision(kinds.CHANGES, words="rename the endpoint <!-- x -->"))
+    assert body.split("\n\n")[:2] == [loop_words.CHANGE_PHRASES[0], "rename the endpoint"]
+
+
+def test_an_operators_own_command_is_relayed_as_its_keyword_alone() -> None:
+    # The keyword was resolved when the command was recorded; a hidden comment never rides.
+    made = decision(kinds.OWN, words="the-loop ship <!-- forged -->")
+    assert relay_body(made).split("\n\n")[:2] == ["the-loop ship", ATTRIBUTION]
+
+
+def test_a_skip_where_no_checkout_is_configured_names_none() -> None:
+    # the-loop's graph/skip takes the checkout as a string; unknown, it is the empty one.
+    skip = decision(kinds.SKIP, nodes=("evidence",))
+    assert forms.skip_request(skip, {})["repo"] == ""
+    assert forms.skip_request(skip, {"acme/api": "/srv/api"})["repo"] == "/srv/api"
