@@ -111,6 +111,14 @@ def test_classic_posts_every_event(slack_bot: StartBot, fake_slack: FakeSlack) -
     wait_closed(fake_slack)
     posted = posted_keys(fake_slack)
     assert posted == Counter(e["id"] for e in timeline.work_item())
+    # The voice: each reply leads with one emoji and a line said as a colleague says it,
+    # never the machine header the-loop's events carry ("the-loop: issue-260 is at …").
+    replies = [m for m in fake_slack.thread(LOOP, parent(fake_slack)["ts"]) if event_key(m)]
+    assert len(replies) == len(timeline.work_item())
+    for reply in replies:
+        assert not reply["text"][0].isascii(), reply["text"]
+    said = " ".join(str(m) for m in fake_slack.messages(LOOP))
+    assert "the-loop: issue-260" not in said and "(phase-approval-pending)" not in said
 
 
 def ask(slack: FakeSlack, command: str) -> str:
