@@ -19,7 +19,16 @@ import pytest
 from the_loop.channels.commands import resolve_work_item
 from the_loop.control import ControlConfig, parse_command
 
-from tests.e2e.slackbot import LOOP, SlackBot, StartBot, corpus, relaying, slash, slash_command
+from tests.e2e.slackbot import (
+    LOOP,
+    START_TIMEOUT,
+    SlackBot,
+    StartBot,
+    corpus,
+    relaying,
+    slash,
+    slash_command,
+)
 from tests.fakes.github_api import FakeGitHub
 from tests.fakes.loop_api import FakeLoop
 from tests.fakes.slack_api import BOT_USER, FakeSlack
@@ -190,6 +199,18 @@ def test_the_slash_command_answers_help_status_and_verbs_to_the_member_alone(rig
     elsewhere = rig.slash("start github:stranger/repo#3", trigger="t3")
     assert "is not a work item of this room" in elsewhere
     assert [r for r in rig.github.requests if "stranger" in r.path] == []
+
+
+def test_a_slash_command_slack_delivers_again_after_a_restart_acts_once(rig: Rig) -> None:
+    """The trigger is kept in storage: the same ``/the-loop pause`` delivered again once
+    the bot's process is killed and started is told it was recorded, and relays nothing."""
+    rig.show(corpus("06"))  # the room was shown the work item: it is the operator's
+    assert rig.slash(f"pause {ITEM}").startswith(f"👀 Recorded the pause request for `{ITEM}`")
+    wait_for(lambda: len(rig.github.posted(REPO, NUMBER)) == 1, TIMEOUT, "the comment")
+    rig.bot.process.kill()
+    rig.bot.process.start(timeout=START_TIMEOUT)
+    assert "already recorded" in rig.slash(f"pause {ITEM}")  # the same trigger, again
+    assert len(rig.github.posted(REPO, NUMBER)) == 1
 
 
 def test_the_slash_command_over_signed_http(rig: Rig) -> None:
