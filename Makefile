@@ -21,10 +21,11 @@ run: $(STAMP)
 # one worker a core; JOBS=4 for four, JOBS=0 for none: in this process, as --pdb needs).
 # Each test has its own ports, temp dirs and bots; the workers share one PostgreSQL server,
 # a database a test (tests/support/shared_postgres.py); a module sharing one bot runs whole
-# on one worker (tests/support/scheduling.py).
+# on one worker (tests/support/scheduling.py). The slowest tests close the output: where a
+# run's time went, for tuning JOBS and the scheduling.
 JOBS ?= auto
 test: lint
-	$(BIN)/python -m pytest -n $(JOBS)
+	$(BIN)/python -m pytest -n $(JOBS) --durations=25
 
 # For the edit-run loop: lint, then everything but the end-to-end tests (marker `e2e`).
 test-fast: lint
