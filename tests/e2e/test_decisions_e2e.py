@@ -331,6 +331,19 @@ def test_an_answer_sent_as_the_loop_restarts_reaches_the_session_once_when_it_is
     assert not [text for text in replies if "may have reached the-loop" in text]
 
 
+def test_execute_without_typed_in_the_thread_relays_the_checklist_with_those_rows_unticked(
+    rig: Rig,
+) -> None:
+    """`execute without 2, 5` typed under the checklist: the-loop receives its execute with
+    the numbered rows unticked and the rest as drawn, once."""
+    checklist = rig.show("01", settled=True)
+    rig.say(ALICE, "execute without 2, 5", checklist.get("thread_ts") or checklist["ts"])
+    (comment,) = wait_for(rig.comments, TIMEOUT, "the execute on the ticket")
+    assert comment.startswith("the-loop execute\n")
+    assert "- [ ] design\n" in comment and "- [ ] brainstorm-approval\n" in comment
+    assert "- [x] test-planning" in comment  # a row not named stays as drawn
+
+
 def test_a_refused_selection_is_written_on_the_ticket_too_where_a_connector_reads_it(
     rig: Rig,
 ) -> None:
