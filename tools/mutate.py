@@ -119,6 +119,11 @@ EXPLAINED: dict[tuple[str, str, str], str] = {
         "return _draw(Reader(src, limit, eager), _footer_within(url, limit))",
         "return _draw(Reader(src, limit, None), _footer_within(url, limit))",
     ): "None is read as False: the lazy reading, as by default",
+    (
+        "durable/queue.py",
+        "self._changed.wait(max(0.0, timeout))",
+        "self._changed.wait(max(1.0, timeout))",
+    ): "a sub-second wait stretched to a second: only a timing assertion could tell",
     ("durable/queue.py", "self._puts += 1", "self._puts -= 1"): (
         "counting down sweeps at the same puts: -1000 % 1000 is 0 as 1000 % 1000 is"
     ),
