@@ -145,6 +145,29 @@ def test_every_control_verb_typed_in_the_thread_lands_once_in_the_deployments_wo
     assert rig.github.posted(REPO, NUMBER)[-1].startswith("loop go\n")
 
 
+def test_a_command_the_deployment_switched_off_is_refused_and_nothing_relayed(
+    slack_bot: StartBot, fake_slack: FakeSlack
+) -> None:
+    """``stop`` switched off (an empty keyword, as the-loop's config switches one off):
+    typed in the thread, it is refused to the member saying so, and never reaches the
+    ticket; the next command does."""
+    off = SETTINGS.replace('keywords: {start: "loop go"}', 'keywords: {start: "loop go", stop: ""}')
+    fake_slack.users[CAROL] = "carol"  # named by @handle in the settings
+    with (
+        FakeGitHub({REPO: {NUMBER}}) as github,
+        FakeLoop({ITEM: False}) as loop,
+        relaying(slack_bot, off, github, loop, SIGNING_SECRET) as bot,
+    ):
+        rig = Rig(bot, fake_slack, github, loop)
+        thread = rig.show(corpus("06"))["thread_ts"]
+        rig.say(ALICE, "stop", thread)
+        wait_for(lambda: rig.told(ALICE, "switched off"), TIMEOUT, "the refusal")
+        rig.say(ALICE, "start", thread)  # a sentinel: handled after the message before it
+        wait_for(lambda: rig.github.posted(REPO, NUMBER), TIMEOUT, "the sentinel")
+        (relayed,) = rig.github.posted(REPO, NUMBER)
+        assert relayed.startswith("loop go\n")
+
+
 def test_a_collaborator_may_reply_and_answer_but_not_decide(rig: Rig) -> None:
     gate = rig.show(corpus("06"))
     refused = rig.say(CAROL, "approve looks good", gate["thread_ts"])
