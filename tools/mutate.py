@@ -116,6 +116,11 @@ EXPLAINED: dict[tuple[str, str, str], str] = {
     ): "eager is the reference the lazy reading must equal (test_digest_properties)",
     (
         "digest/_condense.py",
+        'def condense(text: str, limit: int, url: str = "", *, eager: bool = False) -> str:',
+        'def condense(text: str, limit: int, url: str = "XXXX", *, eager: bool = False) -> str:',
+    ): "a URL that is no link is footed as none is: the full text is on the ticket",
+    (
+        "digest/_condense.py",
         "return _draw(Reader(src, limit, eager), _footer_within(url, limit))",
         "return _draw(Reader(src, limit, None), _footer_within(url, limit))",
     ): "None is read as False: the lazy reading, as by default",

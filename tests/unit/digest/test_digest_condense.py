@@ -278,3 +278,9 @@ def test_r1_1_a_limit_of_one_character_is_an_ellipsis_and_of_none_nothing() -> N
     assert condense(FILLER, 1, URL) == "…"
     assert condense(FILLER, 0, URL) == ""
     assert condense("Hello.", 6, URL) == "Hello."  # exactly the limit: whole
+
+
+def test_a_digest_cut_with_no_url_given_says_the_full_text_is_on_the_ticket() -> None:
+    # docs/digest.md R1.3: without a URL the footer names the ticket, and links nothing.
+    digest = condense("A long first sentence here. " * 20, 80)
+    assert digest.endswith("\n\n_… the full text is on the ticket_") and "http" not in digest
