@@ -284,3 +284,13 @@ def test_a_digest_cut_with_no_url_given_says_the_full_text_is_on_the_ticket() ->
     # docs/digest.md R1.3: without a URL the footer names the ticket, and links nothing.
     digest = condense("A long first sentence here. " * 20, 80)
     assert digest.endswith("\n\n_… the full text is on the ticket_") and "http" not in digest
+
+
+def test_a_digest_that_fits_whole_fits_at_exactly_its_length_and_not_one_less() -> None:
+    # Each limit at its edge: a list drawn whole is kept whole at exactly its drawn length,
+    # its lines counted with the one newline between them; one less and it is cut.
+    text = "- alpha one\n- beta two\n- gamma three"
+    whole = condense(text, 1000)
+    assert "\n\n" not in whole and whole.count("\n") == 2  # drawn whole, uncut
+    assert condense(text, len(whole)) == whole
+    assert condense(text, len(whole) - 1) != whole
