@@ -145,8 +145,9 @@ def test_listings_oldest_first_by_work_item_by_time_and_by_member(
     assert [a.id for a in asks.of_item("github:acme/api#7")] == ["early", "late"]
     assert [a.id for a in asks.open_asks_of("github:acme/api#7")] == ["late"]
     assert [a.id for a in asks.since(250.0)] == ["other", "late"]  # the open one too
-    assert [a.id for a in asks.asked_of("U1")] == ["other", "late"]  # not U12's
-    assert [a.id for a in asks.asked_of("U12")] == ["early"]
+    assert [a.id for a in asks.waiting_on("U1")] == ["other", "late"]  # not U12's
+    assert asks.waiting_on("U12") == [] and asks.waiting_count("U12") == 0  # answered
+    assert [a.id for a in asks.answered_by("U12")] == ["early"]
 
 
 def test_a_direct_message_is_remembered_per_member(opener: Callable[[], AskStore]) -> None:

@@ -182,13 +182,6 @@ class AskStore:
             " WHERE opened >= ? OR outcome = ? ORDER BY opened, id LIMIT ?", (at, OPEN, limit)
         )
 
-    def asked_of(self, member: str, limit: int = LIMIT) -> list[Ask]:
-        """Every ask that asked ``member`` (open or not), oldest first."""
-        found = self._select(
-            " WHERE asked LIKE ? ORDER BY opened, id LIMIT ?", (f'%"{member}"%', limit)
-        )
-        return [ask for ask in found if member in ask.asked]
-
     def waiting_on(self, member: str, limit: int = LIMIT * 5) -> list[Ask]:
         """The open asks that ask ``member``, oldest first (the App Home's list)."""
         found = self._select(
