@@ -332,3 +332,43 @@ def test_a_bot_killed_between_a_reminder_and_its_answer_reminds_once(quick: Rig)
 
     wait_for(settled, TIMEOUT, "the reminder settled after the restart")
     assert len(quick.posts("remind:")) == 1
+
+
+@pytest.fixture
+def pair(slack_bot: StartBot, fake_slack: FakeSlack) -> Iterator[Rig]:
+    """Alice and Bob both decide: a gate asks them both, reminded after 2 s."""
+    settings = (SETTINGS % {"remind": 2, "escalate": 6}).replace(
+        "authorizedUsers: [U0ALICE01]", "authorizedUsers: [U0ALICE01, U0BOB0001]"
+    )
+    with (
+        FakeGitHub({REPO: {NUMBER}}) as github,
+        FakeLoop({ITEM: False}) as loop,
+        relaying(slack_bot, settings, github, loop, SIGNING_SECRET) as bot,
+    ):
+        yield Rig(bot, fake_slack, github)
+
+
+def test_eyes_on_the_ask_claim_it_and_the_others_are_not_reminded(pair: Rig) -> None:
+    gate = pair.gate()
+    pair.dm()  # Alice has been told directly
+    reaction = {
+        "type": "reaction_added",
+        "user": BOB,
+        "reaction": "eyes",
+        "item": {"type": "message", "channel": LOOP, "ts": gate["ts"]},
+        "item_user": "U0THELOOP",
+        "event_ts": "1796650000.000100",
+    }
+    assert pair.slack.push_envelope({"type": "event_callback", "event": reaction}) is not None
+
+    def claimed() -> list[dict[str, Any]]:
+        (now,) = [m for m in pair.slack.messages(LOOP) if m["ts"] == gate["ts"]]
+        said = json.dumps(now.get("blocks") or [], ensure_ascii=False)
+        return [now] if f"👀 <@{BOB}> is on it." in said else []
+
+    wait_for(claimed, TIMEOUT, "Bob's claim on the gate's own message")
+    # Past the reminder's time and the escalation's: Alice, who did not claim it, is not
+    # reminded; the escalation still comes (a claim answers nothing).
+    wait_for(lambda: pair.posts("escalate:"), TIMEOUT, "the escalation")
+    reminded = [p for p in pair.posts("remind:") if p["channel"] == ALICE_DM]
+    assert reminded == []
