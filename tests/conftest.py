@@ -53,6 +53,13 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     return OneSetupOneWorker(config, log)
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The longest tests first, so none is left to run alone at the end of a run."""
+    from tests.support.scheduling import longest_first
+
+    longest_first(items)
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     if _RUN_POSTGRES in config.stash:  # the controller, once every worker is done
         shared_postgres.stop(config.stash[_RUN_POSTGRES])
