@@ -136,7 +136,12 @@ def test_a_jira_ticket_typed_as_the_work_items_channel_is_relayed_as_the_loop_re
         [declared] = jira.posted()
         words = _texts(declared)
         assert "the-loop add-channel jira@OPS-13" in words and "[the-loop:relay]" in words
-        told = [c.args["text"] for c in fake_slack.calls_to("chat.postEphemeral")]
-        assert any("project HR is not one of the-loop's Jira projects" in t for t in told)
-        assert any("`--listen` is for a Slack room" in t for t in told)
+
+        def told(words: str) -> list[str]:
+            said = [c.args["text"] for c in fake_slack.calls_to("chat.postEphemeral")]
+            return [t for t in said if words in t]
+
+        # The refusals go out off the listener's thread, each in its own time: waited for.
+        wait_for(lambda: told("project HR is not one of the-loop's Jira projects"), TIMEOUT, "HR")
+        wait_for(lambda: told("`--listen` is for a Slack room"), TIMEOUT, "the --listen refusal")
         assert not any("Moved to" in str(m.get("text")) for m in fake_slack.messages(LOOP))
