@@ -15,7 +15,7 @@ from __future__ import annotations
 import urllib.parse
 from collections.abc import Sequence
 
-from looproom.http.client import REDIRECTS, http
+from looproom.http.client import REDIRECTS, bearer, http
 from looproom.http.origins import Origin, origin_of
 
 __all__ = ["SLACK_ORIGINS", "FetchError", "Origin", "fetch", "origin_of"]
@@ -63,9 +63,7 @@ def fetch(
     for _hop in range(MOST_REDIRECTS + 1):
         if not any(origin.admits(current) for origin in allowed):
             raise FetchError("off-host")
-        headers = {"User-Agent": USER_AGENT}
-        if token:
-            headers["Authorization"] = f"Bearer {token}"
+        headers = {"User-Agent": USER_AGENT, **bearer(token)}
         answer = http("GET", current, headers, None, timeout, max_bytes=max_bytes)
         if answer.over_cap:
             raise FetchError("over-cap")

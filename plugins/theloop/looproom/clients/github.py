@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from looproom.clients.answers import Read, read_list, read_object
-from looproom.http.client import MAX_ANSWER_BYTES, USER_AGENT, HttpResult, http
+from looproom.http.client import MAX_ANSWER_BYTES, USER_AGENT, HttpResult, bearer, http
 
 PEER = "GitHub"
 #: ``fetch(method, url, headers, body, timeout)``: the shared client, or a test's.
@@ -110,10 +110,11 @@ class GitHub:
                 return
 
     def _headers(self) -> dict[str, str]:
-        headers = {"Accept": "application/vnd.github+json", "User-Agent": self._agent}
-        if self._token:
-            headers["Authorization"] = f"Bearer {self._token}"
-        return headers
+        return {
+            "Accept": "application/vnd.github+json",
+            "User-Agent": self._agent,
+            **bearer(self._token),
+        }
 
     def _get(self, path: str) -> HttpResult:
         return self._get_url(self.api + path)

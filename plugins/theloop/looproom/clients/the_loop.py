@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from looproom.clients.answers import Read, read_list, read_object
-from looproom.http.client import MAX_ANSWER_BYTES, USER_AGENT, HttpResult, http
+from looproom.http.client import MAX_ANSWER_BYTES, USER_AGENT, HttpResult, bearer, http
 
 PEER = "the-loop"
 HEALTH_PATH = "/api/v1/health"
@@ -32,11 +32,6 @@ STREAM_PATH = "/api/v1/stream"
 RELAY_PATHS = frozenset({REPLY_PATH, SKIP_PATH, SAY_PATH})
 #: ``fetch(method, url, headers, body, timeout, **options)``: the shared client, or a test's.
 Fetch = Callable[..., HttpResult]
-
-
-def bearer(token: str) -> dict[str, str]:
-    """The header a token goes in; none without a token."""
-    return {"Authorization": f"Bearer {token}"} if token else {}
 
 
 class LoopApi:

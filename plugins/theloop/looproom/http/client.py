@@ -101,6 +101,11 @@ class HttpResult:
 _local = threading.local()
 
 
+def bearer(token: str) -> dict[str, str]:
+    """The header a token goes in; none without a token."""
+    return {"Authorization": f"Bearer {token}"} if token else {}
+
+
 def _session() -> requests.Session:
     """This thread's session: connections to a peer are reused across its requests."""
     session: requests.Session | None = getattr(_local, "session", None)
