@@ -3,7 +3,7 @@
 from hypothesis import given
 from hypothesis import strategies as st
 
-from looproom.durable.bounded import touched
+from looproom.durable.bounded import claimed_once, touched
 
 
 @given(st.lists(st.sampled_from("abcdefgh")), st.integers(min_value=1, max_value=5))
@@ -20,3 +20,23 @@ def test_the_mapping_touched_is_not_changed() -> None:
     original = {"a": 1, "b": 2}
     assert touched(original, "a", 3, 1) == {"a": 3}
     assert original == {"a": 1, "b": 2}
+
+
+@given(st.lists(st.sampled_from("abcdefgh")))
+def test_a_key_is_claimed_once_however_often_it_is_asked_within_the_cap(keys: list[str]) -> None:
+    store: dict[str, dict[str, int]] = {}
+    firsts = [claimed_once(store, "claims", key, n, 8) for n, key in enumerate(keys)]
+    assert [key for key, first in zip(keys, firsts, strict=True) if first] == list(
+        dict.fromkeys(keys)
+    )
+    assert store.get("claims", {}) == {key: keys.index(key) for key in dict.fromkeys(keys)}
+
+
+def test_a_claim_pushed_past_the_cap_may_be_claimed_again() -> None:
+    store: dict[str, dict[str, bool]] = {}
+    assert claimed_once(store, "claims", "a", True, 2)
+    assert claimed_once(store, "claims", "b", True, 2)
+    assert not claimed_once(store, "claims", "a", True, 2)
+    assert claimed_once(store, "claims", "c", True, 2)
+    assert list(store["claims"]) == ["b", "c"]
+    assert claimed_once(store, "claims", "a", True, 2)

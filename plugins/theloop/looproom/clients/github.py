@@ -9,35 +9,20 @@ GitHub Enterprise and for tests; the timeout is each caller's, given at construc
 from __future__ import annotations
 
 import urllib.parse
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from looproom.clients.answers import Read, read_list, read_object
-from looproom.http.client import MAX_ANSWER_BYTES, USER_AGENT, HttpResult, bearer, http
+from looproom.clients.service import Service
+from looproom.http.client import HttpResult, bearer
 
 PEER = "GitHub"
-#: ``fetch(method, url, headers, body, timeout)``: the shared client, or a test's.
-Fetch = Callable[..., HttpResult]
 #: GitHub's largest page.
 PER_PAGE = 100
 
 
-class GitHub:
+class GitHub(Service):
     """GitHub as one token's login."""
-
-    def __init__(
-        self,
-        api: str,
-        token: str,
-        *,
-        timeout: float = 15.0,
-        user_agent: str = USER_AGENT,
-        max_bytes: int = MAX_ANSWER_BYTES,
-        fetch: Fetch = http,
-    ) -> None:
-        self.api = api.rstrip("/")
-        self._token, self._timeout, self._agent = token, timeout, user_agent
-        self._max_bytes, self._fetch = max_bytes, fetch
 
     @property
     def has_token(self) -> bool:
@@ -123,6 +108,4 @@ class GitHub:
         return self._call("GET", url, None)
 
     def _call(self, method: str, url: str, data: Any) -> HttpResult:
-        return self._fetch(
-            method, url, self._headers(), data, self._timeout, max_bytes=self._max_bytes
-        )
+        return self._send(method, url, self._headers(), data)

@@ -10,11 +10,12 @@ caller's, given at construction: a slash command's answer has Slack's 3 s, the r
 from __future__ import annotations
 
 import urllib.parse
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from looproom.clients.answers import Read, read_list, read_object
-from looproom.http.client import MAX_ANSWER_BYTES, USER_AGENT, HttpResult, bearer, http
+from looproom.clients.service import Service
+from looproom.http.client import USER_AGENT, HttpResult, bearer, http
 
 PEER = "the-loop"
 HEALTH_PATH = "/api/v1/health"
@@ -30,26 +31,10 @@ SAY_PATH = "/api/v1/standing-sessions/say"
 STREAM_PATH = "/api/v1/stream"
 #: The calls a relay item may store (``target["path"]``), each a method below.
 RELAY_PATHS = frozenset({REPLY_PATH, SKIP_PATH, SAY_PATH})
-#: ``fetch(method, url, headers, body, timeout, **options)``: the shared client, or a test's.
-Fetch = Callable[..., HttpResult]
 
 
-class LoopApi:
+class LoopApi(Service):
     """One the-loop instance's control plane at ``api`` (its base URL)."""
-
-    def __init__(
-        self,
-        api: str,
-        token: str = "",
-        *,
-        timeout: float = 15.0,
-        user_agent: str = USER_AGENT,
-        max_bytes: int = MAX_ANSWER_BYTES,
-        fetch: Fetch = http,
-    ) -> None:
-        self.api = api.rstrip("/")
-        self._token, self._timeout, self._agent = token, timeout, user_agent
-        self._max_bytes, self._fetch = max_bytes, fetch
 
     # -- the paths -----------------------------------------------------------------------
 
@@ -112,9 +97,7 @@ class LoopApi:
         headers = {"User-Agent": self._agent, **bearer(self._token)}
         if key:
             headers["Idempotency-Key"] = key
-        return self._fetch(
-            method, self.api + path, headers, data, self._timeout, max_bytes=self._max_bytes
-        )
+        return self._send(method, self.api + path, headers, data)
 
 
 def stream_url(url: str) -> str:

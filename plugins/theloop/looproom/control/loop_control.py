@@ -26,7 +26,7 @@ from looproom.clients.the_loop import LoopApi
 from looproom.control import instance_report
 from looproom.control.plane_choice import Plane, Planes
 from looproom.decide.authorization import AccessPolicy, may, refusal_text
-from looproom.durable.bounded import touched
+from looproom.durable.bounded import claimed_once
 from looproom.durable.state import lock_for
 from looproom.http.client import HttpResult
 from looproom.settings.grants import INSTANCE, STANDING
@@ -190,11 +190,7 @@ class LoopControl:
     def _claim(self, key: str) -> bool:
         """Claim ``key`` durably; False when it was claimed before (a redelivery)."""
         with self._lock:
-            claims = dict(self._store.get(CLAIMS) or {})
-            if key in claims:
-                return False
-            self._store[CLAIMS] = touched(claims, key, True, CLAIM_CAP)
-            return True
+            return claimed_once(self._store, CLAIMS, key, True, CLAIM_CAP)
 
     def _rows(self, rows: Sequence[Any]) -> str:
         if not rows:

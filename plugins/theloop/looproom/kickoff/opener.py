@@ -36,7 +36,7 @@ from slack_sdk.models.blocks import (
 
 from looproom.decide import grammar, kinds
 from looproom.decide.authorization import AccessPolicy, may, refusal_text
-from looproom.durable.bounded import touched
+from looproom.durable.bounded import claimed_once
 from looproom.durable.contract import WorkQueue
 from looproom.durable.state import lock_for
 from looproom.durable.worker import Worker
@@ -201,13 +201,9 @@ class Opener:
 
     def _claim(self, key: str) -> bool:
         """Claim ``key`` durably; False when it was claimed before (then open nothing)."""
+        claimed = {"state": "claimed", "at": self._clock()}
         with self._lock:
-            claims = dict(self._store.get(CLAIMS) or {})
-            if key in claims:
-                return False
-            claimed = {"state": "claimed", "at": self._clock()}
-            self._store[CLAIMS] = touched(claims, key, claimed, CLAIM_CAP)
-            return True
+            return claimed_once(self._store, CLAIMS, key, claimed, CLAIM_CAP)
 
     def _ask(self, asked: Wanted) -> tuple[str, list[dict[str, Any]]]:
         """Store the request while its repository is picked; the menu that asks."""
