@@ -94,7 +94,7 @@ class Heartbeat:
             db.execute("DELETE FROM theloop_replicas WHERE seen < %s", (now - FORGET_AFTER,))
 
     def seen(self) -> list[Seen]:
-        """The replicas whose heartbeat is younger than a lease, this one included."""
+        """The replicas whose heartbeat is at most a lease old, this one included."""
         with self._db.connection() as db:
             rows = db.execute(
                 "SELECT id, name, seen FROM theloop_replicas WHERE seen >= %s ORDER BY name, id",
