@@ -23,7 +23,6 @@ from slackeventsapi import SlackEventAdapter
 
 from looproom import strict_json
 from looproom.assembly import Activation
-from looproom.http.rules import MAX_BODY_BYTES
 from looproom.inbound import slack_events
 from looproom.server.app import App, Mount
 from looproom.server.runner import HttpServer
@@ -32,6 +31,8 @@ from tests.support.signed import slack_headers
 
 SLACK_SECRET = "events-api-test-slack-signing-secret"
 PATH = slack_events.PATH
+#: docs/security.md: a body is at most 262 144 bytes (256 KB) on every route; past it, 413.
+BODY_CAP = 262_144
 
 
 class Served:
@@ -198,12 +199,22 @@ def test_a_signed_body_that_is_not_strict_json_is_a_final_400_naming_why(
     assert served.seen == []
 
 
-def test_a_body_over_the_limit_is_refused_in_json(serve) -> None:
+def _callback_of(size: int) -> bytes:
+    """A signed-able event callback exactly ``size`` bytes long (its text pads it)."""
+    body = _callback("x" * (size - len(_callback(""))))
+    assert len(body) == size
+    return body
+
+
+def test_a_body_of_exactly_the_cap_reaches_the_view_and_one_byte_more_is_a_json_413(
+    serve,
+) -> None:
     served = serve()
-    body = _callback("x" * MAX_BODY_BYTES)
-    status, content_type, answer = served.signed(body)
+    status, _content_type, _answer = served.signed(_callback_of(BODY_CAP))
+    assert status == 200 and len(served.seen) == 1
+    status, content_type, answer = served.signed(_callback_of(BODY_CAP + 1))
     assert status == 413 and content_type == "application/json" and answer["error"]
-    assert served.seen == []
+    assert len(served.seen) == 1
 
 
 def test_without_a_signing_secret_every_event_is_refused(serve) -> None:

@@ -24,7 +24,6 @@ from typing import Any
 import pytest
 
 from looproom.assembly import Activation
-from looproom.http.rules import MAX_BODY_BYTES
 from looproom.server.app import App
 from looproom.server.runner import HttpServer, Limits
 from looproom.settings import Environment, Settings
@@ -41,6 +40,8 @@ SLACK_SECRET = "http-server-test-slack-signing-secret"
 #: Short enough that the trickling test sees its request cut off; idle stays the default.
 #: The other tests keep the bot's own deadline: a request read whole needs no fast machine.
 DEADLINE = 1.0
+#: docs/security.md: a body is at most 262 144 bytes (256 KB); past it, 413.
+BODY_CAP = 262_144
 
 
 @dataclass
@@ -205,17 +206,69 @@ def test_content_length_with_transfer_encoding_is_refused_in_json(serve) -> None
     assert served.stored() == 0
 
 
+def _event_of(size: int) -> bytes:
+    """A valid event exactly ``size`` bytes long (its text pads it)."""
+    body = _event(1, text="x" * (size - len(_event(1, text=""))))
+    assert len(body) == size
+    return body
+
+
+def test_a_body_of_exactly_the_cap_is_accepted_and_one_byte_more_is_a_413(serve) -> None:
+    served = serve()
+    assert served.event(_event_of(BODY_CAP)) == (202, {"status": "accepted", "id": "http-1"})
+    over = _event_of(BODY_CAP + 1).replace(b"http-1", b"http-2")
+    assert served.event(over) == (413, {"error": "body over 262144 bytes"})
+    assert served.stored() == 1
+
+
 def test_a_declared_body_over_the_limit_is_refused_before_any_100_continue(serve) -> None:
     served = serve()
     answer = served.raw(
         f"POST {WEBHOOK_PATH} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-        f"Expect: 100-continue\r\nContent-Length: {50 * MAX_BODY_BYTES}\r\n\r\n".encode()
+        f"Expect: 100-continue\r\nContent-Length: {BODY_CAP + 1}\r\n\r\n".encode()
     )
     assert _status(answer) == 413  # and the connection closed: we read to EOF
     assert b"100 Continue" not in answer
     head, _, body = answer.partition(b"\r\n\r\n")
     assert b"Content-Type: application/json" in head
-    assert json.loads(body) == {"error": f"body over {MAX_BODY_BYTES} bytes"}
+    assert json.loads(body) == {"error": "body over 262144 bytes"}
+
+
+def test_a_declared_body_of_exactly_the_cap_is_invited_with_100_continue(serve) -> None:
+    served = serve()
+    with socket.create_connection(("127.0.0.1", served.port), timeout=30) as sock:
+        sock.sendall(
+            f"POST {WEBHOOK_PATH} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            f"Expect: 100-continue\r\nContent-Length: {BODY_CAP}\r\n\r\n".encode()
+        )
+        assert sock.recv(64).startswith(b"HTTP/1.1 100 Continue")
+
+
+def _chunked(body: bytes) -> bytes:
+    return (
+        b"".join(
+            f"{len(body[at : at + 65536]):x}\r\n".encode() + body[at : at + 65536] + b"\r\n"
+            for at in range(0, len(body), 65536)
+        )
+        + b"0\r\n\r\n"
+    )
+
+
+def test_a_chunked_body_of_exactly_the_cap_is_read_and_one_byte_more_is_cut_off(serve) -> None:
+    served = serve()
+    answers = []
+    for n, size in ((1, BODY_CAP), (2, BODY_CAP + 1)):
+        body = _event_of(size).replace(b"http-1", f"http-{n}".encode())
+        head = "".join(f"{k}: {v}\r\n" for k, v in webhook_headers(SECRET, body).items())
+        answers.append(
+            served.raw(
+                f"POST {WEBHOOK_PATH} HTTP/1.1\r\nHost: x\r\n{head}"
+                "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n".encode()
+                + _chunked(body)
+            )
+        )
+    assert [_status(answer) for answer in answers] == [202, 413]
+    assert served.stored() == 1
 
 
 def test_a_chunked_body_over_the_limit_is_refused_and_the_connection_closed(serve) -> None:

@@ -1,12 +1,13 @@
 """What waitress does before the application sees a request, tightened for a hostile network.
 
 waitress parses the request line, headers and body itself, and refuses what it cannot parse
-with a plain-text page. Four things are tightened here, each by a subclass of one waitress
-class (its parser, its error task, its channel, its TCP server):
+with a plain-text page. What is tightened here, each by a subclass of one waitress class
+(its parser, its error task, its channel, its TCP server):
 
 - a request with both ``Content-Length`` and ``Transfer-Encoding`` is refused (400): behind a
   proxy that reads the other header, it is a request-smuggling surface;
 - a refused request is never told ``100 Continue`` first (a client would send its body);
+- a chunked body is held to the body limit by its own bytes, not its framing's too;
 - every refusal waitress makes is JSON, like every answer of the application;
 - a request must arrive whole within a deadline, however slowly it trickles: waitress's own
   ``channel_timeout`` counts from the last byte received, so one byte a second keeps a
@@ -54,9 +55,24 @@ class StrictParser(HTTPRequestParser):
 
     def received(self, data: bytes) -> int:
         consumed = super().received(data)
+        if self.chunked and self.body_rcv is not None:
+            self._count_the_body_not_its_framing()
         if self.error is not None:
             self.expect_continue = False  # refused: the client must not send its body
         return consumed
+
+    def _count_the_body_not_its_framing(self) -> None:
+        """waitress counts a chunked body's wire bytes (sizes, line ends) against the limit,
+        so a body of exactly the limit would be refused: the limit is the body's own."""
+        body = self.body_rcv
+        self.body_bytes_received = len(body)
+        if (
+            isinstance(self.error, RequestEntityTooLarge)
+            and len(body) < self.adj.max_request_body_size
+        ):
+            self.error, self.completed = body.error, body.completed or body.error is not None
+            if body.completed and body.error is None:
+                self.headers["CONTENT_LENGTH"] = str(len(body))
 
 
 class JsonErrorTask(ErrorTask):
