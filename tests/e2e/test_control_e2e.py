@@ -370,3 +370,32 @@ def test_hash_n_in_the_slash_command_is_the_kickoff_repositorys_work_item(
         # The same work item the-loop's own slash command names with the same setting.
         theirs = {"channels": {"slack": {"kickoff": {"repo": REPO}}}}
         assert resolve_work_item(f"#{NUMBER}", theirs).ref == ITEM
+
+
+def test_bare_n_in_the_slash_command_is_hash_n_as_the_loop_reads_it(
+    slack_bot: StartBot, fake_slack: FakeSlack
+) -> None:
+    """`/the-loop pause 260`, as the-loop's own slash command reads it: `#260` of the
+    kickoff repository. A number in `new`'s title stays the title's."""
+    fake_slack.users[CAROL] = "carol"
+    with (
+        FakeGitHub({REPO: {NUMBER}}) as github,
+        FakeLoop({ITEM: False}) as loop,
+        relaying(slack_bot, ONE_KICKOFF, github, loop, SIGNING_SECRET) as bot,
+    ):
+        rig = Rig(bot, fake_slack, github, loop)
+        rig.show(corpus("06"))
+        assert f"`{ITEM}`" in rig.slash(f"status {NUMBER}")
+        answer = rig.slash(f"pause {NUMBER}", trigger="t2")
+        assert answer.startswith(f"👀 Recorded the pause request for `{ITEM}`")
+        wait_for(lambda: len(github.posted(REPO, NUMBER)) == 1, TIMEOUT, "the comment")
+        (comment,) = github.posted(REPO, NUMBER)
+        assert parse_command(comment, ControlConfig()).command == "pause"
+        theirs = {"channels": {"slack": {"kickoff": {"repo": REPO}}}}
+        assert resolve_work_item(str(NUMBER), theirs).ref == ITEM
+        opening = rig.slash(f"new {NUMBER} retries on a 502 are too many", trigger="t3")
+        assert opening.startswith(f"Opening a new work item in `{REPO}`")
+        wait_for(lambda: github.opened, TIMEOUT, "the new issue")
+        ((repo, _number, title, _body, _labels),) = github.opened
+        assert (repo, title) == (REPO, f"{NUMBER} retries on a 502 are too many")
+        assert len(github.posted(REPO, NUMBER)) == 1  # nothing more said on #260

@@ -9,12 +9,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from the_loop.channels.commands import resolve_work_item
 
 from looproom.assembly import Activation
 from looproom.events import Event
 from looproom.from_slack import slash
 from looproom.relay import forms
-from looproom.settings import KickoffSettings, Settings, jira_config
+from looproom.settings import KickoffSettings, Settings, jira_config, keywords
 from tests.support import signed
 from tests.support.rooms import plain_room
 
@@ -224,3 +227,63 @@ def test_hash_n_is_the_rooms_repository_else_the_kickoffs_one(
         assert answer.startswith(f"👀 Recorded the pause request for `{named}`")
     else:
         assert "needs a repository" in answer
+
+
+#: The usual setup: one kickoff repository, no ``rooms:``; and the-loop's own words for it.
+ONE_KICKOFF = Settings(
+    authorized_users=frozenset({ALICE}),
+    channel="C1",
+    kickoffs=(("C1", KickoffSettings(("acme/api",))),),
+)
+THEIRS = {"channels": {"slack": {"kickoff": {"repo": "acme/api"}}}}
+
+
+@pytest.mark.parametrize(
+    ("typed", "kind", "words"),
+    [
+        ("pause 7", "pause", ""),
+        ("execute 7", "execute", ""),
+        ("do 7 fix the flaky test", "do", "fix the flaky test"),
+    ],
+)
+def test_a_bare_number_after_a_control_verb_is_the_work_item_the_loop_names(
+    tmp_path: Path, typed: str, kind: str, words: str
+) -> None:
+    """the-loop's own ``/the-loop pause 7`` is ``pause #7``: the same work item here."""
+    with plain_room(tmp_path, ONE_KICKOFF) as room:
+        answer = ask(room, typed)["text"]
+        relayed = [forms.decision_of(item.payload) for item in room.decisions.relay.queue.list()]
+    assert answer.startswith("👀 Recorded the ") and f"for `{ITEM}`" in answer
+    assert [(d.kind, d.work_item, d.words) for d in relayed] == [(kind, ITEM, words)]
+    assert resolve_work_item(typed.split()[1], THEIRS).ref == ITEM
+
+
+@pytest.mark.parametrize("typed", ["skip 2", "approve 2", "changes 2 tests still fail"])
+def test_a_number_after_any_other_verb_keeps_its_meaning(tmp_path: Path, typed: str) -> None:
+    """``skip 2`` names a phase, an approval's words are words: no work item is read from
+    them, so in a room bound to none they are refused, asking which work item."""
+    with plain_room(tmp_path, ONE_KICKOFF) as room:
+        answer = ask(room, typed)["text"]
+        assert room.decisions.relay.queue.list() == []
+    assert "not bound to one work item" in answer and "acme/api#2" not in answer
+
+
+@given(
+    number=st.integers(min_value=0, max_value=999_999_999),
+    tail=st.sampled_from(["", " fix it", "\nthe body", " instance:team-b"]),
+    verb=st.sampled_from(keywords.COMMANDS),
+)
+def test_a_bare_number_first_is_read_as_hash_n_up_to_its_nine_digits(
+    number: int, tail: str, verb: str
+) -> None:
+    typed = slash.Slash(ALICE, "C1", verb, f"{number}{tail}")
+    assert slash.numbered(typed).rest == f"#{number}{tail}"
+    too_long = slash.Slash(ALICE, "C1", verb, f"1{number:09d}{tail}")
+    assert slash.numbered(too_long) == too_long  # past ``#N``'s bound, as ``#N`` is
+
+
+@given(verb=st.sampled_from(["skip", "approve", "changes", "new", "status", "record-decision"]))
+def test_after_a_verb_that_is_not_the_loops_a_number_is_left_as_typed(verb: str) -> None:
+    typed = slash.Slash(ALICE, "C1", verb, "7 things")
+    assert slash.numbered(typed) == typed
+    assert slash.numbered(typed, own=True).rest == "#7 things"  # the operator's own word

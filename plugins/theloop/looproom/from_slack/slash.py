@@ -11,13 +11,14 @@ typed ones (``looproom.decide.kinds``), judged on the same path, by the same gra
 
 from __future__ import annotations
 
+import re
 import urllib.parse
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from looproom.decide import kinds
-from looproom.settings import grants
+from looproom.settings import grants, keywords
 from looproom.slack.signed import Checked, signed_body
 
 COMMAND = "/the-loop"
@@ -25,6 +26,10 @@ HELP, STATUS, NEW, MINE = "help", "status", "new", "mine"
 RESTART, UPGRADE, STANDING = "restart", "upgrade", "standing"
 #: The words ``/the-loop`` itself reads before the verbs: no command word may be one.
 WORDS = (HELP, STATUS, NEW, MINE, RESTART, UPGRADE, STANDING)
+#: A bare number first after a work-item verb — the-loop's own ``/the-loop`` reads
+#: ``pause 7`` as ``pause #7`` (its ``resolve_work_item``), so a team moving over may
+#: type either; ``#N``'s own bound (nine digits) is kept.
+_BARE_NUMBER = re.compile(r"^([0-9]{1,9})(?=\s|$)")
 #: The payload's fields read; Slack sends each as one string.
 _FIELDS = ("command", "text", "user_id", "channel_id", "trigger_id", "team_id")
 
@@ -52,6 +57,22 @@ def read(payload: Mapping[str, Any]) -> Slash | None:
     return Slash(
         fields["user_id"], fields["channel_id"], action, rest.strip(), fields["trigger_id"]
     )
+
+
+def numbered(command: Slash, own: bool = False) -> Slash:
+    """``command`` with a bare ``N`` first after a work-item verb read as ``#N``, as
+    the-loop reads it: only after one of the-loop's control verbs (``own``: the
+    operator's own word), whose first word the-loop takes as the work item. After any
+    other verb a number keeps its meaning (``skip 2`` names a phase, ``new 3 bugs`` a
+    title)."""
+    if command.action not in keywords.COMMANDS and not own:
+        return command
+    return replace(command, rest=_BARE_NUMBER.sub(r"#\1", command.rest, count=1))
+
+
+def work_item_word(word: str) -> str:
+    """A word naming a work item in ``status <work item>``: a bare ``N`` is ``#N``."""
+    return f"#{word}" if _BARE_NUMBER.fullmatch(word) else word
 
 
 def verify(headers: Mapping[str, str], body: bytes, secret: str, now: float) -> Checked:
@@ -97,7 +118,8 @@ def help_text(own: Iterable[str] = (), granted: Iterable[str] | None = None) -> 
             "the-loop can start), with a thread for it",
             f"• `{COMMAND} <verb> <work item> [words]` — {verbs}; e.g. "
             f"`{COMMAND} start github:acme/api#7`, `{COMMAND} do acme/api#7 fix the flaky test`; "
-            "the work item may be its GitHub link, or a Jira ticket (`jira:OPS-12`) where "
+            "the work item may be `#7` or `7` (of the room's one repository, else the "
+            "kickoff's), its GitHub link, or a Jira ticket (`jira:OPS-12`) where "
             "the Jira ledger is configured",
             f"• `{COMMAND} restart` · `{COMMAND} upgrade` — the-loop instance (`instance.command`)",
             f"• `{COMMAND} standing list` · `{COMMAND} standing start|stop|restart <name>` — "

@@ -84,8 +84,9 @@ class SlashDesk:
                 )
             return self.kickoff.from_slash(command)
         keywords = self._policy().destinations.keywords
-        if slash.is_verb(command.action) or keywords.own(command.action):
-            return slash.ephemeral(self.verb(command))
+        own_word = bool(keywords.own(command.action))
+        if slash.is_verb(command.action) or own_word:
+            return slash.ephemeral(self.verb(slash.numbered(command, own_word)))
         return slash.ephemeral(slash.unknown_text(command.action, own))
 
     def _status(self, command: slash.Slash) -> str:
@@ -96,6 +97,7 @@ class SlashDesk:
         control = self._control
         if control is not None and only and only in control.planes.names():
             return control.instance_status(command.member, only)
+        only = slash.work_item_word(only)
         if only or control is None:
             return self.status(only, command.member, self._room_facts(command.channel)[1])
         # Both asked at once: Slack waits 3 s for the whole answer, and each has its timeout.
