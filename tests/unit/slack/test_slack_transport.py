@@ -176,7 +176,9 @@ def test_slacks_own_limits_come_back_as_rejections_with_its_reasons(
     response = transport.post_message(ROOM, text="t", blocks=long_section)
     assert (response.kind, response.error) == (t.REJECTED, "invalid_blocks")
     assert "3001" in response.data["errors"][0]
-    assert transport.post_message(ROOM, text="x" * 40_001).error == "msg_too_long"
+    # A text past Slack's 40 000 characters is cut by the transport, not refused by Slack
+    # (tests/unit/room/test_slack_message_limits.py has it at the edge).
+    assert transport.post_message(ROOM, text="x" * 40_001).ok
     assert transport.post_message("#nowhere", text="hello").kind == t.ROOM
 
 

@@ -42,6 +42,7 @@ DETAIL_VALUE_LIMIT = 300
 CONTEXT_LIMIT = 2000
 LEAD_LIMIT = 300
 TEXT_LIMIT = 40_000  # Slack's ceiling on the notification text
+MESSAGE_BLOCKS = 50  # Slack's ceiling on a message's blocks
 
 #: The runtime's own template texts ("the-loop: issue-9 is at *x* (y)"): the voice's line
 #: says the same in a person's words, so the template is not shown beside it.
@@ -190,7 +191,11 @@ def render(
     with its controls (``interactive``: the room can receive presses, so draw the buttons;
     ``pull``: what GitHub says of the pull request a PR gate is about)."""
     blocks, fallback = _content(event, settings, interactive=interactive, pull=pull)
-    blocks.extend(controls(event, interactive=interactive))
+    drawn = controls(event, interactive=interactive)
+    if len(blocks) + len(drawn) > MESSAGE_BLOCKS:
+        # Slack refuses the whole message: a checklist too long to draw is ticked on GitHub.
+        drawn = controls(event, interactive=False)
+    blocks.extend(drawn)
     return Rendering([block.to_dict() for block in blocks], fallback)
 
 

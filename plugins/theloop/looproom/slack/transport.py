@@ -41,6 +41,8 @@ log = logging.getLogger(__name__)
 PER_CHANNEL = frozenset({"chat.postMessage"})
 #: The calls that change what the room shows: made only while a delivery's claim holds.
 WRITES = frozenset({"chat.postMessage", "chat.update", "chat.delete", "reactions.add"})
+#: Slack's ceiling on a message's ``text``: past it Slack does not keep the text as sent.
+TEXT_LIMIT = 40_000
 
 
 def api_base(url: str) -> str:
@@ -150,7 +152,7 @@ class SlackTransport:
     ) -> Response:
         """``chat.postMessage`` in ``channel``'s turn (:meth:`_post_turn`). A 429 holds the
         channel; a short hold is waited out once, the retry taking a turn as Slack counts it."""
-        args: dict[str, Any] = {"channel": channel, "text": text, "unfurl_links": False}
+        args: dict[str, Any] = {"channel": channel, "text": _within(text), "unfurl_links": False}
         args.update(_optional(blocks=blocks, thread_ts=thread_ts, metadata=metadata))
         for _ in range(2):
             if not self._post_turn(channel):  # Slack would answer 429: say so without asking
@@ -181,7 +183,7 @@ class SlackTransport:
     ) -> Response:
         """``chat.update`` of the message at ``ts`` (a channel id is required).
         ``patience``: seconds it may wait for the method's budget rather than answer 429."""
-        args = {"channel": channel, "ts": ts, "text": text}
+        args = {"channel": channel, "ts": ts, "text": _within(text)}
         args.update(_optional(blocks=blocks, metadata=metadata))
         return self._call("chat.update", args, patience)
 
@@ -189,7 +191,7 @@ class SlackTransport:
         self, channel: str, user: str, *, text: str, thread_ts: str | None = None
     ) -> Response:
         """``chat.postEphemeral``: a message only ``user`` sees."""
-        args = {"channel": channel, "user": user, "text": text}
+        args = {"channel": channel, "user": user, "text": _within(text)}
         args.update(_optional(thread_ts=thread_ts))
         return self._call("chat.postEphemeral", args)
 
@@ -374,6 +376,12 @@ class SlackTransport:
             status=response.status_code,
             headers=dict(response.headers or {}),
         )
+
+
+def _within(text: str) -> str:
+    """``text`` as Slack keeps it: past its ceiling, cut by us — with a mark that it was —
+    rather than refused or cut silently by Slack."""
+    return text if len(text) <= TEXT_LIMIT else text[: TEXT_LIMIT - 1] + "…"
 
 
 def _optional(**values: Any) -> dict[str, Any]:
