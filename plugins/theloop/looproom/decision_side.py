@@ -336,8 +336,9 @@ class Decisions:
         )
         self.menus = MenuDesk(self.desk, view_opener(slack), self.policies.now)
         self.opener = _opener(env, settings, slack, store, memory, book, self, kickoff_queue)
-        if self.opener is not None:  # who asked for a work item in Slack owns it
-            self.opener.opening.owned = self.attention.feed.whom.owners.learn
+        if self.opener is not None:  # who asked owns it, and the instance registering them
+            learn = self.attention.feed.whom.owners.learn
+            self.opener.opening.owned = fleet.on_opened(learn, settings.people) if fleet else learn
         self.listener = Listener(
             self.desk,
             self.menus,

@@ -22,7 +22,7 @@ from looproom.durable.state import lock_for, stored_mapping
 from looproom.events import Event
 from looproom.inbound import webhook as ingress
 from looproom.inbound.recent import Recent
-from looproom.instances import streams
+from looproom.instances import actors, streams
 from looproom.instances.owners import Owners
 from looproom.instances.relay import RoutedLoop
 from looproom.instances.webhook import Ingress
@@ -65,6 +65,7 @@ class Fleet:
     ) -> None:
         self.instances = tuple(instances)
         self.owners = Owners(self.instances, store)
+        self.actors = actors.Registry(self.instances)
         self._inbox, self._clock = inbox, clock
         self._store, self._store_lock = store, lock_for(store)
         self._last_event: dict[str, float] = {}
@@ -116,6 +117,11 @@ class Fleet:
         """The relay's way to the-loop: each call to the owner of its work item. ``book``
         keeps which replies landed, for every instance's look-ups."""
         return RoutedLoop(self.instances, self.owners, files, book=book)
+
+    def on_opened(self, told: actors.Opened, people: Mapping[str, str]) -> actors.Opened:
+        """The kickoff's ``owned``: ``told``, then the new work item routed to the instance
+        that registered the member who asked for it, when no instance claims it."""
+        return actors.on_opened(told, self.owners, self.actors, people)
 
     def planes(self) -> Planes:
         """``/the-loop status|restart|upgrade|standing``'s way to the-loop: the instance

@@ -3,9 +3,11 @@
 An instance owns the work items its ``workItems.repos`` or ``workItems.prefix`` match (the
 first instance in the file that matches, when two do) — whatever a learned claim says. A
 work item no instance matches becomes the instance's whose event first names it, when that
-instance learns (``learn: true``, the default); the claim is kept in the plugin's state —
-the SQLite file's storage, or the shared database where replicas must agree — and written
-under the store's lock, so two instances racing for one work item cannot both win.
+instance learns (``learn: true``, the default) — or, if asked first, the instance that
+registered the person who caused it (:mod:`looproom.instances.actors`); the claim is kept
+in the plugin's state — the SQLite file's storage, or the shared database where replicas
+must agree — and written under the store's lock, so two instances racing for one work
+item cannot both win.
 
 A work item is looked up by its canonical spelling (:func:`looproom.workitem.canonical`):
 another case or its page's address is the same work item, never a second claim. A claim is
@@ -105,6 +107,17 @@ class Owners:
         """The owner of ``work_item`` once ``sender`` has sent an event about it: the one
         already known (its claim refreshed), else ``sender`` when it learns; None when
         nobody may own it. :class:`ClaimsFull` when it would be a new claim past the cap."""
+        return self._take(sender, work_item, sender.claims.learn)
+
+    def route(self, registrar: Instance, work_item: str) -> Instance:
+        """The owner of ``work_item``, whose causer ``registrar`` registered (its
+        ``actors``): the one already known, else ``registrar`` — kept like a learned claim,
+        whether or not it learns. :class:`ClaimsFull` when that is past the cap."""
+        owner = self._take(registrar, work_item, True)
+        assert owner is not None  # taking is allowed: there is always an owner
+        return owner
+
+    def _take(self, sender: Instance, work_item: str, may_take: bool) -> Instance | None:
         configured = self._configured(work_item)
         if configured is not None:
             return configured
@@ -115,7 +128,7 @@ class Owners:
             known = self._instances.get(name)
             if known is not None and now - at < REFRESH_SECONDS:
                 return known  # known and fresh: nothing to write
-            if known is None and not sender.claims.learn:
+            if known is None and not may_take:
                 return None
             if known is None and not self._room_for(learned, now):
                 self._count_refusal(sender.name, work_item)

@@ -42,8 +42,11 @@ def describe_claims(fleet: Fleet, instance: Instance) -> str:
     claims = instance.claims
     parts = [f"repos {', '.join(claims.repos)}"] if claims.repos else []
     parts += [f"prefix {', '.join(claims.prefixes)}"] if claims.prefixes else []
-    if claims.learn:
+    actors = instance.actors
+    if claims.learn or actors.pairs():  # a work item routed by its causer is kept the same way
         parts.append(f"{fleet.owners.learned_count(instance.name)} learned")
+    if actors.pairs():
+        parts.append(f"actors {len(actors.slack)} Slack, {len(actors.github)} GitHub")
     secrets = len(instance.secrets)
     rotating = "; two secrets (rotating)" if secrets > 1 else ""
     return "work items: " + ("; ".join(parts) or "none") + rotating

@@ -44,7 +44,14 @@ def resolve(
         token = read(spec.token, f"{key}.token", env, errors) if spec.token else ""
         found.append(
             Instance(
-                spec.name, spec.key_id, tuple(secrets), spec.api, token, spec.stream, spec.claims
+                spec.name,
+                spec.key_id,
+                tuple(secrets),
+                spec.api,
+                token,
+                spec.stream,
+                spec.claims,
+                spec.actors,
             )
         )
     _distinct(found, errors)

@@ -47,6 +47,20 @@ class Claims:
 
 
 @dataclass(frozen=True)
+class Actors:
+    """The people an instance works for: a work item no instance claims, caused by one of
+    them, is routed to it. Slack member ids as written; GitHub logins lowercased (GitHub
+    compares them without case)."""
+
+    slack: tuple[str, ...] = ()
+    github: tuple[str, ...] = ()
+
+    def pairs(self) -> tuple[tuple[str, str], ...]:
+        """Every ``(provider, name)`` registered."""
+        return tuple(("slack", m) for m in self.slack) + tuple(("github", g) for g in self.github)
+
+
+@dataclass(frozen=True)
 class Spec:
     """One ``instances.<name>`` entry, validated, its secrets only named."""
 
@@ -57,6 +71,7 @@ class Spec:
     token: SecretRef | None = None
     stream: str = ""
     claims: Claims = field(default_factory=Claims)
+    actors: Actors = field(default_factory=Actors)
 
 
 @dataclass(frozen=True)
@@ -71,3 +86,4 @@ class Instance:
     token: str = field(default="", repr=False)
     stream: str = ""
     claims: Claims = field(default_factory=Claims)
+    actors: Actors = field(default_factory=Actors)

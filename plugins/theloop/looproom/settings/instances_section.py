@@ -14,9 +14,10 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
+from looproom.settings import instance_actors
 from looproom.settings.instances import Claims, SecretRef, Spec
 
-_KEYS = ("keyId", "secret", "api", "token", "stream", "workItems")
+_KEYS = ("keyId", "secret", "api", "token", "stream", "workItems", "actors")
 _WORK_ITEM_KEYS = ("repos", "prefix", "learn")
 #: An instance's name, as the-loop names its instances.
 _NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,39}")
@@ -51,6 +52,7 @@ def parse(value: Any, errors: list[str]) -> tuple[Spec, ...]:
         if spec is not None and len(errors) == before:
             specs.append(spec)
     _unique_key_ids(specs, errors)
+    instance_actors.unique(specs, errors)
     return tuple(specs)
 
 
@@ -73,7 +75,8 @@ def _spec(name: str, raw: Any, key: str, errors: list[str]) -> Spec | None:
         token = _ref(raw.get("token"), f"{key}.token", errors)
     stream = _url(raw.get("stream"), f"{key}.stream", errors, required=False)
     claims = _claims(raw.get("workItems"), f"{key}.workItems", errors)
-    return Spec(name, str(key_id), secrets, api, token, stream, claims)
+    actors = instance_actors.parse(raw.get("actors"), f"{key}.actors", errors)
+    return Spec(name, str(key_id), secrets, api, token, stream, claims, actors)
 
 
 def _secrets(value: Any, key: str, errors: list[str]) -> tuple[SecretRef, ...]:

@@ -1,0 +1,78 @@
+"""Routing by who caused a work item: to the instance that registered that person.
+
+Each instance names the people it works for (``instances.<name>.actors``: Slack member
+ids, GitHub logins). A work item opened from Slack (a kickoff message, ``/the-loop new``)
+that no instance claims — no ``workItems`` match, nobody learned it — becomes the
+instance's that registered the member who asked for it, or that member's GitHub login
+(``people:``). The routing is kept as a claim (:meth:`Owners.route`), so the relay, the
+control verbs and the webhook agree on it, across restarts and replicas. Nobody claims it
+and nobody registered the person: nothing changes — it waits for an instance's event.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Mapping, Sequence
+
+from looproom.instances.owners import ClaimsFull, Owners
+from looproom.settings.instances import Instance
+
+log = logging.getLogger(__name__)
+
+#: ``owned(work item, member)``: told once a member's request is opened.
+Opened = Callable[[str, str], None]
+
+
+class Registry:
+    """Which instance registered each person, as ``(provider, name)``."""
+
+    def __init__(self, instances: Sequence[Instance]) -> None:
+        self._by_person: dict[tuple[str, str], Instance] = {}
+        for instance in instances:
+            for pair in instance.actors.pairs():
+                # The settings refuse a person two instances name; the first is kept anyway.
+                self._by_person.setdefault(pair, instance)
+
+    def registrar(self, causers: Iterable[tuple[str, str]]) -> Instance | None:
+        """The instance that registered the first of ``causers`` someone registered."""
+        for provider, name in causers:
+            key = (provider, name.lower() if provider == "github" else name)
+            if key in self._by_person:
+                return self._by_person[key]
+        return None
+
+
+def route(
+    owners: Owners, registry: Registry, work_item: str, causers: Sequence[tuple[str, str]]
+) -> Instance | None:
+    """The owner of ``work_item`` once its ``causers`` are known: the one it has, else the
+    instance that registered one of them (kept); None when neither."""
+    known = owners.owner(work_item)
+    if known is not None:
+        return known
+    registrar = registry.registrar(causers)
+    if registrar is None:
+        return None
+    try:
+        owner = owners.route(registrar, work_item)
+    except ClaimsFull as full:
+        log.error("instances: %s not routed by who caused it: %s", work_item, full)
+        return None
+    if owner.name == registrar.name:
+        log.info("instances: %s routed to %s, who registered its causer", work_item, owner.name)
+    return owner
+
+
+def on_opened(
+    told: Opened, owners: Owners, registry: Registry, people: Mapping[str, str]
+) -> Opened:
+    """``told``, then the new work item routed by the member who asked for it."""
+
+    def opened(work_item: str, member: str) -> None:
+        told(work_item, member)
+        causers = [("slack", member)]
+        if people.get(member):
+            causers.append(("github", people[member]))
+        route(owners, registry, work_item, causers)
+
+    return opened

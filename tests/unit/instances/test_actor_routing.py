@@ -1,0 +1,121 @@
+"""Routing by who caused a work item: a work item no instance claims, opened by a person
+an instance registered, becomes that instance's — kept, so a restart and the webhook agree;
+a claim (the file's, or one learned before) always comes first, and a person nobody
+registered leaves the work item waiting as before."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from looproom.durable.outcome import Delivered, RetryLater
+from looproom.durable.queue import DurableQueue
+from looproom.instances import owners as owners_module
+from looproom.instances.actors import Registry, on_opened
+from looproom.instances.fleet import Fleet
+from looproom.instances.owners import Owners
+from looproom.instances.relay import RoutedLoop
+from looproom.instances.report import describe_claims
+from looproom.settings.instances import Actors, Claims, Instance
+
+BOB, CAROL = "U0BOB0001", "U0CAROL01"
+NEW = "github:gamma/x#1"
+
+
+NOBODY, NO_CLAIM = Actors(), Claims()
+
+
+def instance(name: str, claims: Claims = NO_CLAIM, actors: Actors = NOBODY) -> Instance:
+    return Instance(name, name, (name * 32,), f"http://{name}:1", claims=claims, actors=actors)
+
+
+A = instance("team-a", Claims(repos=("acme/*",), learn=False))
+B = instance("team-b", Claims(repos=("beta/*",), learn=False), Actors((BOB,), ("carol-gh",)))
+TOLD: list[tuple[str, str]] = []
+
+
+def opened(store: dict[str, Any], people: dict[str, str] | None = None) -> Any:
+    owners = Owners((A, B), store)
+    TOLD.clear()
+    return owners, on_opened(
+        lambda *pair: TOLD.append(pair), owners, Registry((A, B)), people or {}
+    )
+
+
+def test_a_work_item_nobody_claims_goes_to_the_instance_that_registered_who_asked() -> None:
+    store: dict[str, Any] = {}
+    owners, hook = opened(store)
+    assert owners.owner(NEW) is None
+    hook(NEW, BOB)
+    assert TOLD == [(NEW, BOB)]  # the room's own owner is still told first
+    assert owners.owner(NEW) == B
+    assert Owners((A, B), store).owner("github:GAMMA/x#1") == B  # kept: a restart reads it
+    assert owners.claim(A, NEW) == B  # A's event about it would be refused, naming B
+
+
+def test_the_github_login_people_names_routes_too() -> None:
+    owners, hook = opened({}, people={CAROL: "Carol-GH"})
+    hook(NEW, CAROL)
+    assert owners.owner(NEW) == B
+
+
+def test_a_claim_comes_before_who_asked() -> None:
+    store: dict[str, Any] = {}
+    owners, hook = opened(store)
+    hook("github:acme/api#9", BOB)  # the file says acme/* is A's
+    assert owners.owner("github:acme/api#9") == A
+    learner = instance("team-c")
+    Owners((A, B, learner), store).claim(learner, NEW)  # C's event named it first
+    owners = Owners((A, B, learner), store)
+    on_opened(lambda *_: None, owners, Registry((A, B, learner)), {})(NEW, BOB)
+    assert owners.owner(NEW) == learner
+
+
+def test_nobody_registered_who_asked_so_it_waits_as_before() -> None:
+    store: dict[str, Any] = {}
+    owners, hook = opened(store, people={CAROL: "someone-else"})
+    hook(NEW, CAROL)
+    assert owners.owner(NEW) is None and store == {}
+
+
+def test_claims_full_leaves_it_unrouted_and_counted(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(owners_module, "MOST_CLAIMS", 1)
+    store: dict[str, Any] = {}
+    owners, hook = opened(store)
+    hook("github:gamma/x#2", BOB)
+    hook(NEW, BOB)  # the one kept is in use: nothing is taken from it
+    assert owners.owner("github:gamma/x#2") == B and owners.owner(NEW) is None
+    assert owners.refused["team-b"] == 1
+
+
+class Plane:
+    """One instance's control plane, as the relay sees it: what it was sent."""
+
+    def __init__(self, name: str, sent: list[str]) -> None:
+        self.name, self.sent = name, sent
+
+    def send(self, target: Any, *, key: str, unsure: bool = False, first_try: float = 0.0) -> Any:
+        self.sent.append(f"{self.name}:{target['json']['ref']}")
+        return Delivered("ok")
+
+
+def test_the_fleet_routes_the_kickoff_and_the_relay_follows(tmp_path: Path) -> None:
+    fleet = Fleet((A, B), {}, DurableQueue(tmp_path / "inbox.sqlite3", "inbox"))
+    sent: list[str] = []
+    relay = RoutedLoop((A, B), fleet.owners, sink_for=lambda i, _f, _b: Plane(i.name, sent))
+    reply = {"path": "/sessions/reply", "json": {"ref": NEW, "text": "use staging"}}
+    assert isinstance(relay.send(reply, key="k1"), RetryLater)  # nobody's yet: it waits
+    fleet.on_opened(lambda *_: None, {})(NEW, BOB)
+    assert isinstance(relay.send(reply, key="k1"), Delivered)
+    assert sent == [f"team-b:{NEW}"]
+
+
+def test_status_names_the_actors_and_counts_what_they_routed(tmp_path: Path) -> None:
+    fleet = Fleet((A, B), {}, DurableQueue(tmp_path / "inbox.sqlite3", "inbox"))
+    fleet.on_opened(lambda *_: None, {})(NEW, BOB)
+    assert describe_claims(fleet, B) == (
+        "work items: repos beta/*; 1 learned; actors 1 Slack, 1 GitHub"
+    )
+    assert describe_claims(fleet, A) == "work items: repos acme/*"
