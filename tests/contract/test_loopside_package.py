@@ -123,3 +123,42 @@ print(json.dumps([sorted(table), *files]))
     assert hooks == ["x-theloop-notify"]
     assert hook_file.startswith(site) and send_file.startswith(site)
     assert sysconfig.get_paths()["purelib"] not in hook_file
+
+
+def test_the_installed_records_command_runs_on_the_loops_python_and_says_why_it_read_nothing(
+    venv: Path, tmp_path: Path
+) -> None:
+    """``theloop-records`` is installed beside the sender; run by the-loop's Python (which
+    has ``the_loop``), it gets as far as asking the bot — and says what the bot answered."""
+    site = subprocess.run(
+        [
+            str(venv / "bin" / "python"),
+            "-c",
+            "import sysconfig; print(sysconfig.get_paths()['purelib'])",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    command = venv / "bin" / "theloop-records"
+    assert command.is_file()
+    env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": site, "NO_SECRET": " "}
+    log = tmp_path / "events.jsonl"
+    argv = ["--url", "http://127.0.0.1:9", "--state", str(tmp_path / "s"), "--event-log", str(log)]
+    done = subprocess.run(
+        [sys.executable, "-m", "theloop_records", *argv, "--secret-env", "NO_SECRET"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2 and "NO_SECRET (--secret-env) is not set" in done.stderr
+    done = subprocess.run(
+        [sys.executable, "-m", "theloop_records", *argv, "--secret-env", "A_SECRET"],
+        env={**env, "A_SECRET": "s3cret"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 1 and "could not reach 127.0.0.1:9" in done.stderr
+    assert not log.exists()  # nothing read, nothing written

@@ -34,6 +34,7 @@ from looproom.inbound.stream import StreamFollower
 from looproom.instances import report as instance_report
 from looproom.instances.fleet import Fleet
 from looproom.kickoff.opening import KICKOFF
+from looproom.loop_log.channel import ChannelLog
 from looproom.metrics import Metrics
 from looproom.postgres.slack_budgets import SharedBudgets, SharedLimits, SharedPacer
 from looproom.relay.relay import RELAY
@@ -127,9 +128,11 @@ class Activation:
         )
         #: The parents' redraws, on a stage of their own: they never hold a delivery slot.
         self.cards = Cards(slack, self.book) if slack is not None else None
+        #: The room's records for the-loop's event log, read signed by loopside.
+        self.records = ChannelLog(self.stores.room_records)
         self.worker = Worker(
             self.inbox,
-            event_delivery(self._outlet(slack)),
+            event_delivery(self._outlet(slack), self.records),
             settled=self.metrics.delivery_settled,
             slots=env.delivery_slots,
         )
@@ -154,6 +157,7 @@ class Activation:
             answered=answered,
             files=self.decisions.sinks.files,
             heard=self.decisions.attention.home_opened,
+            records=self.stores.room_records,
         )
         self.admin = Answers(
             env,
@@ -230,6 +234,7 @@ class Activation:
                 told=self.told,
                 pulls=PullReader(self.env.github_api, self.env.github_token),
                 cards=self.cards,
+                records=self.records,
             )
         return PlainOutlet(self._post, self.book, self.settings, observer=observer)
 

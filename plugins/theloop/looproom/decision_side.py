@@ -333,6 +333,7 @@ class Decisions:
             ask_why=WhyForm(memory, view_opener(slack)),
             find_room=self.places.ids.find if slack is not None else lambda name: (name, ""),
             bound=of_room(memory, book, named_repositories(settings, claimed), destinations.jira),
+            records=stores.room_records if stores is not None else None,
         )
         self.menus = MenuDesk(self.desk, view_opener(slack), self.policies.now)
         self.opener = _opener(env, settings, slack, store, memory, book, self, kickoff_queue)

@@ -17,6 +17,7 @@ from typing import Any
 from looproom.attention.store import AskStore, postgres_asks, sqlite_asks
 from looproom.durable.contract import WorkQueue
 from looproom.durable.queue import DurableQueue
+from looproom.loop_log.book import RoomRecords, postgres_records, sqlite_records
 from looproom.postgres.database import Database
 from looproom.postgres.queue import PostgresQueue
 from looproom.postgres.replicas import Heartbeat, Seen
@@ -41,6 +42,8 @@ class Stores:
     asks: AskStore | None = None
     #: The asks' steps: mentions, direct messages, reminders, escalations.
     attention: WorkQueue | None = None
+    #: The room's records for the-loop's event log (``looproom.loop_log``).
+    room_records: RoomRecords | None = None
     replica: str = ""
     heartbeat: Heartbeat | None = None
     database: Database | None = field(default=None, repr=False)
@@ -87,6 +90,7 @@ def open_stores(
             kickoff=DurableQueue(path, kickoff) if kickoff else None,
             asks=sqlite_asks(path),
             attention=DurableQueue(path, attention) if attention else None,
+            room_records=sqlite_records(path),
         )
     database = Database(env.database_url)
     beat = Heartbeat(database, env.replica, env.lease_seconds)
@@ -101,6 +105,7 @@ def open_stores(
         attention=PostgresQueue(database, attention, replica=beat.id, lease=lease)
         if attention
         else None,
+        room_records=postgres_records(database),
         replica=env.replica,
         heartbeat=beat,
         database=database,

@@ -24,6 +24,8 @@ from looproom.decide.authorization import AccessPolicy
 from looproom.decide.bounds import Bound
 from looproom.decide.judging import Received, Where
 from looproom.decide.verdict import ADMITTED, REFUSED, Verdict, refuse
+from looproom.loop_log.book import RoomRecords
+from looproom.loop_log.channel import ChannelLog
 from looproom.relay.decision import Decision
 from looproom.room import checklist as checklists
 from looproom.room.memory import Memory
@@ -99,6 +101,7 @@ class Desk:
         ask_why: AskWhy = lambda _p, _q: False,
         find_room: room_names.Find = lambda name: (name, ""),
         bound: Bound | None = None,
+        records: RoomRecords | None = None,
     ) -> None:
         """``cursors`` remembers what each thread gave as context; ``thread_lines`` reads a
         thread for ``record-context``; ``recorded`` applies what a stored decision changes
@@ -106,7 +109,8 @@ class Desk:
         why a decision must not be recorded as the room stands (``""``: it may);
         ``find_room`` finds the id of a room a channel command names (on a plain chat,
         where rooms have no ids, the name is the room); ``bound`` which work items may be
-        named (none but those the room was shown when not given: fail closed)."""
+        named (none but those the room was shown when not given: fail closed); ``records``
+        keeps each decision taken or refused for the-loop's event log."""
         self.memory, self.relay, self.room = memory, relay, room
         self._policy, self._clock = policy, clock
         self.cursors = cursors if cursors is not None else Cursors({})
@@ -118,6 +122,7 @@ class Desk:
         self._ask_why, self._find_room = ask_why, find_room
         #: The one bound every path asks (``/the-loop``, the kickoff and the read commands too).
         self.bound = bound if bound is not None else Bound(memory.knows)
+        self._records = ChannelLog(records, clock)
 
     def where(
         self, channel: str, thread_ts: str, room_item: str = "", repository: str = ""
@@ -148,6 +153,8 @@ class Desk:
             verdict = self._context(verdict, policy, now)
         elif _names_a_room(verdict):
             verdict = self._room_by_id(verdict, policy, now)
+        origin = said.origin or f"{said.channel}:{said.ts}"
+        self._report(verdict, said.channel, said.member, origin, where.work_item, said.thread_ts)
         if answer:
             self._answer(verdict, said.channel, said.member, said.ts, said.thread_ts or said.ts)
         return verdict
@@ -240,6 +247,9 @@ class Desk:
             )
             verdict = self._record(verdict, policy, now)
         taken()
+        origin = f"{press.channel}:{press.ts}:{press.action_id}:{press.member}"
+        item = self.memory.locate(press.channel, press.ts)
+        self._report(verdict, press.channel, press.member, origin, item, press.thread_ts)
         if verdict.status == ADMITTED and verdict.decision is not None:
             line = presses.pressed_line(press, verdict.decision, now)
             blocks = presses.after_press(press, line)
@@ -271,6 +281,19 @@ class Desk:
             )
         self._recorded(decision)
         return verdict
+
+    def _report(
+        self, verdict: Verdict, channel: str, member: str, origin: str, item: str, thread: str
+    ) -> None:
+        """A decision taken or refused, kept for the-loop's event log (ids, never words)."""
+        decision = verdict.decision
+        if verdict.status == ADMITTED and decision is not None:
+            gate = "open" if verdict.settles else "none"
+            self._records.reply_received(
+                decision.key, decision.work_item, member, decision.kind, gate, channel
+            )
+        elif verdict.status == REFUSED:
+            self._records.dropped(origin, verdict.reason, member, item, channel, thread)
 
     def _answer(self, verdict: Verdict, channel: str, member: str, ts: str, thread: str) -> None:
         """Say a refusal to the member alone; ⚠️ and a log line when unauthorized."""

@@ -90,6 +90,15 @@ STEPS: tuple[str, ...] = (
         PRIMARY KEY (ask, member, step)
     );
     """,
+    # 5: the room's records for the-loop's event log (looproom.loop_log.book), in order.
+    """
+    CREATE TABLE theloop_room_records (
+        seq       BIGSERIAL PRIMARY KEY,
+        id        TEXT NOT NULL UNIQUE,
+        work_item TEXT NOT NULL DEFAULT '',
+        record    TEXT NOT NULL
+    );
+    """,
 )
 VERSION = len(STEPS)
 

@@ -13,6 +13,7 @@ reconciliation found it — so a decision is checked against what the room was s
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from typing import Protocol
 
@@ -20,6 +21,7 @@ from looproom.durable.outcome import Delivered, Failed, Outcome, RetryLater
 from looproom.durable.queue import Item
 from looproom.durable.worker import Delivery
 from looproom.events import Event, SchemaError
+from looproom.loop_log.channel import ChannelLog
 from looproom.room.pulls import PullRequest
 from looproom.room.render import RenderSettings, render_plain
 from looproom.room.routing import BindingBook
@@ -31,17 +33,34 @@ class Outlet(Protocol):
     def deliver(self, event: Event, *, maybe_delivered: bool) -> Outcome: ...
 
 
-def event_delivery(outlet: Outlet) -> Delivery:
-    """The inbox worker's delivery: the stored event, read back and handed to ``outlet``."""
+def event_delivery(
+    outlet: Outlet, records: ChannelLog | None = None, clock: Callable[[], float] = time.time
+) -> Delivery:
+    """The inbox worker's delivery: the stored event, read back and handed to ``outlet``;
+    ``records`` keeps what came of it for the-loop's event log."""
+    kept = records if records is not None else ChannelLog(None)
 
     def deliver(item: Item) -> Outcome:
         try:
             event = Event.from_wire(json.loads(item.payload))
         except (ValueError, SchemaError) as exc:
             return Failed(f"stored payload is not an event: {exc}")
-        return outlet.deliver(event, maybe_delivered=item.maybe_delivered)
+        outcome = outlet.deliver(event, maybe_delivered=item.maybe_delivered)
+        _keep(kept, item, event, outcome, clock())
+        return outcome
 
     return deliver
+
+
+def _keep(records: ChannelLog, item: Item, event: Event, outcome: Outcome, now: float) -> None:
+    """What came of one attempt, as the-loop's own channel records it."""
+    key, ref, kind = event.delivery_key, event.work_item, event.event_type
+    if isinstance(outcome, Failed):
+        records.post_failed(key, ref, kind, outcome.reason)
+    elif isinstance(outcome, RetryLater) and not outcome.routine:
+        records.undelivered(key, ref, kind, outcome.reason)
+    elif isinstance(outcome, Delivered) and item.attempts > 1 and records.waited(key):
+        records.delivered_late(key, ref, kind, item.attempts, now - item.created)
 
 
 class Observer(Protocol):

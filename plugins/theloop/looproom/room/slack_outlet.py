@@ -27,6 +27,7 @@ from typing import Any
 
 from looproom.durable.outcome import Delivered, Failed, Outcome, RetryLater
 from looproom.events import Event
+from looproom.loop_log.channel import ChannelLog
 from looproom.room import event_types, policy
 from looproom.room.cards import Cards, fingerprint
 from looproom.room.delivery_log import DeliveryLog, Why
@@ -77,17 +78,20 @@ class SlackOutlet:
         told: DeliveryLog | None = None,
         pulls: PullSource | None = None,
         cards: Cards | None = None,
+        records: ChannelLog | None = None,
     ) -> None:
         """``interactive``: the room's presses reach the bot, so messages get buttons.
         ``told``: the delivery policy's memory (without it, every event is posted).
         ``pulls``: reads a PR gate's title and size from GitHub. ``cards``: the stage that
-        redraws the parents (by default one of its own, drawn only when asked)."""
+        redraws the parents (by default one of its own, drawn only when asked).
+        ``records``: each event posted, kept for the-loop's event log."""
         self._slack, self._book, self._settings = transport, rooms, settings
         self._ids = ChannelIds(rooms, transport)
         self._observer = observer if observer is not None else NoObserver()
         self._interactive = interactive
         self._told, self._pulls = told, pulls
         self.cards = cards if cards is not None else Cards(transport, rooms)
+        self._records = records if records is not None else ChannelLog(None)
 
     def deliver(self, event: Event, *, maybe_delivered: bool) -> Outcome:
         """Post ``event``; ``maybe_delivered``: look for it in Slack before posting again."""
@@ -158,6 +162,9 @@ class SlackOutlet:
         except _StopDelivery as stop:
             return stop.outcome
         self._record(event, told, decision, ts)
+        self._records.posted(
+            event.delivery_key, event.work_item, event.event_type, thread.channel, thread.ts
+        )
         self._redraw(event, thread)
         return Delivered(f"{decision.action} in {thread.channel} under {thread.ts}")
 
@@ -181,6 +188,7 @@ class SlackOutlet:
             # The memory learns where it is, so a press on it is taken after a restart.
             self._observer.observe(event, thread.channel, str(found.get("ts") or ""), thread.ts)
             found_at(str(found.get("ts") or ""))
+            self._records.posted(key, event.work_item, event.event_type, thread.channel, thread.ts)
             self._redraw(event, thread)
             raise _StopDelivery(Delivered(f"already in {thread.channel} under {thread.ts}"))
         self._book.settle(key)  # looked: not there, so posting it now posts it once

@@ -3,7 +3,8 @@
 ``POST /theloop/events`` (the-loop's signed events), ``POST /theloop/slack/interactive``
 (Slack's signed presses), ``POST /theloop/slack/commands`` (the signed ``/the-loop``
 slash command), ``GET /theloop/health``, ``GET /theloop/metrics`` and ``GET /theloop/files``
-(a file attached to a reply, for a signed link the relay handed the session). Any other
+(a file attached to a reply, for a signed link the relay handed the session), and
+``POST /theloop/room-records`` (the room's records, read signed by loopside). Any other
 path is a JSON 404, any other method a JSON 405 naming the allowed one. A bug in a handler
 is a JSON 500 without a traceback; bad input never reaches one (the handlers answer 4xx).
 
@@ -35,6 +36,7 @@ COMMANDS = "/theloop/slack/commands"
 HEALTH = "/theloop/health"
 METRICS = "/theloop/metrics"
 FILES = "/theloop/files"
+ROOM_RECORDS = "/theloop/room-records"
 
 
 class Service(Protocol):
@@ -51,6 +53,8 @@ class Service(Protocol):
     def metrics_text(self) -> tuple[bytes, str]: ...
 
     def file(self, query: str) -> Served | Answer: ...
+
+    def room_records(self, request: Request) -> Answer: ...
 
 
 StartResponse = Callable[..., Any]
@@ -81,6 +85,7 @@ class App:
             HEALTH: (("GET", "HEAD"), self._health),
             METRICS: (("GET", "HEAD"), self._metrics),
             FILES: (("GET",), self._file),
+            ROOM_RECORDS: (("POST",), self._room_records),
         }
         for path, mount in (mounts or {}).items():
             if path in self._routes or path != path.rstrip("/") or not path.startswith("/"):
@@ -118,6 +123,11 @@ class App:
             Request(environ["REQUEST_METHOD"], _headers(environ), _body(environ, length), length)
         )
         return _json(answer)
+
+    def _room_records(self, environ: dict[str, Any]) -> WsgiReply:
+        length = _length(environ)
+        request = Request("POST", _headers(environ), _body(environ, length), length)
+        return _json(self._service.room_records(request))
 
     def _interactive(self, environ: dict[str, Any]) -> WsgiReply:
         body = _body(environ, _length(environ))

@@ -26,8 +26,10 @@ from looproom.inbound import slack_events
 from looproom.inbound import webhook as ingress
 from looproom.inbound.recent import Recent
 from looproom.instances.fleet import Fleet
+from looproom.loop_log.book import RoomRecords
 from looproom.metrics import Metrics
 from looproom.relay.relay import Relay
+from looproom.server import room_records
 from looproom.server.app import Mount, WsgiApp
 
 log = logging.getLogger(__name__)
@@ -52,16 +54,19 @@ class Routes:
         answered: Recent | None = None,
         files: FileStore | None = None,
         heard: Callable[[Mapping[str, Any]], None] | None = None,
+        records: RoomRecords | None = None,
     ) -> None:
         """``secret``: the-loop's webhook secret (without ``fleet``, whose instances each
         have one); ``signing_secret``: Slack's; ``pressed`` takes a verified press;
         ``answered`` keeps the webhook's last answers for the doctor; ``files`` serves the
         links to attached files; ``heard`` takes the Slack events the backend leaves
-        unread (``slack_events.OURS``: the Home tab opened)."""
+        unread (``slack_events.OURS``: the Home tab opened); ``records`` the room's records
+        for the-loop's event log, read signed by loopside."""
         self._secret, self._signing_secret = secret, signing_secret
         self._inbox, self._worker, self._relay = inbox, worker, relay
         self._metrics, self._slash, self._pressed = metrics, slash_desk, pressed
         self._fleet, self._files, self._heard = fleet, files, heard
+        self._records = records
         self._told: list[str] = []  # the problems last logged, so a poll logs a change once
         self.answered = answered if answered is not None else Recent()
 
@@ -74,6 +79,12 @@ class Routes:
         self._metrics.answered(answer.status)
         self.answered.note(answer.status)
         return answer
+
+    def room_records(self, request: ingress.Request) -> ingress.Answer:
+        """``POST /theloop/room-records``: the room's records past a cursor, read signed."""
+        return room_records.answer(
+            request, secret=self._secret, records=self._records, fleet=self._fleet
+        )
 
     def command(self, headers: Mapping[str, str], body: bytes) -> ingress.Answer:
         """``POST /theloop/slack/commands``: ``/the-loop``, answered only if Slack signed it."""

@@ -1,0 +1,1 @@
+"""The room's own records for the-loop's event log (``channel.*``), kept and read signed."""

@@ -1,0 +1,93 @@
+"""The room's records in the-loop's own words: its ``channel.*`` event names and fields.
+
+Each is what the-loop's own Slack channel writes for the same moment (its event-log
+catalog names the fields): ``channel.posted`` when an event reached its thread,
+``channel.post_failed`` when it never will, ``channel.undelivered`` when it waits to be
+tried again and ``channel.delivered_late`` when it got there after all;
+``channel.reply_received`` for a member's decision taken and ``channel.dropped`` for one
+refused. ``channel`` is ``slack``, as the-loop names its Slack channel; ``channel_id`` the
+room. Ids and counts only: never a message's words. Each record's id is its cause's (the
+event's delivery key, the decision's key, the message refused), so it is kept once.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from looproom.loop_log.book import Record, RoomRecords, stamp
+
+CHANNEL = "slack"
+POSTED, POST_FAILED = "channel.posted", "channel.post_failed"
+UNDELIVERED, DELIVERED_LATE = "channel.undelivered", "channel.delivered_late"
+REPLY_RECEIVED, DROPPED = "channel.reply_received", "channel.dropped"
+#: Our refusals the-loop has a word of its own for; the others keep ours.
+PEER_REASONS = {"unauthorized": "unauthorized-actor"}
+
+
+class ChannelLog:
+    """Writes the room's records into ``records`` (None: nowhere, as without a store)."""
+
+    def __init__(self, records: RoomRecords | None, clock: Callable[[], float] = time.time) -> None:
+        self._records, self._clock = records, clock
+
+    def posted(self, key: str, work_item: str, event_type: str, room: str, thread: str) -> None:
+        """An event reached its thread (``thread``: the parent's ts, the-loop's handle)."""
+        fields = {"event_type": event_type, "channel_id": room, "thread": thread}
+        self._add(f"posted:{key}", POSTED, work_item, "info", fields)
+
+    def post_failed(self, key: str, work_item: str, event_type: str, error: str) -> None:
+        """An event will not be posted: parked for an admin."""
+        fields = {"event_type": event_type, "error": error}
+        self._add(f"post_failed:{key}", POST_FAILED, work_item, "warning", fields)
+
+    def undelivered(self, key: str, work_item: str, event_type: str, error: str) -> None:
+        """An event's first attempt did not land: it waits in the inbox to be tried again."""
+        fields = {"event_type": event_type, "channels": [CHANNEL], "error": error}
+        self._add(f"undelivered:{key}", UNDELIVERED, work_item, "warning", fields, channel=False)
+
+    def waited(self, key: str) -> bool:
+        """Whether the event of ``key`` was recorded as waiting to be tried again."""
+        return self._records is not None and self._records.has(f"undelivered:{key}")
+
+    def delivered_late(
+        self, key: str, work_item: str, event_type: str, attempts: int, waited: float
+    ) -> None:
+        """An event that waited was delivered on a later attempt."""
+        fields = {"event_type": event_type, "attempts": attempts, "waited_seconds": round(waited)}
+        self._add(f"late:{key}", DELIVERED_LATE, work_item, "info", fields, channel=False)
+
+    def reply_received(
+        self, key: str, work_item: str, actor: str, kind: str, gate: str, room: str
+    ) -> None:
+        """A member's decision was taken: stored to be relayed (``gate``: open | none)."""
+        fields = {"actor": actor, "kind": kind, "gate": gate, "channel_id": room}
+        self._add(f"reply:{key}", REPLY_RECEIVED, work_item, "info", fields)
+
+    def dropped(
+        self, cause: str, reason: str, actor: str, work_item: str, room: str, thread: str
+    ) -> None:
+        """A member's message or press was refused (``cause``: the message, the press)."""
+        peer = PEER_REASONS.get(reason, reason)
+        level = "warning" if peer == "unauthorized-actor" else "info"
+        fields = {"reason": peer, "actor": actor, "channel_id": room, "thread": thread}
+        self._add(f"dropped:{cause}:{reason}", DROPPED, work_item, level, fields)
+
+    def _add(
+        self,
+        rid: str,
+        event: str,
+        work_item: str,
+        level: str,
+        fields: dict[str, Any],
+        *,
+        channel: bool = True,
+    ) -> None:
+        if self._records is None:
+            return
+        named = {"channel": CHANNEL} if channel else {}
+        kept = {**named, "work_item": work_item or None, **fields}
+        kept = {name: value for name, value in kept.items() if value not in (None, "")}
+        record = Record(rid, event, stamp(self._clock()), level, kept)
+        self._records.add(record, work_item)

@@ -1,0 +1,156 @@
+"""The room's own records in the-loop's event log: ``the-loop events`` sees the room.
+
+A real errbot on SlackV3 against the loopback fakes posts the-loop's ask, takes Alice's
+answer and refuses Bob, who is not granted to answer. Then, on "the-loop's machine" — a
+directory of its own, its event log already holding the-loop's own lines, which the bot
+is never told of — loopside's ``theloop_records`` reads the room's records over the signed
+route and appends them through the-loop's writer, twice. The REAL ``the-loop events``
+command reads the log back: each of the room's ``channel.*`` records is there once, with
+the fields the-loop's own Slack channel writes, beside the-loop's lines.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from the_loop import eventlog
+
+from tests.e2e.slackbot import LOOP, SECRET, SlackBot, StartBot, corpus, relaying
+from tests.fakes.github_api import FakeGitHub
+from tests.fakes.loop_api import FakeLoop
+from tests.fakes.slack_api import FakeSlack
+from tests.support.wait import wait_for
+
+pytestmark = pytest.mark.e2e
+
+ITEM = "github:MadaraUchiha-314/the-loop#260"
+REPO, NUMBER = "MadaraUchiha-314/the-loop", 260
+ALICE, BOB = "U0ALICE01", "U0BOB0001"
+SETTINGS = """
+slack:
+  channel: "#the-loop"
+  subscribe: [comment.human, session.awaiting_input]
+  authorizedUsers: [U0ALICE01]
+"""
+TIMEOUT = 60.0
+ROOT = Path(__file__).resolve().parents[2]
+THE_LOOP = Path(sys.executable).with_name("the-loop")
+
+
+@pytest.fixture
+def bot(slack_bot: StartBot) -> Iterator[tuple[SlackBot, FakeLoop]]:
+    with (
+        FakeGitHub({REPO: {NUMBER}}) as github,
+        FakeLoop({ITEM: False}) as loop,
+        relaying(slack_bot, SETTINGS, github, loop, "e2e-slack-signing-secret") as running,
+    ):
+        yield running, loop
+
+
+class LoopMachine:
+    """the-loop's side: its CLI config, its event log, loopside's state — nothing the bot knows."""
+
+    def __init__(self, place: Path) -> None:
+        place.mkdir()
+        self.log = place / "logs" / "events.jsonl"
+        self.config = place / "cli-config.yaml"
+        self.config.write_text(f"eventLog:\n  path: {self.log}\n", encoding="utf-8")
+        self.state = place / "loopside-state"
+        self.env = {
+            **{k: v for k, v in os.environ.items() if not k.startswith(("THELOOP_", "THE_LOOP_"))},
+            "THE_LOOP_CLI_CONFIG": str(self.config),
+            "THE_LOOP_SERVICE_LOCAL": "1",  # `the-loop events` reads its log in-process
+            "ROOM_SECRET": SECRET,
+            "PYTHONPATH": str(ROOT / "loopside"),
+        }
+
+    def fetch(self, bot: SlackBot) -> str:
+        """loopside's ``theloop_records``, once, pointed at the bot as ``$THELOOP_URL`` is."""
+        url = f"http://{bot.process.host}:{bot.process.port}/theloop/events"
+        argv = ["--url", url, "--secret-env", "ROOM_SECRET", "--state", str(self.state)]
+        done = subprocess.run(
+            [sys.executable, "-m", "theloop_records", *argv],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    def events(self, *types: str) -> list[dict[str, Any]]:
+        """What the real ``the-loop events`` prints, as JSON."""
+        flags = [arg for kind in types for arg in ("--type", kind)]
+        done = subprocess.run(
+            [str(THE_LOOP), "events", *flags, "--limit", "0", "--format", "json"],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+        )
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+
+def test_the_loop_events_shows_what_the_room_posted_took_and_refused_each_once(
+    bot: tuple[SlackBot, FakeLoop], fake_slack: FakeSlack, tmp_path: Path
+) -> None:
+    running, loop = bot
+    machine = LoopMachine(tmp_path / "the-loop-machine")
+    eventlog.EventLog(machine.log, source="gh-webhook").emit("dispatch.succeeded", work_item=ITEM)
+
+    ask = running.show(corpus("15"), TIMEOUT)
+    thread = ask["thread_ts"]
+    running.process.wait_delivered(TIMEOUT)  # settled: its record is kept before that
+    answer = running.say(ALICE, "Option 2, please: backfill", thread)
+    wait_for(lambda: loop.replies, TIMEOUT, "Alice's answer to reach the session")
+    refused = running.say(BOB, "changes I disagree", thread)
+
+    def bob_told() -> bool:
+        return any(c.args["user"] == BOB for c in fake_slack.calls_to("chat.postEphemeral"))
+
+    wait_for(bob_told, TIMEOUT, "Bob told why not")
+
+    first = machine.fetch(running)
+    assert "3 appended" in first, first
+    again = machine.fetch(running)  # the same records offered again: none appended twice
+    assert "0 appended" in again, again
+
+    room = machine.events("channel.*")
+    assert sorted(r["event"] for r in room) == [
+        "channel.dropped",
+        "channel.posted",
+        "channel.reply_received",
+    ]
+    assert all(r["source"] == "theloop-room" for r in room)
+    by = {r["event"]: r for r in room}
+    posted = by["channel.posted"]
+    assert (posted["channel"], posted["work_item"]) == ("slack", ITEM)
+    assert (posted["event_type"], posted["channel_id"], posted["thread"]) == (
+        "session.awaiting_input",
+        LOOP,
+        thread,
+    )
+    taken = by["channel.reply_received"]
+    assert (taken["work_item"], taken["actor"], taken["gate"]) == (ITEM, ALICE, "open")
+    dropped = by["channel.dropped"]
+    assert (dropped["reason"], dropped["actor"], dropped["work_item"]) == (
+        "unauthorized-actor",
+        BOB,
+        ITEM,
+    )
+    assert dropped["level"] == "warning"
+    # Ids, never words: nothing Alice or Bob typed reached the log.
+    text = machine.log.read_text(encoding="utf-8")
+    assert "backfill" not in text and "disagree" not in text
+    assert answer["ts"] and refused["ts"]
+    # the-loop's own line is where it was, and `--type` reads the room's as the peer's.
+    assert [r["event"] for r in machine.events("dispatch.*")] == ["dispatch.succeeded"]
+    assert [r["actor"] for r in machine.events("channel.reply_received")] == [ALICE]
