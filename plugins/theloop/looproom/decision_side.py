@@ -257,9 +257,8 @@ class Decisions:
         self.keywords = _keywords(env, settings)
         self.sinks = _sinks(env, settings, self.keywords, ledger, slack, fleet, kept)
         #: ``!theloop records``: read back from the ticket, for work items the room follows.
-        self.records = RecordReader(
-            self.sinks.ledger, self.sinks.github, self.sinks.jira, known=memory.knows
-        )
+        sinks = self.sinks
+        self.records = RecordReader(sinks.ledger, sinks.github, sinks.jira, known=memory.knows)
         # On Slack, said off the caller's thread: a press is answered within Slack's
         # 3 s, and the desk's lock is never held across a Slack call.
         self._voice = QueuedSpeaker(SlackSpeaker(slack)) if slack is not None else None
