@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from the_loop.channels.commands import resolve_work_item
+from the_loop.channels.verbs import compose_keyword, strip_mention
 from the_loop.control import ControlConfig, parse_command
 
 from tests.e2e.slackbot import (
@@ -143,6 +144,32 @@ def test_every_control_verb_typed_in_the_thread_lands_once_in_the_deployments_wo
     rig.say(ALICE, "start", thread)  # a sentinel: handled after the message before it
     wait_for(lambda: len(rig.github.posted(REPO, NUMBER)) == len(VERBS) + 1, TIMEOUT, "sentinel")
     assert rig.github.posted(REPO, NUMBER)[-1].startswith("loop go\n")
+
+
+def test_a_mention_whose_verb_is_a_keywords_last_word_is_acted_on_once(rig: Rig) -> None:
+    """`@the-loop go` where this deployment's start keyword is `loop go`: the-loop's
+    mention grammar reads a control keyword's last word as its command. Slack delivers
+    the mention as a message and as an `app_mention`, and once more on a retry: start
+    lands once, in the deployment's words. Said without the mention, `go` is no command."""
+    thread = rig.show(corpus("06"))["thread_ts"]
+    said = rig.say(ALICE, f"<@{BOT_USER}> go", thread)
+    for event in ({**said, "type": "app_mention"}, said):
+        assert rig.slack.push_envelope({"type": "event_callback", "event": event}) is not None
+    wait_for(lambda: "white_check_mark" in rig.reactions(said["ts"]), TIMEOUT, "the ✅")
+    # The-loop's own grammar composes the same line from the same words.
+    theirs = ControlConfig(keywords={"start": "loop go"})
+    assert compose_keyword(strip_mention(said["text"], BOT_USER)[0], theirs) == "loop go"
+    rig.say(ALICE, "go", thread)
+    rig.say(ALICE, "pause", thread)  # a sentinel: handled after the message before it
+    read = ControlConfig(keywords={"start": "loop go", "pause": "the-loop pause"})
+
+    def commands() -> list[str]:
+        posted = rig.github.posted(REPO, NUMBER)
+        return [c for c in (parse_command(body, read).command for body in posted) if c]
+
+    wait_for(lambda: "pause" in commands(), TIMEOUT, "the sentinel")
+    assert commands() == ["start", "pause"]
+    assert rig.github.posted(REPO, NUMBER)[0].split("\n", 1)[0] == "loop go"
 
 
 def test_a_command_the_deployment_switched_off_is_refused_and_nothing_relayed(

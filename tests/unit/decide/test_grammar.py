@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from looproom.decide import grammar, kinds
 from looproom.decide.grammar import Command, Refusal, Text
+from looproom.settings import keywords
 
 
 @pytest.mark.parametrize(
@@ -111,3 +112,31 @@ def test_any_text_is_read_without_raising(text: str) -> None:
     assert isinstance(parsed, Command | Text | Refusal)
     if isinstance(parsed, Command):
         assert parsed.verb in kinds.VERBS
+
+
+BOT = "U0THELOOP"
+
+
+def renamed(**words: str) -> keywords.Keywords:
+    return keywords.parse(words, "relay.keywords")
+
+
+def test_after_the_mention_a_renamed_keywords_last_word_is_its_command() -> None:
+    """the-loop's mention grammar: ``@the-loop go`` is start where start is ``loop go`` —
+    its last word, read only after the mention; unaddressed, ``go`` is conversation."""
+    said = renamed(start="loop go")
+    assert kinds.read(f"<@{BOT}> go", BOT, said) == Command("start", addressed=True)
+    assert kinds.read(f"<@{BOT}> go #7", BOT, said) == Command("start", "#7", addressed=True)
+    assert kinds.read(f"<@{BOT}> start", BOT, said) == Command("start", addressed=True)
+    assert kinds.read("go", BOT, said) == Text("go")
+    assert kinds.read("go team, the fix is in", BOT, said) == Text("go team, the fix is in")
+    assert kinds.read(f"<@{BOT}> go", BOT) == Text(f"<@{BOT}> go")  # the default words
+
+
+def test_a_last_word_two_keywords_share_names_neither() -> None:
+    """As the-loop's ``_command_for``: two matches name nothing, so it is a reply."""
+    said = renamed(start="loop go", resume="please go")
+    assert isinstance(kinds.read(f"<@{BOT}> go", BOT, said), Text)
+    assert said.by_last_word("go") == ""
+    assert renamed(start="loop go").by_last_word("GO") == "start"
+    assert renamed(pause="loop stop").by_last_word("stop") == ""  # a command's own name

@@ -34,7 +34,7 @@ def test_only_a_mention_of_the_bot_opening_with_help_asks_for_it() -> None:
 def test_in_a_work_items_thread_no_ref_is_needed_and_the_deployments_words_are_shown() -> None:
     text = room_help.text(room_help.AskedIn("github:acme/api#7", thread_bound=True), policy())
     assert "about `github:acme/api#7`; no ref is needed" in text
-    assert "• `start` — relayed as `loop go`" in text
+    assert "• `start` — relayed as `loop go`; after a mention, `go` too" in text
     assert "• `cleanup` (switched off in this deployment)" in text
     assert "• `ship` — relayed as `loop deliver` (the operator's own)" in text
     assert "`add-collaborator`" in text and "`add-channel`" in text and "`!do`" in text

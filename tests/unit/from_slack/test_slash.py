@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import urllib.parse
 from collections.abc import Iterator
@@ -287,3 +288,14 @@ def test_after_a_verb_that_is_not_the_loops_a_number_is_left_as_typed(verb: str)
     typed = slash.Slash(ALICE, "C1", verb, "7 things")
     assert slash.numbered(typed) == typed
     assert slash.numbered(typed, own=True).rest == "#7 things"  # the operator's own word
+
+
+def test_a_renamed_keywords_last_word_is_its_command_as_the_loop_reads_it(tmp_path: Path) -> None:
+    """``/the-loop go 7`` where start is ``loop go``: the-loop's slash command reads a
+    control keyword's last word as its command; so does this one."""
+    settings = dataclasses.replace(ONE_KICKOFF, relay_keywords={"start": "loop go"})
+    with plain_room(tmp_path, settings) as room:
+        answer = ask(room, "go 7")["text"]
+        relayed = [forms.decision_of(item.payload) for item in room.decisions.relay.queue.list()]
+    assert answer.startswith(f"👀 Recorded the start request for `{ITEM}`")
+    assert [(d.kind, d.work_item) for d in relayed] == [("start", ITEM)]

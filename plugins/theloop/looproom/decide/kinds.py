@@ -310,14 +310,31 @@ READERS: Mapping[str, grammar.Reader] = {
 def read(text: str, own_id: str = "", said: keywords.Keywords | None = None) -> grammar.Parsed:
     """One typed message read with every kind's verb, and the operator's own words in
     ``said`` (the deployment's keywords); ``own_id`` is the bot's member id."""
-    if said is None or not said.custom or not said.enabled:
+    if said is None or not said.enabled:
         return grammar.parse(text, READERS, own_id)
     own: dict[str, grammar.Reader] = {}
     for word, keyword in said.custom.items():
         for typed in (word, keyword.split()[-1].lower()):
             if typed not in READERS and said.own(typed) == word:
                 own[typed] = verbs.read_own(keyword)
-    return grammar.parse(text, {**own, **READERS}, own_id)
+    plain = grammar.parse(text, {**own, **READERS}, own_id)
+    last = _last_words(said)
+    if not last or not isinstance(plain, grammar.Text):
+        return plain
+    # A renamed keyword's last word is read only after the mention, as the-loop reads
+    # it: in a thread, ``go`` said to the people there is not ``loop go``.
+    heard = grammar.parse(text, {**last, **own, **READERS}, own_id)
+    return heard if not isinstance(heard, grammar.Text) and heard.addressed else plain
+
+
+def _last_words(said: keywords.Keywords) -> dict[str, grammar.Reader]:
+    """Each renamed keyword's last word → its command's reader (``go`` for ``loop go``)."""
+    words = {keyword.split()[-1].lower() for keyword in said.words.values() if keyword}
+    return {
+        word: READERS[said.by_last_word(word)]
+        for word in words
+        if word not in READERS and said.by_last_word(word)
+    }
 
 
 def kind_of(verb: str) -> DecisionKind:

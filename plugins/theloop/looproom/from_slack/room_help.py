@@ -92,6 +92,9 @@ def _verb_line(kind: DecisionKind, room: AskedIn, policy: AccessPolicy) -> str:
     said = policy.destinations.keywords
     keyword = said.of(kind.verb)
     relayed = f" — relayed as `{keyword}`" if keyword and keyword != f"the-loop {kind.verb}" else ""
+    last = keyword.split()[-1].lower() if keyword else ""
+    if relayed and last not in kinds.READERS and said.by_last_word(last) == kind.verb:
+        relayed += f"; after a mention, `{last}` too"
     if kind.verb in keywords.COMMANDS and not keyword:
         relayed = " (switched off in this deployment)"
     off = "" if room_grants(kind.act, policy) else f" (not granted here: `{kind.act}`)"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from typing import Any, Protocol
 
 from looproom import workitem
@@ -84,6 +85,10 @@ class SlashDesk:
                 )
             return self.kickoff.from_slash(command)
         keywords = self._policy().destinations.keywords
+        renamed = keywords.by_last_word(command.action)
+        if renamed and not slash.is_verb(command.action):
+            # ``go`` where start is ``loop go``: the-loop's slash command reads it so.
+            command = replace(command, action=renamed)
         own_word = bool(keywords.own(command.action))
         if slash.is_verb(command.action) or own_word:
             return slash.ephemeral(self.verb(slash.numbered(command, own_word)))

@@ -84,6 +84,20 @@ class Keywords:
         """The operator's command word ``typed`` names, ``""`` for none (or switched off)."""
         return own_words.word_for(typed, self.custom) if self.enabled else ""
 
+    def by_last_word(self, typed: str) -> str:
+        """The command whose renamed keyword ends in ``typed`` (``start`` for ``go`` where
+        start is ``loop go``), as the-loop reads a mention and ``/the-loop``: ``""`` for
+        none, for a command's own name (that names itself), or for a word two share."""
+        typed = typed.lower()
+        if not self.enabled or not typed or typed in COMMANDS:
+            return ""
+        found = [
+            command
+            for command, keyword in self.words.items()
+            if keyword and keyword.split()[-1].lower() == typed
+        ]
+        return found[0] if len(found) == 1 and not self.own(typed) else ""
+
     def refusal(self, command: str) -> str:
         """Why ``command`` cannot be relayed here — ``""`` when it can."""
         if not self.enabled:
