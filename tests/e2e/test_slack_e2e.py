@@ -115,6 +115,30 @@ def test_a_work_items_events_share_one_thread_under_a_parent_edited_in_place(
     assert updated <= {p["ts"] for p in found.values()}
 
 
+def test_in_a_shared_channel_each_parent_names_and_links_its_own_work_item(
+    slack_bot: StartBot, fake_slack: FakeSlack
+) -> None:
+    """Two work items in one shared channel, their events interleaved: a member scanning
+    the channel tells them apart by each thread's parent, which names its own work item
+    (``owner/repo#n``) linked to its own issue — in the card, its Open button and the
+    notification text — and nothing of the other's."""
+    bot = slack_bot(SETTINGS.format(max_chars=1500))
+    events = [corpus("04"), corpus("18"), corpus("05")]
+    wait_posted(fake_slack, send_all(bot, events))
+    found = parents(fake_slack)
+    assert len(found) == 2
+    for number, other in ((260, 188), (188, 260)):
+        item = f"github:MadaraUchiha-314/the-loop#{number}"
+        parent, name = found[item], f"MadaraUchiha-314/the-loop#{number}"
+        url = f"https://github.com/MadaraUchiha-314/the-loop/issues/{number}"
+        assert parent["blocks"][0]["text"]["text"].startswith(f"*<{url}|{name}>*")
+        assert parent["blocks"][-1]["elements"][0]["url"] == url
+        assert parent["text"].startswith(f"{name} — ")
+        assert f"#{other}" not in json.dumps(parent)
+        mine = [e["id"] for e in events if e["workItem"] == item]
+        assert thread_keys(fake_slack, parent) == mine
+
+
 def test_the_digest_is_in_the_section_and_in_the_notification_text(
     slack_bot: StartBot, fake_slack: FakeSlack
 ) -> None:
