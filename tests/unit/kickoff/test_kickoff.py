@@ -171,7 +171,13 @@ class Rig:
         self.drain()
         return taken
 
-    def pick(self, repo: str, member: str = ALICE, where: int = -1) -> bool:
+    def pick(
+        self,
+        repo: str,
+        member: str = ALICE,
+        where: int = -1,
+        taken: Callable[[], None] = lambda: None,
+    ) -> bool:
         menu = self.poster.posts[where][2][1]["elements"][0]
         value = next(o["value"] for o in menu["options"] if o["value"].endswith(f"|{repo}"))
         payload = {
@@ -181,9 +187,9 @@ class Rig:
             "container": {"type": "message", "message_ts": "91.0", "channel_id": "C1"},
             "actions": [{"action_id": PICK, "selected_option": {"value": value}}],
         }
-        taken = self.opener.picked(payload)
+        was_pick = self.opener.picked(payload, taken)
         self.drain()
-        return taken
+        return was_pick
 
     def slash(self, command: slash.Slash) -> dict[str, Any]:
         answer = self.opener.from_slash(command)
@@ -271,6 +277,21 @@ def test_with_several_repositories_the_asker_picks_one_and_a_choice_answers_once
     assert [o[0] for o in rig.maker.opened] == ["acme/web"]
     assert rig.pick("acme/web", where=0)  # picked again: the choice is gone
     assert len(rig.maker.opened) == 1 and "no longer open" in rig.poster.told[-1][1]
+
+
+def test_a_pick_is_told_taken_once_stored_before_slack_is_called() -> None:
+    # Slack waits 3 s for the press to be acknowledged: not for the menu's edit or a refusal.
+    rig = Rig(TWO)
+    rig.message(f"<@{BOT}> Flaky teardown")
+    seen: list[tuple[int, int, int]] = []  # (openings stored, edits, lines told) when taken
+
+    def taken() -> None:
+        seen.append((len(rig.queue.list()), len(rig.poster.updates), len(rig.poster.told)))
+
+    assert rig.pick("acme/web", member=CAROL, taken=taken)  # refused: told after taken
+    assert rig.pick("acme/web", taken=taken)
+    assert seen == [(0, 0, 0), (1, 0, 1)]
+    assert len(rig.poster.told) == 1 and len(rig.poster.updates) == 1
 
 
 def test_a_choice_left_too_long_expires() -> None:

@@ -40,8 +40,9 @@ class Kickoffs(Protocol):
         """Whether a message was a kickoff (then taken, and the desk never sees it)."""
         ...
 
-    def picked(self, payload: Mapping[str, Any]) -> bool:
-        """Whether a press was the kickoff's repository picker (then taken)."""
+    def picked(self, payload: Mapping[str, Any], taken: Taken) -> bool:
+        """Whether a press was the kickoff's repository picker (then taken: ``taken`` is
+        told once it is stored, before Slack is called)."""
         ...
 
 
@@ -127,7 +128,7 @@ class Listener:
     def pressed(self, payload: Mapping[str, Any], taken: Taken = lambda: None) -> None:
         """A press, a shortcut or a submitted form (its signature already checked);
         ``taken`` is told as soon as a press is stored, before the room is answered."""
-        if self._opener is not None and self._opener.picked(payload):
+        if self._opener is not None and self._opener.picked(payload, taken):
             return
         read = self._direct_press(payload)
         if read is None:

@@ -169,8 +169,9 @@ class Opener:
         text, blocks = self._ask(asked)
         return slash.ephemeral(text, blocks)
 
-    def picked(self, payload: Mapping[str, Any]) -> bool:
-        """A repository picked from the menu: True when the press was such a pick."""
+    def picked(self, payload: Mapping[str, Any], taken: Callable[[], None] = lambda: None) -> bool:
+        """A repository picked from the menu: True when the press was such a pick.
+        ``taken`` is told once the pick is stored (or refused), before Slack is called."""
         action = _first_action(payload)
         if action.get("action_id") != PICK:
             return False
@@ -178,6 +179,7 @@ class Opener:
         chosen = str(obj(action.get("selected_option")).get("value") or "")
         pending, _, repo = chosen.partition("|")
         asked, why = self._take(pending, member, repo)
+        taken()  # Slack waits 3 s for the press; the menu's edit and a refusal can wait
         channel = str(obj(payload.get("channel")).get("id") or "")
         if asked is None:
             if channel and member:

@@ -30,6 +30,7 @@ from looproom.loop_log.book import RoomRecords
 from looproom.metrics import Metrics
 from looproom.relay.relay import Relay
 from looproom.server import room_records
+from looproom.server.answer_first import Handler, until_taken
 from looproom.server.app import Mount, WsgiApp
 
 log = logging.getLogger(__name__)
@@ -49,7 +50,7 @@ class Routes:
         relay: Relay,
         metrics: Metrics,
         slash_desk: SlashDesk,
-        pressed: Callable[[Mapping[str, Any]], None],
+        pressed: Handler,
         fleet: Fleet | None = None,
         answered: Recent | None = None,
         files: FileStore | None = None,
@@ -103,7 +104,7 @@ class Routes:
         if checked.status != 200 or checked.payload is None:
             log.warning("interactive request refused: %s", checked.error)
             return ingress.Answer(checked.status, {"error": checked.error})
-        self._pressed(checked.payload)
+        until_taken(self._pressed, checked.payload)  # answered once stored (Slack waits 3 s)
         return ingress.Answer(200, {})
 
     def events_api(self, app: WsgiApp) -> Mount:
