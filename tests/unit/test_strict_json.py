@@ -77,3 +77,34 @@ def test_a_signed_body_is_answered_never_raised(tmp_path_factory, body: bytes) -
             item.payload.encode("utf-8")
     finally:
         inbox.close()
+
+
+# -- each bound at its edge and one past it (docs/security.md: an integer over 100 digits,
+# -- nesting over 32 levels, over 20 000 values are refused) ---------------------------------
+
+
+def _refused(text: str) -> str:
+    try:
+        strict_json.loads(text)
+    except strict_json.StrictJSONError as exc:
+        return str(exc)
+    return ""
+
+
+def test_an_integer_of_100_digits_is_read_and_101_are_refused() -> None:
+    assert strict_json.loads('{"n": ' + "9" * 100 + "}") == {"n": int("9" * 100)}
+    assert strict_json.loads('{"n": -' + "9" * 100 + "}")["n"] < 0  # the sign is no digit
+    assert "101 digits" in _refused('{"n": ' + "9" * 101 + "}")
+
+
+def test_nesting_32_levels_deep_is_read_and_33_is_refused() -> None:
+    assert strict_json.loads("[" * 32 + "]" * 32) is not None
+    assert "nested deeper than 32 levels" in _refused("[" * 33 + "]" * 33)
+    assert strict_json.loads('{"a":' * 31 + "{}" + "}" * 31) is not None
+    assert "nested deeper than 32 levels" in _refused('{"a":' * 32 + "{}" + "}" * 32)
+
+
+def test_a_document_of_20000_values_is_read_and_20001_are_refused() -> None:
+    # The array is a value as well as each number in it.
+    assert len(strict_json.loads(json.dumps([0] * 19_999))) == 19_999
+    assert "more than 20000 values" in _refused(json.dumps([0] * 20_000))

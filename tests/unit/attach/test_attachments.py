@@ -188,3 +188,29 @@ def test_captions_are_read_as_their_words_once_each() -> None:
         "2\n00:01.000 --> 00:02.000\nHello\n\n3\n00:02.000 --> 00:03.000\nthere\n"
     )
     assert vtt_text(vtt) == "Hello there"
+
+
+# -- the caps at their edges (docs/security.md: 25 MiB at most, 10 files per message) -------
+
+MIB_25 = 25 * 1024 * 1024
+
+
+def test_a_file_of_exactly_25_mib_is_fetched_and_one_byte_more_is_refused(
+    slack: FakeSlack, tmp_path: Path
+) -> None:
+    store = FileStore(tmp_path, lambda: BOT_TOKEN, [web.origin_of(slack.url)])  # type: ignore[list-item]
+    whole = slack.add_file("whole.bin", b"w" * MIB_25, "application/octet-stream")
+    over = slack.add_file("over.bin", b"o" * (MIB_25 + 1), "application/octet-stream")
+    # Slack's declared size is not trusted: each body is counted as it comes.
+    fetched = store.fetch_all(kept([{**whole, "size": 10}, {**over, "size": 10}]))
+    assert [f.error for f in fetched] == ["", "over-cap"]
+    assert Path(fetched[0].path).stat().st_size == MIB_25 and not fetched[1].path
+
+
+def test_ten_files_of_a_message_are_fetched_and_the_eleventh_is_named_only(
+    slack: FakeSlack, tmp_path: Path
+) -> None:
+    attached = kept([slack.add_file(f"shot-{n}.png", PNG, "image/png") for n in range(11)])
+    fetched = _store(slack, tmp_path).fetch_all(attached)
+    assert [f.error for f in fetched] == [""] * 10 + ["too-many"]
+    assert len(slack.downloads) == 10

@@ -462,3 +462,13 @@ def test_the_kickoff_asks_the_one_bound_and_opens_nothing_where_it_refuses() -> 
     answer = rig.slash(slash.Slash(ALICE, "C1", slash.NEW, "Flaky", "t"))
     assert "names no repository the settings admit" in answer["text"]
     assert len(rig.maker.opened) == 1
+
+
+@pytest.mark.parametrize(("waited", "opened"), [(600.0, ["acme/web"]), (600.001, [])])
+def test_a_choice_is_open_for_exactly_ten_minutes(waited: float, opened: list[str]) -> None:
+    # docs/decisions.md: the choice expires after 10 minutes — to the instant, and not before.
+    rig = Rig(TWO)
+    rig.message(f"<@{BOT}> Flaky teardown")
+    rig.now += waited
+    assert rig.pick("acme/web")
+    assert [o[0] for o in rig.maker.opened] == opened
