@@ -1,7 +1,8 @@
 """The room's own records in the-loop's event log: ``the-loop events`` sees the room.
 
-A real errbot on SlackV3 against the loopback fakes posts the-loop's ask, takes Alice's
-answer and refuses Bob, who is not granted to answer. Then, on "the-loop's machine" — a
+A real errbot on SlackV3 against the loopback fakes opens a work item's thread with
+the-loop's ask, takes Alice's answer and her ``record-decision``, and refuses Bob, who is
+not granted to answer. Then, on "the-loop's machine" — a
 directory of its own, its event log already holding the-loop's own lines, which the bot
 is never told of — loopside's ``theloop_records`` reads the room's records over the signed
 route and appends them through the-loop's writer, twice. The REAL ``the-loop events``
@@ -111,6 +112,15 @@ def test_the_loop_events_shows_what_the_room_posted_took_and_refused_each_once(
     running.process.wait_delivered(TIMEOUT)  # settled: its record is kept before that
     answer = running.say(ALICE, "Option 2, please: backfill", thread)
     wait_for(lambda: loop.replies, TIMEOUT, "Alice's answer to reach the session")
+    decided = running.say(ALICE, "record-decision tech: ship on Friday", thread)
+
+    def landed() -> bool:
+        return any(
+            c.args["timestamp"] == decided["ts"] and c.args["name"] == "white_check_mark"
+            for c in fake_slack.calls_to("reactions.add")
+        )
+
+    wait_for(landed, TIMEOUT, "the decision record to land on the ticket")
     refused = running.say(BOB, "changes I disagree", thread)
 
     def bob_told() -> bool:
@@ -119,16 +129,20 @@ def test_the_loop_events_shows_what_the_room_posted_took_and_refused_each_once(
     wait_for(bob_told, TIMEOUT, "Bob told why not")
 
     first = machine.fetch(running)
-    assert "3 appended" in first, first
+    assert "6 appended" in first, first
     again = machine.fetch(running)  # the same records offered again: none appended twice
     assert "0 appended" in again, again
 
     room = machine.events("channel.*")
     assert sorted(r["event"] for r in room) == [
+        "channel.decision_recorded",
         "channel.dropped",
         "channel.posted",
         "channel.reply_received",
+        "channel.reply_received",
+        "channel.thread_opened",
     ]
+    assert len({r["room_record"] for r in room}) == 6
     assert all(r["source"] == "theloop-room" for r in room)
     by = {r["event"]: r for r in room}
     posted = by["channel.posted"]
@@ -138,8 +152,15 @@ def test_the_loop_events_shows_what_the_room_posted_took_and_refused_each_once(
         LOOP,
         thread,
     )
-    taken = by["channel.reply_received"]
-    assert (taken["work_item"], taken["actor"], taken["gate"]) == (ITEM, ALICE, "open")
+    opened = by["channel.thread_opened"]
+    assert (opened["work_item"], opened["thread"], opened["origin"]) == (ITEM, thread, "event")
+    taken = [r for r in room if r["event"] == "channel.reply_received"]
+    assert [(r["work_item"], r["actor"], r["gate"]) for r in taken] == [
+        (ITEM, ALICE, "open"),  # the answer to the open ask
+        (ITEM, ALICE, "none"),  # the decision record answers no question
+    ]
+    recorded = by["channel.decision_recorded"]
+    assert (recorded["actor"], recorded["kind"], recorded["thread"]) == (ALICE, "tech", thread)
     dropped = by["channel.dropped"]
     assert (dropped["reason"], dropped["actor"], dropped["work_item"]) == (
         "unauthorized-actor",
@@ -149,8 +170,8 @@ def test_the_loop_events_shows_what_the_room_posted_took_and_refused_each_once(
     assert dropped["level"] == "warning"
     # Ids, never words: nothing Alice or Bob typed reached the log.
     text = machine.log.read_text(encoding="utf-8")
-    assert "backfill" not in text and "disagree" not in text
+    assert not any(words in text for words in ("backfill", "disagree", "Friday"))
     assert answer["ts"] and refused["ts"]
     # the-loop's own line is where it was, and `--type` reads the room's as the peer's.
     assert [r["event"] for r in machine.events("dispatch.*")] == ["dispatch.succeeded"]
-    assert [r["actor"] for r in machine.events("channel.reply_received")] == [ALICE]
+    assert [r["actor"] for r in machine.events("channel.dropped")] == [BOB]

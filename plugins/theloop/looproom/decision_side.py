@@ -205,20 +205,20 @@ def _slash_desk(
 ) -> SlashDesk:
     """``/the-loop``'s answers, the-loop itself asked at each instance's control plane."""
     planes = fleet.planes() if fleet is not None else env.loop_api
-    now = decisions.policies.now
     return SlashDesk(
         decisions.desk,
         book,
-        now,
+        decisions.policies.now,
         decisions.places.command_facts,
         loop_api=env.loop_api,
         kickoff=decisions.opener,
         control=LoopControl(
             planes,
-            now,
+            decisions.policies.now,
             store,
             decisions.places.thread_link,
             split=lambda: decisions.split.line() if decisions.split is not None else "",
+            records=decisions.desk.records,
         ),
         mine=decisions.attention.mine,
         readers=decisions.readers,
@@ -307,8 +307,7 @@ class Decisions:
             slack=slack,
             metrics=metrics,
         )
-        # A parked decision reopens its question, so the member can answer again.
-        self.relay = Relay(
+        self.relay = Relay(  # a parked decision reopens its question: answered again
             relay_queue,
             self.sinks,
             room,
@@ -318,6 +317,7 @@ class Decisions:
             slots=env.delivery_slots,
             notice_after=env.relay_notice_seconds,
             give_up_after=env.relay_give_up_seconds,
+            records=stores.room_records if stores is not None else None,
         )
         claimed = [repo for i in fleet.instances for repo in i.claims.repos] if fleet else []
         self.desk = Desk(

@@ -15,6 +15,8 @@ from the_loop.runlock import RunLock
 from looproom.control.loop_control import LoopControl
 from looproom.control.plane_choice import Plane, Planes
 from looproom.decide.authorization import AccessPolicy
+from looproom.loop_log.book import sqlite_records
+from looproom.loop_log.channel import ChannelLog
 from looproom.settings.grants import INSTANCE, STANDING
 from tests.fakes.loop_api import FakeLoop
 
@@ -40,6 +42,7 @@ def control(loop: FakeLoop, granted: frozenset[str] = GRANTED, **kw: Any) -> Loo
         kw.get("store", {}),
         lambda r: links.get(r, ""),
         split=kw.get("split", lambda: ""),
+        records=kw.get("records"),
     )
 
 
@@ -222,3 +225,40 @@ def test_the_grant_is_asked_before_any_instance_is_chosen(two: tuple[FakeLoop, F
     assert "`instance.command`" in room.restart(ALICE, "t1", upgrade=False, name="team-a")
     assert "`standing.command`" in room.standing(ALICE, "list team-b", "t2")
     assert a.requests == [] and b.requests == []
+
+
+def test_each_command_sent_and_refused_is_kept_as_the_loops_own_slash_command_records_it(
+    loop: FakeLoop, tmp_path: Path
+) -> None:
+    """`channel.command_received` and `channel.command_completed` for what reached the-loop
+    (once per command, however often Slack redelivers it); `channel.dropped` for who may not."""
+    records = sqlite_records(tmp_path / "records.sqlite3")
+    room = control(loop, records=ChannelLog(records))
+    room.restart(ALICE, "t1", upgrade=True)
+    room.restart(ALICE, "t1", upgrade=True)  # redelivered: asked already, kept once
+    room.standing(ALICE, "restart ghost", "t2")  # the-loop answers 404
+    room.restart(CAROL, "t3", upgrade=False)  # not granted
+    kept = [(r["event"], r["fields"]) for r in records.since(0).records]
+    common = {"channel": "slack", "actor": ALICE}
+    assert kept == [
+        ("channel.command_received", {**common, "family": "instance", "verb": "upgrade"}),
+        (
+            "channel.command_completed",
+            {**common, "family": "instance", "verb": "upgrade", "outcome": "ok"},
+        ),
+        (
+            "channel.command_received",
+            {**common, "family": "standing", "verb": "restart", "standing": "ghost"},
+        ),
+        (
+            "channel.command_completed",
+            {
+                **common,
+                "family": "standing",
+                "verb": "restart",
+                "standing": "ghost",
+                "outcome": "failed",
+            },
+        ),
+        ("channel.dropped", {"channel": "slack", "reason": "unauthorized-actor", "actor": CAROL}),
+    ]

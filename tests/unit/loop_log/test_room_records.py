@@ -135,8 +135,13 @@ def test_every_record_the_room_writes_is_one_the_loop_names_with_its_fields(
     log.delivered_late("e3", ITEM, "decision-pending", 2, 30.4)
     log.reply_received("relay:k", ITEM, "U0ALICE01", "answer", "open", "C0LOOP0001")
     log.dropped("C0LOOP0001:1.2", "unauthorized", "U0BOB0001", ITEM, "C0LOOP0001", "1.1")
+    log.context_recorded("relay:c", ITEM, "U0ALICE01", "1.1", 12, "C0LOOP0001")
+    log.decision_recorded("relay:d", ITEM, "U0ALICE01", "1.1", "tech", "C0LOOP0001")
+    log.thread_opened(ITEM, "C0LOOP0001", "1.1", "event")
+    log.command_received("restart:t1", "U0ALICE01", "instance", "restart", {})
+    log.command_completed("restart:t1", "U0ALICE01", "instance", "restart", {}, ok=False)
     page = records.since(0).records
-    assert all(r["event"] in eventlog.EVENT_TYPES for r in page)
+    assert len(page) == 11 and all(r["event"] in eventlog.EVENT_TYPES for r in page)
     by_event = {r["event"]: r for r in page}
     assert by_event["channel.posted"]["fields"] == {
         "channel": "slack",
@@ -151,6 +156,11 @@ def test_every_record_the_room_writes_is_one_the_loop_names_with_its_fields(
     assert by_event["channel.delivered_late"]["fields"]["attempts"] == 2
     assert by_event["channel.undelivered"]["fields"]["channels"] == ["slack"]
     assert by_event["channel.reply_received"]["fields"]["actor"] == "U0ALICE01"
+    assert by_event["channel.context_recorded"]["fields"]["count"] == 12
+    assert by_event["channel.decision_recorded"]["fields"]["kind"] == "tech"
+    assert by_event["channel.thread_opened"]["fields"]["origin"] == "event"
+    assert by_event["channel.command_completed"]["fields"]["outcome"] == "failed"
+    assert by_event["channel.command_completed"]["level"] == "warning"
 
 
 def test_a_store_that_fails_costs_the_room_nothing(caplog: pytest.LogCaptureFixture) -> None:

@@ -17,6 +17,7 @@ import pytest
 from looproom.decide import kinds
 from looproom.durable.queue import DurableQueue
 from looproom.http.client import HttpResult
+from looproom.loop_log.book import sqlite_records
 from looproom.relay import forms, relay, texts
 from looproom.relay.decision import Decision
 from looproom.relay.sinks import GitHubSink, LedgerSink, LoopSink, Sinks
@@ -582,3 +583,29 @@ def test_replies_to_one_session_go_one_at_a_time_in_the_order_said(
         "prefer the smaller migration",
         "and keep the index",
     ]
+
+
+def test_a_context_record_that_landed_is_kept_once_for_the_loops_event_log(
+    tmp_path: Path, github: FakeGitHub, loop: FakeLoop
+) -> None:
+    """the-loop's `channel.context_recorded`, with the thread and how many messages — once
+    it is on the ticket, never before, and never again for a redelivery."""
+    r = rig(tmp_path, github=github, loop=loop)
+    records = sqlite_records(tmp_path / "records.sqlite3")
+    r.relay = relay.Relay(r.queue, r.relay.sinks, r.room, clock=r.clock, records=records)
+    said = decision(kinds.CONTEXT, words="alice: ship it", count=3, thread="200.0")
+    r.record(said)
+    assert records.since(0).records == []  # stored, not landed yet
+    r.drain()
+    r.record(said)
+    r.drain()
+    (kept,) = records.since(0).records
+    assert kept["event"] == "channel.context_recorded"
+    assert kept["fields"] == {
+        "channel": "slack",
+        "work_item": ITEM,
+        "actor": "U0ALICE01",
+        "thread": "200.0",
+        "count": 3,
+        "channel_id": "C1",
+    }

@@ -29,10 +29,13 @@ from looproom.decide.authorization import AccessPolicy, may, refusal_text
 from looproom.durable.bounded import claimed_once
 from looproom.durable.state import lock_for
 from looproom.http.client import HttpResult
+from looproom.loop_log.channel import ChannelLog
 from looproom.settings.grants import INSTANCE, STANDING
 
 STATUS, RESTART, UPGRADE, STANDING_WORD = "status", "restart", "upgrade", "standing"
 STANDING_VERBS = ("list", "start", "stop", "restart")
+#: The command families as the-loop's own slash command names them in its records.
+INSTANCE_FAMILY, STANDING_FAMILY = "instance", "standing"
 #: Slack shows "failed" after 3 s: the-loop gets at most this long to answer.
 TIMEOUT = 2.0
 CLAIMS, CLAIM_CAP = "loop-control:claims", 1000
@@ -53,13 +56,16 @@ class LoopControl:
         thread_of: ThreadOf,
         *,
         split: Callable[[], str] = lambda: "",
+        records: ChannelLog | None = None,
     ) -> None:
         """``api``: ``THELOOP_LOOP_API``, or the planes of ``instances:``; ``split``: this
-        bot's own listener's split check, in words (``""`` before it ran)."""
+        bot's own listener's split check, in words (``""`` before it ran); ``records``
+        keeps each command sent and what came of it, for the-loop's event log."""
         self._planes = api if isinstance(api, Planes) else Planes.single(api)
         self._policy, self._store = policy, store
         self._thread_of, self._split = thread_of, split
         self._lock = lock_for(store)
+        self._records = records if records is not None else ChannelLog(None)
 
     @property
     def planes(self) -> Planes:
@@ -103,18 +109,25 @@ class LoopControl:
     ) -> str:
         """``restart`` / ``upgrade``: the-loop schedules its own restart (and upgrade) —
         the instance ``name`` names, or the one ``context`` belongs to."""
-        refused = self._refusal(member, INSTANCE)
+        refused = self._refusal(
+            member, INSTANCE, f"{'upgrade' if upgrade else 'restart'}:{trigger}"
+        )
         if refused:
             return refused
         plane = self._planes.pick(name, context)
         if not isinstance(plane, Plane):
             return plane
         what = "upgrade" if upgrade else "restart"
-        if not self._claim(f"{what}:{trigger}" + (f"@{plane.name}" if plane.name else "")):
+        cause = f"{what}:{trigger}" + (f"@{plane.name}" if plane.name else "")
+        if not self._claim(cause):
             return f"That `{what}` was asked already; nothing more was sent."
+        target = {"instance": plane.name} if plane.name else {}
+        self._records.command_received(cause, member, INSTANCE_FAMILY, what, target)
         read = _api(plane).restart(upgrade=upgrade)
         answer = read.answer
-        if 200 <= answer.status < 300:
+        done = 200 <= answer.status < 300
+        self._records.command_completed(cause, member, INSTANCE_FAMILY, what, target, done)
+        if done:
             data = read.value or {}
             pid = f" (pid {data['pid']})" if data.get("pid") else ""
             return (
@@ -127,7 +140,7 @@ class LoopControl:
         """``standing list`` · ``standing start|stop|restart <name>``, each with the
         instance as an optional last word. ``list`` with ``instances:`` and none named or
         implied lists every instance's."""
-        refused = self._refusal(member, STANDING)
+        refused = self._refusal(member, STANDING, f"standing:{trigger}")
         if refused:
             return refused
         parts, instance = self._planes.split(words.split())
@@ -153,7 +166,7 @@ class LoopControl:
         plane = self._planes.pick(instance, context)
         if not isinstance(plane, Plane):
             return plane
-        return self._standing_control(plane, verb, parts[1], trigger)
+        return self._standing_control(plane, verb, parts[1], trigger, member)
 
     def _standing_list(self, plane: Plane) -> str:
         read = _api(plane).standing_sessions()
@@ -162,12 +175,19 @@ class LoopControl:
             return f"{_on(plane)}the-loop's standing sessions: {self._trouble(read.answer)}"
         return _on(plane) + self._rows(rows)
 
-    def _standing_control(self, plane: Plane, verb: str, name: str, trigger: str) -> str:
+    def _standing_control(
+        self, plane: Plane, verb: str, name: str, trigger: str, member: str
+    ) -> str:
         at = f"@{plane.name}" if plane.name else ""
-        if not self._claim(f"standing-{verb}:{name}:{trigger}{at}"):
+        cause = f"standing-{verb}:{name}:{trigger}{at}"
+        if not self._claim(cause):
             return f"That `standing {verb} {name}` was asked already; nothing more was sent."
+        target = {"standing": name, **({"instance": plane.name} if plane.name else {})}
+        self._records.command_received(cause, member, STANDING_FAMILY, verb, target)
         read = _api(plane).standing_control(name, verb)
         answer, data = read.answer, read.value
+        done = data is not None
+        self._records.command_completed(cause, member, STANDING_FAMILY, verb, target, done)
         if data is not None:
             sessions = data.get("sessions") if isinstance(data.get("sessions"), list) else []
             said = self._rows(sessions) if sessions else f"`standing {verb} {name}`: done."
@@ -176,9 +196,12 @@ class LoopControl:
 
     # -- the steps -----------------------------------------------------------------------
 
-    def _refusal(self, member: str, act: str) -> str:
+    def _refusal(self, member: str, act: str, cause: str = "") -> str:
+        """Why ``member`` may not, or ``""``; a refused command (``cause``) is kept too."""
         policy = self._policy()
         if not may(member, act, policy):
+            if cause:
+                self._records.dropped(cause, "unauthorized", member, "", "", "")
             return refusal_text(member, act, policy)
         if not self._planes.all:
             return (

@@ -122,7 +122,7 @@ class Desk:
         self._ask_why, self._find_room = ask_why, find_room
         #: The one bound every path asks (``/the-loop``, the kickoff and the read commands too).
         self.bound = bound if bound is not None else Bound(memory.knows)
-        self._records = ChannelLog(records, clock)
+        self.records = ChannelLog(records, clock)
 
     def where(
         self, channel: str, thread_ts: str, room_item: str = "", repository: str = ""
@@ -289,11 +289,11 @@ class Desk:
         decision = verdict.decision
         if verdict.status == ADMITTED and decision is not None:
             gate = "open" if verdict.settles else "none"
-            self._records.reply_received(
+            self.records.reply_received(
                 decision.key, decision.work_item, member, decision.kind, gate, channel
             )
         elif verdict.status == REFUSED:
-            self._records.dropped(origin, verdict.reason, member, item, channel, thread)
+            self.records.dropped(origin, verdict.reason, member, item, channel, thread)
 
     def _answer(self, verdict: Verdict, channel: str, member: str, ts: str, thread: str) -> None:
         """Say a refusal to the member alone; ⚠️ and a log line when unauthorized."""

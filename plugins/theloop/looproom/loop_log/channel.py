@@ -22,6 +22,9 @@ CHANNEL = "slack"
 POSTED, POST_FAILED = "channel.posted", "channel.post_failed"
 UNDELIVERED, DELIVERED_LATE = "channel.undelivered", "channel.delivered_late"
 REPLY_RECEIVED, DROPPED = "channel.reply_received", "channel.dropped"
+CONTEXT_RECORDED, DECISION_RECORDED = "channel.context_recorded", "channel.decision_recorded"
+THREAD_OPENED = "channel.thread_opened"
+COMMAND_RECEIVED, COMMAND_COMPLETED = "channel.command_received", "channel.command_completed"
 #: Our refusals the-loop has a word of its own for; the others keep ours.
 PEER_REASONS = {"unauthorized": "unauthorized-actor"}
 
@@ -73,6 +76,42 @@ class ChannelLog:
         level = "warning" if peer == "unauthorized-actor" else "info"
         fields = {"reason": peer, "actor": actor, "channel_id": room, "thread": thread}
         self._add(f"dropped:{cause}:{reason}", DROPPED, work_item, level, fields)
+
+    def context_recorded(
+        self, key: str, work_item: str, actor: str, thread: str, count: int, room: str
+    ) -> None:
+        """A ``record-context`` landed on the ticket: ``count`` messages of the thread."""
+        fields = {"actor": actor, "thread": thread, "count": count, "channel_id": room}
+        self._add(f"recorded:{key}", CONTEXT_RECORDED, work_item, "info", fields)
+
+    def decision_recorded(
+        self, key: str, work_item: str, actor: str, thread: str, kind: str, room: str
+    ) -> None:
+        """A ``record-decision`` landed on the ticket (``kind``: its topic, if one was named)."""
+        fields = {"actor": actor, "thread": thread, "kind": kind, "channel_id": room}
+        self._add(f"recorded:{key}", DECISION_RECORDED, work_item, "info", fields)
+
+    def thread_opened(self, work_item: str, room: str, thread: str, origin: str) -> None:
+        """A work item's conversation was opened: its parent posted in ``room`` at ``thread``."""
+        fields = {"thread": thread, "channel_id": room, "origin": origin}
+        self._add(f"opened:{room}:{thread}", THREAD_OPENED, work_item, "info", fields)
+
+    def command_received(
+        self, cause: str, actor: str, family: str, verb: str, target: dict[str, str]
+    ) -> None:
+        """A granted member's ``/the-loop`` control command (``family``: instance | standing;
+        ``target``: the instance and the standing session it names)."""
+        fields = {"actor": actor, "family": family, "verb": verb, **target}
+        self._add(f"command:{cause}", COMMAND_RECEIVED, "", "info", fields)
+
+    def command_completed(
+        self, cause: str, actor: str, family: str, verb: str, target: dict[str, str], ok: bool
+    ) -> None:
+        """What the-loop answered it: ``outcome`` ok, or failed."""
+        outcome = "ok" if ok else "failed"
+        fields = {"actor": actor, "family": family, "verb": verb, **target, "outcome": outcome}
+        level = "info" if ok else "warning"
+        self._add(f"completed:{cause}", COMMAND_COMPLETED, "", level, fields)
 
     def _add(
         self,

@@ -196,7 +196,7 @@ class Talk:
             # Fetched at delivery, for the session only: the record names them, the
             # ledger never holds their private URLs.
             deliver["files"] = [dict(attached) for attached in decision.files]
-        return {"sink": TALK, "mirror": mirror, "deliver": deliver}
+        return {"sink": TALK, "mirror": mirror, "deliver": deliver, "record": self.kind}
 
 
 TALK = "talk"

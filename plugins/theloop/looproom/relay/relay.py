@@ -20,7 +20,10 @@ from typing import Any, Protocol
 from looproom.durable.contract import Item, WorkQueue
 from looproom.durable.outcome import Delivered, Failed, Outcome, RetryLater
 from looproom.durable.worker import Worker
+from looproom.loop_log.book import RoomRecords
+from looproom.loop_log.channel import ChannelLog
 from looproom.relay import forms, texts
+from looproom.relay import records as ticket_records
 from looproom.relay.decision import Decision
 from looproom.relay.reply_lookup import LogUnread, Unsure, unsure_reason
 from looproom.relay.sinks import Sinks, Undeliverable
@@ -66,6 +69,7 @@ class Relay:
         slots: int = 1,
         notice_after: float = NOTICE_AFTER,
         give_up_after: float = GIVE_UP_AFTER,
+        records: RoomRecords | None = None,
     ) -> None:
         """``parked`` hears of each decision given up for good. ``stamp`` gives a decision
         read back without the words the room is told of it (stored before decisions carried
@@ -73,10 +77,12 @@ class Relay:
         outcome too (the metrics count them). ``slots``:
         decisions relayed side by side, each work item's one at a time, in order.
         ``notice_after``/``give_up_after``: seconds since the first attempt before a reply
-        waiting on the-loop's unreadable event log is said to wait, then parked."""
+        waiting on the-loop's unreadable event log is said to wait, then parked. ``records``
+        keeps each context and decision record that landed, for the-loop's event log."""
         self.queue, self.sinks, self.acks = queue, sinks, acks
         self._parked, self._observe, self._stamp = parked, observe, stamp
         self._clock, self._notice_after, self._give_up_after = clock, notice_after, give_up_after
+        self._records = ChannelLog(records, clock)
         self._worker = Worker(
             queue, self._send, settled=self._settled, clock=clock, name="theloop-relay", slots=slots
         )
@@ -155,10 +161,23 @@ class Relay:
         log.info("relay: %s landed (%s)", item.key, outcome.detail or "ok")
         if decision is None:
             return
-        quietly(self.acks.react, decision.channel, decision.ts, reactions.COMPLETED)
         thread = decision.thread or decision.ts
+        self._landed(item, decision, thread)
+        quietly(self.acks.react, decision.channel, decision.ts, reactions.COMPLETED)
         text = texts.landed_text(decision, outcome.detail)
         quietly(self.acks.reply, decision.channel, thread, text)
+
+    def _landed(self, item: Item, decision: Decision, thread: str) -> None:
+        """A context or decision record on the ticket, kept for the-loop's event log."""
+        try:
+            record = json.loads(item.payload)["target"].get("record")
+        except (ValueError, KeyError, AttributeError):
+            return
+        ref, who, room = decision.work_item, decision.member, decision.channel
+        if record == ticket_records.CONTEXT:
+            self._records.context_recorded(item.key, ref, who, thread, decision.count, room)
+        elif record == ticket_records.DECISION:
+            self._records.decision_recorded(item.key, ref, who, thread, decision.topic, room)
 
     def retrying(self, item: Item, outcome: RetryLater) -> None:
         decision = self._decision(item)

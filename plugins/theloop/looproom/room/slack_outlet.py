@@ -201,6 +201,7 @@ class SlackOutlet:
             if metadata_key(message) == wanted:
                 thread = ThreadBinding(work_item, channel, str(message["ts"]), origin="event")
                 self._book.remember(thread)
+                self._records.thread_opened(work_item, channel, thread.ts, "event")
                 log.info(
                     "found the parent of %s in %s: a lost attempt had posted it", work_item, channel
                 )
@@ -255,6 +256,7 @@ class SlackOutlet:
             origin=f"event {event.event_type}",
         )
         self._book.remember(thread)
+        self._records.thread_opened(event.work_item, channel, response.ts, "event")
         return thread
 
     def _post(self, event: Event, thread: ThreadBinding) -> str:
