@@ -43,10 +43,16 @@ except ConfigError as _error:
     raise SystemExit(f"theloop cannot start, fix the environment: {_error}") from None
 
 _ON_SLACK = _ENV.backend == "SlackV3"
+# slack.read.mode: poll (or neither an app token nor a signing secret): no listener at all,
+# the followed threads read on an interval through the Web API (docs/slack-app.md#poll-mode).
+# slack.read.mode: events with an app token set too: the token is not handed over.
+_WAY = configured.way_in(os.environ) if _ON_SLACK else ""
+_POLL = _WAY == "poll"
 # THELOOP_SLACK_API_URL (GovSlack, a proxy, a test's loopback Slack): SlackV3 has no setting
 # for the Web API's base URL, so the bundle's own SlackV3Url backend (.errbot-parts/backends/,
-# SlackV3 but for that one client) runs instead, given the URL in BOT_IDENTITY. Unset: SlackV3.
-BACKEND = "SlackV3Url" if _ON_SLACK and _ENV.slack_api_url else _ENV.backend
+# SlackV3 but for that one client) runs instead, given the URL in BOT_IDENTITY; it is also
+# the one that connects without a listener, for a poll. Otherwise: SlackV3.
+BACKEND = "SlackV3Url" if _ON_SLACK and (_ENV.slack_api_url or _POLL) else _ENV.backend
 
 
 # -- THELOOP_DATABASE_URL: the shared mode -----------------------------------------------------
@@ -101,9 +107,11 @@ if _ON_SLACK:
     BOT_IDENTITY = {"token": _ENV.slack_bot_token}
     if _ENV.slack_api_url:  # slack_sdk's base_url ends with a slash
         BOT_IDENTITY["base_url"] = _ENV.slack_api_url.rstrip("/") + "/"
-    if _ENV.slack_app_token:
+    if _POLL:  # neither listener is opened, whatever tokens are set
+        BOT_IDENTITY["read"] = "poll"
+    if _WAY == "socket":
         BOT_IDENTITY["app_token"] = _ENV.slack_app_token
-    if _ENV.slack_signing_secret:
+    if _ENV.slack_signing_secret and not _POLL:
         BOT_IDENTITY["signing_secret"] = _ENV.slack_signing_secret
     _DEFAULT_ADMINS: tuple[str, ...] = ()
 else:

@@ -47,6 +47,7 @@ from looproom.room.routing import BindingBook
 from looproom.room.slack_outlet import SlackOutlet
 from looproom.server.routes import Routes
 from looproom.settings import Environment, Settings
+from looproom.settings import read as reading
 from looproom.slack.speakers import Say
 from looproom.slack.transport import SlackTransport
 from looproom.stores import open_stores
@@ -229,8 +230,9 @@ class Activation:
                 self.book,
                 self.settings,
                 observer=observer,
-                # Buttons only where the room's presses reach the bot (Socket Mode or HTTP).
-                interactive=bool(self.env.slack_app_token or self.env.slack_signing_secret),
+                # Buttons only where the room's presses reach the bot (Socket Mode or HTTP):
+                # a poll reads what is typed, and a press would reach nobody.
+                interactive=self.decisions.way_in in (reading.SOCKET, reading.EVENTS),
                 told=self.told,
                 pulls=PullReader(self.env.github_api, self.env.github_token),
                 cards=self.cards,

@@ -3,7 +3,8 @@
 The file is found through the environment (``THELOOP_CONFIG``), and the environment's
 Slack tokens through the file (``slack.botTokenEnv``/``appTokenEnv``, as the-loop names
 them): so the file is read first, then the environment with the names it gives. Both
-``config.py`` and the plugin read them here, so they agree.
+``config.py`` and the plugin read them here, so they agree — on the tokens, and on how
+Slack's messages reach the bot (``slack.read.mode``), which decides how the backend runs.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from dataclasses import replace
 
 from looproom.instances import resolve
 from looproom.settings import ConfigError, Environment, Settings
+from looproom.settings import read as reading
 from looproom.settings.environment import DEFAULT_CONFIG_PATH
 
 
@@ -30,6 +32,10 @@ def read(env: Mapping[str, str]) -> tuple[Environment, Settings]:
         if errors:
             raise ConfigError(errors, settings.source or "the environment")
         environment = replace(environment, instances=instances)
+    if environment.backend == "SlackV3":  # a mode set must have what it needs to hear
+        missing = reading.needs(settings.read.mode, **_tokens(environment))
+        if missing:
+            raise ConfigError([missing], settings.source or "the settings")
     return environment, settings
 
 
@@ -43,3 +49,21 @@ def environment(env: Mapping[str, str]) -> Environment:
         if exc.source == "the environment":
             raise
     return Environment.from_env(env)
+
+
+def way_in(env: Mapping[str, str]) -> str:
+    """How Slack's messages reach the bot (``looproom.settings.read``'s modes), for
+    ``config.py`` to start the backend that way. A file that does not read is the plugin's
+    to report; meanwhile the tokens decide, as when no mode is set."""
+    try:
+        environment, settings = read(env)
+        return reading.way_of(settings.read, environment)
+    except ConfigError:
+        return reading.way_of(reading.ReadSettings(), Environment.from_env(env))
+
+
+def _tokens(environment: Environment) -> dict[str, bool]:
+    return {
+        "app_token": bool(environment.slack_app_token),
+        "signing_secret": bool(environment.slack_signing_secret),
+    }

@@ -51,7 +51,7 @@ from looproom.room.memory import Memory
 from looproom.room.readers import Readers
 from looproom.room.roster import Roster
 from looproom.room.routing import BindingBook, ThreadBinding
-from looproom.settings import ConfigError, Environment, Settings, jira_config, keywords
+from looproom.settings import ConfigError, Environment, Settings, jira_config, keywords, read
 from looproom.slack.channels import ChannelIds
 from looproom.slack.queued_speaker import QueuedSpeaker
 from looproom.slack.reactions import Reacting
@@ -349,14 +349,14 @@ class Decisions:
             opener=self.opener,
             direct_press=self.attention.pressed,
         )
-        #: What was typed while the bot was away, read after each (re)connection on Slack
-        #: and every ``slack.read.catchUpSeconds`` while connected.
+        self.way_in = read.way_of(settings.read, env)  # Socket Mode, the Events API, or a poll
+        #: What was missed, or (polling) all it hears: fed to the listener, so judged once.
         self.catch_up = _catch_up(slack, book, self.listener, self.cursors, self.places)
         #: The listener's own second-consumer check, once Socket Mode is handed over.
         self.split: SplitWatch | None = None
         self.reconcile = Reconcile(
             self.catch_up.run if self.catch_up is not None else lambda: 0,
-            settings.read.catch_up_seconds,
+            read.seconds_between(settings.read, self.way_in),
             check=lambda: self.split.check() if self.split is not None else None,
         )
         self.slash = _slash_desk(env, settings, self, book, memory, kept, fleet)

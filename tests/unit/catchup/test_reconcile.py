@@ -113,9 +113,8 @@ def test_read_settings_as_the_loop_names_them() -> None:
     warnings: list[str] = []
     assert parse(None, errors, warnings) == ReadSettings(DEFAULT_SECONDS, DEFAULT_BEATS)
     said = parse({"catchUpSeconds": 5, "splitCheckBeats": 9, "mode": "socket"}, errors, warnings)
-    assert said == ReadSettings(MIN_SECONDS, 5) and errors == []
+    assert said == ReadSettings(MIN_SECONDS, 5, "socket") and errors == []
     assert [w.split(":")[0] for w in warnings] == [
-        "slack.read.mode",
         "slack.read.catchUpSeconds",
         "slack.read.splitCheckBeats",
     ]

@@ -167,9 +167,15 @@ def test_bot_events_cannot_be_read_so_it_says_how_to_test_with_one_message(
     assert "`!theloop`" in events.remedy and "message.channels" in events.remedy
 
 
-def test_no_way_for_events_to_arrive_is_a_problem(transport: SlackTransport) -> None:
+def test_with_neither_token_the_room_polls_and_is_told_what_a_poll_cannot_hear(
+    transport: SlackTransport,
+) -> None:
     found = _run(transport, slack_app_token="", slack_signing_secret="")
-    assert _about(found, "events")[0].level == PROBLEM
+    (polled,) = _about(found, "events by poll")
+    assert polled.level == NOTE and "every 30 s" in polled.says
+    assert "no button, press, slash command" in polled.says
+    assert "THELOOP_SLACK_APP_TOKEN" in polled.remedy
+    assert _about(found, "bot events") == []  # a poll reads; no subscription is involved
 
 
 def test_a_socket_that_is_not_connected_is_a_problem(transport: SlackTransport) -> None:

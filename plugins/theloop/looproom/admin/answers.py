@@ -116,7 +116,7 @@ class Answers:
             lines.append("webhook secret: the console's own, in the data directory (env unset)")
         lines += [self._keyword_line(), self._settings.reactions.describe()]
         lines += [
-            self._settings.read.describe(),
+            self._settings.read.describe(self._decisions.way_in),
             listen_modes.status_line(self._decisions.listen_all),
         ]
         lines.append(self._decisions.attention.oldest_line())

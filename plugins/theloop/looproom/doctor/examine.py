@@ -110,7 +110,7 @@ def _slack(
         return found  # nothing else answers to a refused token
     rooms, home = slack_checks.room_findings(transport, configured_rooms(settings, bound), who)
     found += rooms
-    found += slack_checks.events_in(env, slack.connected)
+    found += slack_checks.events_in(env, slack.connected, settings.read)
     found.append(attention_check.finding(settings.attention, transport.auth_test()))
     found.append(attention_check.home_finding(slack.home_tab))
     if env.slack_app_token:

@@ -13,6 +13,7 @@ from looproom.doctor.findings import EVIDENCE, NOTE, OK, PROBLEM, Finding
 from looproom.http import rules as http_rules
 from looproom.manifest import EVENTS_PATH, INTERACTIVE_PATH
 from looproom.settings import Environment
+from looproom.settings.read import POLL, SOCKET, ReadSettings, way_of
 from looproom.slack.channel_lookup import lookup_channel
 from looproom.slack.responses import Response, is_channel_id
 from looproom.slack.transport import SlackTransport
@@ -138,29 +139,21 @@ def _not_found(
     )
 
 
-def events_in(env: Environment, connected: bool | None) -> list[Finding]:
+def events_in(env: Environment, connected: bool | None, read: ReadSettings) -> list[Finding]:
     """How Slack's events reach the bot: Socket Mode (``connected``: None = not known
-    here) or HTTP request URLs; and how to see that message events arrive at all."""
-    if env.slack_app_token:
+    here), HTTP request URLs or a poll; and how to see that message events arrive at all."""
+    way = way_of(read, env)
+    if way == POLL:
+        return [_polled(read)]
+    if way == SOCKET:
         found = [_socket(connected)]
-    elif env.slack_signing_secret:
+    else:
         found = [
             Finding(
                 NOTE,
                 "events over HTTP",
                 f"Slack must reach this bot's {EVENTS_PATH} and {INTERACTIVE_PATH} over https",
                 "create the app from `make manifest HTTP=https://<public host>`",
-            )
-        ]
-    else:
-        found = [
-            Finding(
-                PROBLEM,
-                "events",
-                "neither THELOOP_SLACK_APP_TOKEN (Socket Mode) nor THELOOP_SLACK_SIGNING_SECRET "
-                "(HTTP) is set: no message or press reaches the bot",
-                "create an app-level token with connections:write (Basic Information → "
-                "App-Level Tokens) and set THELOOP_SLACK_APP_TOKEN",
             )
         ]
     found.append(
@@ -193,4 +186,17 @@ def _socket(connected: bool | None) -> Finding:
         "not connected: no message or press reaches the bot",
         "check THELOOP_SLACK_APP_TOKEN (xapp-…, scope connections:write) and that Socket "
         "Mode is on in the app's settings; the bot's log says why the connection failed",
+    )
+
+
+def _polled(read: ReadSettings) -> Finding:
+    """A poll hears what is typed in what the room follows, late, and nothing else."""
+    return Finding(
+        NOTE,
+        "events by poll",
+        f"no Socket Mode and no request URL: the followed threads and rooms are read every "
+        f"{read.interval_seconds} s (slack.read.mode: poll) — no button, press, slash command, "
+        "Home tab or direct message reaches the bot",
+        "for those, create an app-level token with connections:write (Basic Information → "
+        "App-Level Tokens) and set THELOOP_SLACK_APP_TOKEN",
     )

@@ -1,7 +1,8 @@
-"""``slack.read``: how often the periodic reconcile runs, and how many heartbeats a split
-check posts — the-loop's keys and defaults (``catchUpSeconds`` 900, ``0`` at connect only,
-below 60 raised to 60; ``splitCheckBeats`` 2, at most 5, ``0`` off). The reconcile itself
-is ``looproom.catchup.reconcile``."""
+"""``slack.read``: how Slack's messages reach the bot (``mode``), how often a poll reads
+(``intervalSeconds``), how often the periodic reconcile runs and how many heartbeats a split
+check posts — the-loop's keys. ``catchUpSeconds`` 900, ``0`` at connect only, below 60
+raised to 60; ``splitCheckBeats`` 2, at most 5, ``0`` off. The reconcile itself is
+``looproom.catchup.reconcile``; the poll is the same catch-up every ``intervalSeconds``."""
 
 from __future__ import annotations
 
@@ -9,21 +10,34 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from looproom.settings.environment import Environment
+
 DEFAULT_SECONDS, MIN_SECONDS = 900, 60
 DEFAULT_BEATS, MAX_BEATS = 2, 5
-#: Keys of the-loop's ``channels.slack.read`` that mean nothing here (its transport).
-_THEIRS = ("mode", "intervalSeconds")
+#: How Slack's messages reach the bot: Socket Mode (an app-level token), the Events API
+#: (a signing secret, a public request URL), or a poll of the followed threads.
+SOCKET, EVENTS, POLL = "socket", "events", "poll"
+MODES = (SOCKET, EVENTS, POLL)
+#: A poll's pause between reads: the-loop's default, and the least taken. Below it a poll
+#: would spend the history methods' budget that ``record-context`` and the kickoff share.
+DEFAULT_INTERVAL, MIN_INTERVAL = 30, 10
+KEYS = ("mode", "intervalSeconds", "catchUpSeconds", "splitCheckBeats")
 
 
 @dataclass(frozen=True)
 class ReadSettings:
-    """``slack.read``: how often to reconcile, and how many heartbeats a split check posts."""
+    """``slack.read``: the way in, the poll's interval, the reconcile, the split check.
+    ``mode`` ``""``: not set, the tokens decide (:func:`way_in`)."""
 
     catch_up_seconds: int = DEFAULT_SECONDS
     split_check_beats: int = DEFAULT_BEATS
+    mode: str = ""
+    interval_seconds: int = DEFAULT_INTERVAL
 
-    def describe(self) -> str:
-        """``!theloop status``'s line."""
+    def describe(self, way: str = "") -> str:
+        """``!theloop status``'s line; ``way``: the mode in force (:func:`way_in`)."""
+        if way == POLL:
+            return f"read: a poll of the followed threads and rooms every {self.interval_seconds} s"
         every = (
             f"every {self.catch_up_seconds} s"
             if self.catch_up_seconds
@@ -34,19 +48,56 @@ class ReadSettings:
         )
 
 
+def way_in(read: ReadSettings, *, app_token: bool, signing_secret: bool) -> str:
+    """The mode in force: the one set, else Socket Mode with an app token, the Events API
+    with a signing secret, and with neither a poll — the one way that still hears."""
+    if read.mode:
+        return read.mode
+    return SOCKET if app_token else EVENTS if signing_secret else POLL
+
+
+def way_of(read: ReadSettings, env: Environment) -> str:
+    """:func:`way_in` with ``env``'s tokens; ``""`` off Slack, where nothing is read."""
+    if env.backend != "SlackV3":
+        return ""
+    return way_in(
+        read, app_token=bool(env.slack_app_token), signing_secret=bool(env.slack_signing_secret)
+    )
+
+
+def seconds_between(read: ReadSettings, way: str) -> int:
+    """How long between two reads of what the room follows: a poll's interval, or the
+    reconcile's (``0``: none between connects)."""
+    return read.interval_seconds if way == POLL else read.catch_up_seconds
+
+
+def needs(mode: str, *, app_token: bool, signing_secret: bool) -> str:
+    """What ``mode`` set in the file lacks in the environment (``""``: nothing)."""
+    if mode == SOCKET and not app_token:
+        return (
+            "slack.read.mode: socket needs an app-level token (THELOOP_SLACK_APP_TOKEN or "
+            "the variable slack.appTokenEnv names); without one set mode: poll"
+        )
+    if mode == EVENTS and not signing_secret:
+        return (
+            "slack.read.mode: events needs the app's signing secret "
+            "(THELOOP_SLACK_SIGNING_SECRET); without one set mode: poll"
+        )
+    return ""
+
+
 def parse(raw: Any, errors: list[str], warnings: list[str]) -> ReadSettings:
-    """``slack.read``; a value outside the range is brought into it, with a warning, as
-    the-loop does; one that is not a number is an error naming the key."""
+    """``slack.read``; a reconcile or split check outside its range is brought into it,
+    with a warning, as the-loop does; a mode not known, a poll interval below
+    :data:`MIN_INTERVAL`, or a value that is not a number is an error naming the key."""
     if raw is None:
         return ReadSettings()
     if not isinstance(raw, Mapping):
-        errors.append("slack.read: expected a mapping (catchUpSeconds, splitCheckBeats)")
+        errors.append(f"slack.read: expected a mapping ({', '.join(KEYS)})")
         return ReadSettings()
     for key in raw:
-        if key in _THEIRS:
-            warnings.append(f"slack.read.{key}: the-loop's key, not used by the bot (ignored)")
-        elif key not in ("catchUpSeconds", "splitCheckBeats"):
-            errors.append(f"slack.read.{key}: unknown key (known: catchUpSeconds, splitCheckBeats)")
+        if key not in KEYS:
+            errors.append(f"slack.read.{key}: unknown key (known: {', '.join(KEYS)})")
     seconds = _number(raw.get("catchUpSeconds"), "catchUpSeconds", DEFAULT_SECONDS, errors)
     if 0 < seconds < MIN_SECONDS:
         warnings.append(
@@ -58,7 +109,32 @@ def parse(raw: Any, errors: list[str], warnings: list[str]) -> ReadSettings:
     if beats > MAX_BEATS:
         warnings.append(f"slack.read.splitCheckBeats: {beats} is above {MAX_BEATS} — using it")
         beats = MAX_BEATS
-    return ReadSettings(max(0, seconds), max(0, beats))
+    return ReadSettings(
+        max(0, seconds), max(0, beats), _mode(raw.get("mode"), errors), _interval(raw, errors)
+    )
+
+
+def _mode(value: Any, errors: list[str]) -> str:
+    if value is None:
+        return ""
+    if value not in MODES:
+        errors.append(
+            f"slack.read.mode: {value!r} is not one of {', '.join(MODES)} (the-loop's "
+            "'gateway' and 'off' have no meaning here)"
+        )
+        return ""
+    return str(value)
+
+
+def _interval(raw: Mapping[str, Any], errors: list[str]) -> int:
+    interval = _number(raw.get("intervalSeconds"), "intervalSeconds", DEFAULT_INTERVAL, errors)
+    if interval < MIN_INTERVAL:
+        errors.append(
+            f"slack.read.intervalSeconds: {interval} is below {MIN_INTERVAL} — a poll that "
+            "often spends the history methods' budget the room's other reads share"
+        )
+        return DEFAULT_INTERVAL
+    return interval
 
 
 def _number(value: Any, key: str, default: int, errors: list[str]) -> int:
