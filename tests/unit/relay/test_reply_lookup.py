@@ -164,3 +164,40 @@ def test_a_record_is_left_for_this_reply_only_when_every_other_one_is_accounted_
     verdict = reply_lookup.counted(log, "slack:U1", inside)
     spare = records - landed
     assert verdict == ("landed" if spare > unknown else "absent" if spare <= 0 else "unsure")
+
+
+def _waited_until(r: Rig, moment: float, key: str) -> None:
+    """Try again at ``moment`` exactly (its backoff cut short), the-loop still down."""
+    r.clock.now = moment
+    assert r.queue.retry_now(key)
+    assert r.relay.step()
+
+
+HORIZONS = {"notice_after": 60.0, "give_up_after": 3600.0}
+
+
+@pytest.mark.parametrize("option", sorted(HORIZONS))
+def test_each_horizon_holds_until_exactly_its_length_after_the_first_try(
+    tmp_path: Path, loop: FakeLoop, option: str
+) -> None:
+    # docs/configuration.md: the thread hears "after this long", the answer is parked
+    # "after this long" — counted from the first try, to the instant.
+    horizon = HORIZONS[option]
+    loop.fail("/sessions/reply", kind="land_then_drop")
+    r = rig(tmp_path, loop=loop, **HORIZONS)
+    loop.clock = r.clock
+    key = _answer(r, "Option 1", "201.0")
+    first_try = r.clock.now
+    r.relay.step()
+    loop.stop()
+    _waited_until(r, first_try + horizon - 0.001, key)
+    (item,) = r.queue.list()
+    assert item.state == "pending"
+    if option == "notice_after":
+        assert not [t for t in r.room.replies() if WAITING in t]
+    _waited_until(r, first_try + horizon, key)
+    (item,) = r.queue.list()
+    if option == "give_up_after":
+        assert item.state == "parked"
+    else:
+        assert item.state == "pending" and [t for t in r.room.replies() if WAITING in t]
