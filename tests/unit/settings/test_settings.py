@@ -511,3 +511,39 @@ def test_a_lease_past_either_end_is_an_error_naming_the_variable(lease: str) -> 
         Environment.from_env(
             {"THELOOP_DATABASE_URL": "postgresql://db/theloop", "THELOOP_LEASE_SECONDS": lease}
         )
+
+
+# -- the variables' ranges at each end and one past it (docs/configuration.md) --------------
+
+
+@pytest.mark.parametrize(
+    ("name", "field", "taken", "refused"),
+    [
+        ("THELOOP_DELIVERY_SLOTS", "delivery_slots", ["1", "64"], ["0", "65"]),
+        ("THELOOP_HTTP_PORT", "http_port", ["0", "65535"], ["-1", "65536"]),
+        (
+            "THELOOP_RELAY_GIVE_UP_SECONDS",
+            "relay_give_up_seconds",
+            ["600", "2592000"],
+            ["0", "2592001"],
+        ),
+    ],
+)
+def test_a_variable_is_taken_at_each_end_of_its_range_and_refused_one_past(
+    name: str, field: str, taken: list[str], refused: list[str]
+) -> None:
+    for value in taken:
+        assert float(getattr(Environment.from_env({name: value}), field)) == float(value)
+    for value in refused:
+        with pytest.raises(ConfigError, match=name):
+            Environment.from_env({name: value})
+
+
+def test_the_relay_notice_may_be_as_late_as_the_give_up_and_not_later() -> None:
+    notice, give_up = "THELOOP_RELAY_NOTICE_SECONDS", "THELOOP_RELAY_GIVE_UP_SECONDS"
+    assert Environment.from_env({notice: "1", give_up: "1"}).relay_notice_seconds == 1.0
+    both = Environment.from_env({notice: "3600", give_up: "3600"})
+    assert (both.relay_notice_seconds, both.relay_give_up_seconds) == (3600.0, 3600.0)
+    for wrong in ({notice: "0"}, {notice: "3601", give_up: "3600"}):
+        with pytest.raises(ConfigError, match=notice):
+            Environment.from_env(wrong)
