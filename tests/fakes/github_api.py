@@ -11,6 +11,8 @@ scripted as GitHub answers it (403 with ``x-ratelimit-remaining: 0``, or 429 wit
 repository it can see (``no_issues`` lists those with issues turned off).
 ``GET /repos/{owner}/{repo}/pulls/{n}`` describes a pull request in ``pulls`` (its title,
 additions, deletions and changed_files, as GitHub names them), 404 for any other.
+``GET /repos/{owner}/{repo}/issues/{n}`` is an issue in ``issues``, opened by the login
+``authors`` names for it (else ``AUTHOR``; one opened through the API, by the token's).
 ``POST /repos/{owner}/{repo}/issues`` opens an issue (``{"title": "<non-empty>", "body",
 "labels": [...]}``; 422 without a title, 410 where issues are turned off) under the next
 number, kept in ``opened``; GitHub does not deduplicate these either. ``GET
@@ -35,10 +37,13 @@ from tests.fakes.loopback import LoopbackServer, Request
 
 TOKEN = "ghp_fake_relay_token"
 LOGIN = "theloop-bot"
+#: Who opened an issue the fake was given (not opened through it), unless ``authors`` says.
+AUTHOR = "octocat"
 _COMMENTS = re.compile(r"^/repos/([^/]+/[^/]+)/issues/(\d+)/comments$")
 _REPO = re.compile(r"^/repos/([^/]+/[^/]+)$")
 _PULL = re.compile(r"^/repos/([^/]+/[^/]+)/pulls/(\d+)$")
 _ISSUES = re.compile(r"^/repos/([^/]+/[^/]+)/issues$")
+_ISSUE = re.compile(r"^/repos/([^/]+/[^/]+)/issues/(\d+)$")
 
 
 class FakeGitHub(LoopbackServer):
@@ -50,6 +55,8 @@ class FakeGitHub(LoopbackServer):
         self.comments: dict[tuple[str, int], list[dict[str, Any]]] = {}
         self.no_issues: set[str] = set()
         self.pulls: dict[tuple[str, int], dict[str, Any]] = {}
+        #: Who opened each issue given in ``issues`` (repo, number) → login.
+        self.authors: dict[tuple[str, int], str] = {}
         #: Repositories renamed or transferred: old ``owner/repo`` → new.
         self.moved: dict[str, str] = {}
         #: Issues opened through the API: (repo, number, title, body, labels), in order.
@@ -76,6 +83,9 @@ class FakeGitHub(LoopbackServer):
         if request.method == "GET" and pull:
             found = self.pulls.get((pull[1], int(pull[2])))
             return (200, {}, {"number": int(pull[2]), **found}) if found else (404, {}, {})
+        issue = _ISSUE.match(request.path)
+        if request.method == "GET" and issue:
+            return self._issue(issue[1], int(issue[2]))
         repo = _REPO.match(request.path)
         if request.method == "GET" and repo:
             return self._repository(repo[1])
@@ -137,6 +147,17 @@ class FakeGitHub(LoopbackServer):
             }
             self.issue_objects.setdefault(repo, []).append(issue)
         return 201, {}, issue
+
+    def _issue(self, repo: str, number: int) -> tuple[int, dict[str, str], Any]:
+        with self._lock:
+            made = [i for i in self.issue_objects.get(repo, []) if i["number"] == number]
+            if made:
+                return 200, {}, made[0]
+            if number not in self.issues.get(repo, set()):
+                return 404, {}, {"message": "Not Found"}
+            login = self.authors.get((repo, number), AUTHOR)
+        url = f"https://github.com/{repo}/issues/{number}"
+        return 200, {}, {"number": number, "html_url": url, "user": {"login": login}}
 
     def _issues_listed(self, repo: str, query: dict[str, str]) -> list[dict[str, Any]]:
         state = query.get("state", "open")

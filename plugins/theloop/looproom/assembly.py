@@ -32,6 +32,7 @@ from looproom.inbound import webhook as ingress
 from looproom.inbound.recent import Recent
 from looproom.inbound.stream import StreamFollower
 from looproom.instances import report as instance_report
+from looproom.instances.actors import causers_for
 from looproom.instances.fleet import Fleet
 from looproom.kickoff.opening import KICKOFF
 from looproom.loop_log.channel import ChannelLog
@@ -108,7 +109,10 @@ class Activation:
         self.book, self.memory, self.told = BindingBook(store), Memory(store), DeliveryLog(store)
         self.inbox = self.stores.inbox
         #: Many the-loop instances (``instances:``); None: the one of the environment.
-        self.fleet = Fleet(env.instances, store, self.inbox) if env.instances else None
+        authors = causers_for(env.instances, env.github_api, env.github_token)
+        self.fleet = (
+            Fleet(env.instances, store, self.inbox, causers=authors) if env.instances else None
+        )
         self.decisions = Decisions(
             env,
             settings,

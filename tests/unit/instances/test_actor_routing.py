@@ -13,15 +13,17 @@ import pytest
 from looproom.durable.outcome import Delivered, RetryLater
 from looproom.durable.queue import DurableQueue
 from looproom.instances import owners as owners_module
-from looproom.instances.actors import Registry, on_opened
+from looproom.instances.actors import Registry, causers_for, issue_authors, nobody, on_opened
 from looproom.instances.fleet import Fleet
 from looproom.instances.owners import Owners
 from looproom.instances.relay import RoutedLoop
 from looproom.instances.report import describe_claims
 from looproom.settings.instances import Actors, Claims, Instance
+from tests.fakes.github_api import TOKEN, FakeGitHub
 
 BOB, CAROL = "U0BOB0001", "U0CAROL01"
 NEW = "github:gamma/x#1"
+OLD = "github:gamma/x#5"
 
 
 NOBODY, NO_CLAIM = Actors(), Claims()
@@ -119,3 +121,43 @@ def test_status_names_the_actors_and_counts_what_they_routed(tmp_path: Path) -> 
         "work items: repos beta/*; 1 learned; actors 1 Slack, 1 GitHub"
     )
     assert describe_claims(fleet, A) == "work items: repos acme/*"
+
+
+def test_the_author_of_an_issue_is_asked_of_github_once() -> None:
+    with FakeGitHub({"gamma/x": {5}}) as github:
+        github.authors[("gamma/x", 5)] = "Carol-GH"
+        causers = issue_authors(github.url, TOKEN)
+        assert causers("github:gamma/x#5") == [("github", "Carol-GH")]
+        assert causers("https://github.com/gamma/x/issues/5") == [("github", "Carol-GH")]
+        assert causers("github:gamma/x#6") == []  # GitHub does not know it: nobody
+        assert causers("jira:acme.atlassian.net/OPS-1") == [] and causers("github:gamma/x") == []
+        asked = [q.path for q in github.requests]
+        assert asked == ["/repos/gamma/x/issues/5", "/repos/gamma/x/issues/6"]
+
+
+def test_github_is_asked_only_when_an_instance_registers_logins_and_there_is_a_token() -> None:
+    slack_only = instance("team-s", actors=Actors((BOB,)))
+    assert causers_for((A, slack_only), "http://127.0.0.1:9", TOKEN) is nobody
+    assert causers_for((A, B), "http://127.0.0.1:9", "") is nobody
+    assert causers_for((A, B), "http://127.0.0.1:9", TOKEN) is not nobody
+
+
+def test_an_issue_nobody_claims_goes_to_the_instance_that_registered_its_author(
+    tmp_path: Path,
+) -> None:
+    store: dict[str, Any] = {}
+    authors = {OLD: [("github", "Carol-GH")], NEW: [("github", "dave")]}
+    inbox = DurableQueue(tmp_path / "inbox.sqlite3", "inbox")
+    fleet = Fleet((A, B), store, inbox, causers=lambda ref: authors.get(ref, []))
+    sent: list[str] = []
+    relay = RoutedLoop(
+        (A, B),
+        fleet.owners,
+        sink_for=lambda i, _f, _b: Plane(i.name, sent),
+        unowned=fleet.route_unowned,
+    )
+    for ref in (OLD, NEW):
+        reply = {"path": "/sessions/reply", "json": {"ref": ref, "text": "use staging"}}
+        relay.send(reply, key=ref)
+    assert sent == [f"team-b:{OLD}"]  # dave is nobody's: his work item waits
+    assert Owners((A, B), store).owner(OLD) == B and fleet.owners.owner(NEW) is None

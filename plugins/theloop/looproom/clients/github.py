@@ -46,6 +46,12 @@ class GitHub(Service):
         answer = self._get(f"/repos/{repo}/pulls/{int(number)}")
         return read_object(answer, PEER, "the pull request", status=200)
 
+    def issue(self, repo: str, number: int) -> Read[dict[str, Any]]:
+        """``GET /repos/{repo}/issues/{number}`` (a pull request's number too): its author
+        is ``user.login``."""
+        answer = self._get(f"/repos/{repo}/issues/{int(number)}")
+        return read_object(answer, PEER, "the issue", status=200)
+
     def post_comment(self, repo: str, number: int, body: str) -> Read[dict[str, Any]]:
         """``POST /repos/{repo}/issues/{number}/comments``: the comment made."""
         answer = self._call("POST", self._comments(repo, number), {"body": body})

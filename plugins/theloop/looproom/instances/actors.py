@@ -1,12 +1,14 @@
 """Routing by who caused a work item: to the instance that registered that person.
 
 Each instance names the people it works for (``instances.<name>.actors``: Slack member
-ids, GitHub logins). A work item opened from Slack (a kickoff message, ``/the-loop new``)
-that no instance claims — no ``workItems`` match, nobody learned it — becomes the
-instance's that registered the member who asked for it, or that member's GitHub login
-(``people:``). The routing is kept as a claim (:meth:`Owners.route`), so the relay, the
-control verbs and the webhook agree on it, across restarts and replicas. Nobody claims it
-and nobody registered the person: nothing changes — it waits for an instance's event.
+ids, GitHub logins). A work item that no instance claims — no ``workItems`` match, nobody
+learned it — becomes the instance's that registered the person who caused it: for one
+opened from Slack (a kickoff message, ``/the-loop new``), the member who asked, or their
+GitHub login (``people:``); for any other GitHub issue or pull request, the login that
+opened it, asked of GitHub when the relay first has something for it. The routing is kept
+as a claim (:meth:`Owners.route`), so the relay, the control verbs and the webhook agree
+on it, across restarts and replicas. Nobody claims it and nobody registered the person:
+nothing changes — it waits for an instance's event.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
+from looproom import workitem
+from looproom.clients.github import GitHub
 from looproom.instances.owners import ClaimsFull, Owners
 from looproom.settings.instances import Instance
 
@@ -21,6 +25,12 @@ log = logging.getLogger(__name__)
 
 #: ``owned(work item, member)``: told once a member's request is opened.
 Opened = Callable[[str, str], None]
+#: ``causers(work item)``: who caused it, as ``(provider, name)`` pairs (none known: ``[]``).
+Causers = Callable[[str], list[tuple[str, str]]]
+#: Authors kept once asked (they never change): at most this many work items.
+MOST_AUTHORS = 1000
+#: A look-up is one of the relay's steps: GitHub answers well within this.
+AUTHOR_TIMEOUT = 5.0
 
 
 class Registry:
@@ -32,6 +42,9 @@ class Registry:
             for pair in instance.actors.pairs():
                 # The settings refuse a person two instances name; the first is kept anyway.
                 self._by_person.setdefault(pair, instance)
+
+    def __bool__(self) -> bool:
+        return bool(self._by_person)
 
     def registrar(self, causers: Iterable[tuple[str, str]]) -> Instance | None:
         """The instance that registered the first of ``causers`` someone registered."""
@@ -76,3 +89,40 @@ def on_opened(
         route(owners, registry, work_item, causers)
 
     return opened
+
+
+def nobody(_work_item: str) -> list[tuple[str, str]]:
+    return []
+
+
+def issue_authors(api: str, token: str) -> Causers:
+    """The login that opened a GitHub issue or pull request, asked of GitHub once (an
+    answer other than the issue: none known, asked again next time)."""
+    github = GitHub(api, token, timeout=AUTHOR_TIMEOUT)
+    known: dict[str, str] = {}
+
+    def causers(work_item: str) -> list[tuple[str, str]]:
+        ref = workitem.parse(workitem.canonical(work_item))
+        if ref is None or not ref.is_github or ref.number is None:
+            return []
+        key = str(ref)
+        if key not in known:
+            read = github.issue(ref.repository, ref.number)
+            user = read.value.get("user") if read.value is not None else None
+            login = user.get("login") if isinstance(user, Mapping) else None
+            if not isinstance(login, str) or not login:
+                log.info("instances: who opened %s is not known (%s)", key, read.status)
+                return []
+            if len(known) >= MOST_AUTHORS:
+                known.clear()
+            known[key] = login
+        return [("github", known[key])]
+
+    return causers
+
+
+def causers_for(instances: Sequence[Instance], api: str, token: str) -> Causers:
+    """Who caused a work item nobody owns: its GitHub author, asked of GitHub only when an
+    instance registers GitHub logins and the bot has a token; else nobody."""
+    wanted = any(instance.actors.github for instance in instances)
+    return issue_authors(api, token) if wanted and token else nobody

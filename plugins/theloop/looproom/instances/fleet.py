@@ -62,10 +62,14 @@ class Fleet:
         inbox: ingress.Inbox,
         *,
         clock: Callable[[], float] = time.time,
+        causers: actors.Causers = actors.nobody,
     ) -> None:
+        """``causers(work item)``: who caused a work item nobody owns (a GitHub issue's
+        author), for routing it by the ``actors`` the instances register."""
         self.instances = tuple(instances)
         self.owners = Owners(self.instances, store)
         self.actors = actors.Registry(self.instances)
+        self._causers = causers
         self._inbox, self._clock = inbox, clock
         self._store, self._store_lock = store, lock_for(store)
         self._last_event: dict[str, float] = {}
@@ -116,7 +120,14 @@ class Fleet:
     def control_plane(self, files: FileStore | None, book: ReplyBook | None = None) -> RoutedLoop:
         """The relay's way to the-loop: each call to the owner of its work item. ``book``
         keeps which replies landed, for every instance's look-ups."""
-        return RoutedLoop(self.instances, self.owners, files, book=book)
+        return RoutedLoop(self.instances, self.owners, files, book=book, unowned=self.route_unowned)
+
+    def route_unowned(self, work_item: str) -> Instance | None:
+        """A work item nobody owns, routed by who caused it (asked only when an instance
+        registers someone)."""
+        if not self.actors:
+            return None
+        return actors.route(self.owners, self.actors, work_item, self._causers(work_item))
 
     def on_opened(self, told: actors.Opened, people: Mapping[str, str]) -> actors.Opened:
         """The kickoff's ``owned``: ``told``, then the new work item routed to the instance

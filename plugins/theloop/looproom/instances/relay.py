@@ -2,8 +2,10 @@
 the work item: a reply, a skip, a record delivered to the session, and the look-up of a
 reply that may have landed (in that instance's event log, never another's).
 
-A work item no instance owns yet waits (its calls are retried) rather than being sent to
-a control plane that is not its own: an instance's first event about it makes it owned.
+A work item no instance owns yet is routed by who caused it, when an instance registered
+them (``unowned``: :mod:`looproom.instances.actors`); else it waits (its calls are retried)
+rather than being sent to a control plane that is not its own: an instance's first event
+about it makes it owned.
 """
 
 from __future__ import annotations
@@ -49,8 +51,10 @@ class RoutedLoop:
         *,
         sink_for: SinkFor = _loop_sink,
         book: ReplyBook | None = None,
+        unowned: Callable[[str], Instance | None] = lambda _work_item: None,
     ) -> None:
-        self._owners = owners
+        """``unowned(work item)``: the instance a work item nobody owns goes to, if any."""
+        self._owners, self._unowned = owners, unowned
         self._sinks = {instance.name: sink_for(instance, files, book) for instance in instances}
 
     def send(
@@ -58,9 +62,12 @@ class RoutedLoop:
     ) -> Outcome:
         work_item = work_item_of(target)
         owner = self._owners.owner(work_item, used=True)
+        if owner is None and work_item:
+            owner = self._unowned(work_item)
         if owner is None:
             return RetryLater(
                 f"no the-loop instance owns {work_item or 'this work item'} yet: waiting for "
-                "one to send an event about it (or for instances: to name its repository)"
+                "one to send an event about it (or for instances: to name its repository, or "
+                "the actors of one to name who caused it)"
             )
         return self._sinks[owner.name].send(target, key=key, unsure=unsure, first_try=first_try)
