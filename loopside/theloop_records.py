@@ -232,27 +232,50 @@ def pull(read: Callable[[int], Mapping[str, Any]], state: State, log: Path, emit
     with state.locked():
         kept = state.read()
         while True:
-            page = read(int(kept["after"]))
+            after = int(kept["after"])
+            page = read(after)
             missed += int(page.get("missed") or 0)
             records = [r for r in page["records"] if not acceptable(r)]
+            # The bot's records started afresh (a new data directory, a backup restored):
+            # what it serves numbered up to the old cursor may be in the log from before,
+            # anywhere in it — looked for in the whole log until the cursor is past there.
+            below = int(kept.get("afresh_below") or 0)
+            if int(page["next"]) < after or any(_seq(r) <= after for r in records):
+                below = max(below, after)
             if records:
-                done, there = _append(records, kept, state, log, emit)
+                whole = any(_seq(r) <= below for r in records)
+                done, there = _append(records, kept, state, log, emit, whole=whole)
                 appended, present = appended + done, present + there
             kept = {"after": int(page["next"])}
+            if kept["after"] < below:
+                kept["afresh_below"] = below
             state.write(kept)
             if not page.get("more"):
                 return Pulled(appended, present, kept["after"], missed)
 
 
+def _seq(record: Mapping[str, Any]) -> int:
+    seq = record.get("seq")
+    return seq if isinstance(seq, int) and not isinstance(seq, bool) else 0
+
+
 def _append(
-    records: list[Mapping[str, Any]], kept: Mapping[str, Any], state: State, log: Path, emit: Emit
+    records: list[Mapping[str, Any]],
+    kept: Mapping[str, Any],
+    state: State,
+    log: Path,
+    emit: Emit,
+    *,
+    whole: bool = False,
 ) -> tuple[int, int]:
     """One page appended: the log's length written down first, then each record not yet
-    there, then every one checked to be there."""
+    there (looked for after that length, or in the ``whole`` log), then every one checked
+    to be there."""
     since = kept.get("appending")
     if not isinstance(since, int):
         since = log.stat().st_size if log.exists() else 0
         state.write({**kept, "appending": since})
+    since = 0 if whole else since
     there = ids_after(log, since)
     fresh = [r for r in records if r["id"] not in there]
     for record in fresh:

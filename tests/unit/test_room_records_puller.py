@@ -31,6 +31,8 @@ class Bot:
 
     def read(self, after: int) -> Mapping[str, Any]:
         self.reads += 1
+        if after > max((r["seq"] for r in self.records), default=0):
+            after = 0  # a cursor past every number is another store's: from the first
         past = [r for r in self.records if r["seq"] > after]
         shown = past[: self.page]
         nxt = shown[-1]["seq"] if shown else after
@@ -125,6 +127,23 @@ class _nothing:
 
     def __exit__(self, *exc: object) -> None:
         return None
+
+
+def test_a_bot_whose_records_started_afresh_is_read_again_without_doubling_a_line(
+    tmp_path: Path,
+) -> None:
+    """The bot's data restored from a backup: its numbers start lower than the cursor, and
+    it serves records the log already holds beside ones it never had."""
+    path, log = _log(tmp_path)
+    bot, state = Bot(5), State(tmp_path / "state")
+    pull(bot.read, state, path, log.emit)
+    for n in range(6):  # the-loop's own lines after them: the old ones are far back now
+        eventlog.EventLog(path=path, source="poll").emit("poll.item_filtered", item_number=n)
+    restored = Bot(3)
+    restored.records.append({**_record(4), "id": "posted:after-the-restore"})
+    done = pull(restored.read, state, path, log.emit)
+    assert (done.appended, done.present, done.cursor) == (1, 3, 4)
+    assert _ids(path) == [*(f"posted:e{n}" for n in range(1, 6)), "posted:after-the-restore"]
 
 
 def test_a_log_that_takes_nothing_keeps_the_cursor_where_it_was(tmp_path: Path) -> None:

@@ -85,6 +85,17 @@ def test_a_reader_gets_what_is_past_its_cursor_in_order_and_the_cursor_moves(
     assert records.since(second.next).next == second.next  # nothing new: stays put
 
 
+def test_a_cursor_from_a_store_started_afresh_reads_this_one_from_its_first_record(
+    opened: Callable[[], RoomRecords],
+) -> None:
+    records = opened()
+    assert records.since(7).records == [] and records.since(7).next == 0  # nothing kept yet
+    records.add(_record(1), ITEM)
+    records.add(_record(2), ITEM)
+    assert [r["id"] for r in records.since(7).records] == ["r1", "r2"]  # 7 was another's
+    assert records.since(2).records == []  # its own newest: nothing new
+
+
 def test_a_page_exactly_the_limit_says_no_more_and_one_past_it_says_more(
     opened: Callable[[], RoomRecords],
 ) -> None:

@@ -143,15 +143,19 @@ class RoomRecords:
         self, after: int, limit: int = PAGE_MAX, visible: Callable[[str], bool] | None = None
     ) -> Page:
         """Up to ``limit`` records numbered past ``after``, oldest first; ``visible`` says
-        which work items' records this reader may see (None: all)."""
+        which work items' records this reader may see (None: all). A cursor past every
+        number this store gave is another store's (the bot's data started afresh): read
+        from its first record, so nothing it keeps is skipped."""
         limit = max(1, min(limit, PAGE_MAX))
         with self._transact() as run:
+            oldest, newest = run("SELECT min(seq), max(seq) FROM theloop_room_records", ())[0]
+            if after > int(newest or 0):
+                after = 0
             rows = run(
                 "SELECT seq, id, work_item, record FROM theloop_room_records"
                 " WHERE seq > ? ORDER BY seq LIMIT ?",
                 (after, limit + 1),
             )
-            oldest = run("SELECT min(seq) FROM theloop_room_records", ())[0][0]
         more = len(rows) > limit
         rows = rows[:limit]
         missed = max(0, int(oldest) - after - 1) if oldest is not None and after > 0 else 0
