@@ -124,6 +124,26 @@ def test_two_replicas_share_a_methods_budget(
     assert [c.status for c in slack.calls_to("chat.update")] == [200, 200, 200]
 
 
+def test_once_a_methods_burst_is_spent_the_pair_calls_it_a_tenth_under_its_tier(
+    slack: FakeSlack, pools: tuple[Database, Database]
+) -> None:
+    # Two catch-ups reading every thread at once spend a tier's burst; from then on a turn
+    # at exactly Slack's spacing could reach Slack a round trip sooner than it, refused.
+    clock = Clock()
+    one, two = (_replica(slack, pool, clock) for pool in pools)
+    slack.limits.clear()  # the fake's limits keep real time; here the test's clock says when
+    ts = one.post_message(ROOM, text="v0").ts
+    assert [one.update_message(ROOM, ts, text=f"v{n}").ok for n in (1, 2)] == [True, True]
+    assert two.update_message(ROOM, ts, text="v3").ok  # the burst of three, spent
+    clock.now += 60.0  # Slack's spacing at one a minute: not yet the pair's
+    assert two.update_message(ROOM, ts, text="v4").kind == t.RATE_LIMITED
+    assert one.update_message(ROOM, ts, text="v4").kind == t.RATE_LIMITED
+    clock.now += 60.0 / 0.9 - 60.0 + 1e-6  # a tenth under Slack's pace: one call more
+    assert two.update_message(ROOM, ts, text="v4").ok
+    assert one.update_message(ROOM, ts, text="v5").kind == t.RATE_LIMITED
+    assert [c.args["text"] for c in slack.calls_to("chat.update")] == ["v1", "v2", "v3", "v4"]
+
+
 def test_a_429_one_replica_hears_holds_the_other_for_its_retry_after(
     slack: FakeSlack, pools: tuple[Database, Database]
 ) -> None:

@@ -12,6 +12,7 @@ from slack_sdk import WebClient
 from looproom.metrics import Metrics
 from looproom.slack import responses as t
 from looproom.slack.channel_lookup import find_channel, lookup_channel
+from looproom.slack.limits import MethodLimits, Tier
 from looproom.slack.pacer import Pacer
 from looproom.slack.speakers import SlackPoster
 from looproom.slack.transport import SlackTransport
@@ -112,6 +113,21 @@ def test_every_429_is_counted_in_the_metrics_also_those_retried_inline(
     assert counted() == 4
     statuses = [c.status for c in slack.calls]
     assert statuses.count(429) == 4
+
+
+def test_a_429_retried_inline_takes_the_one_call_slack_takes_again(
+    slack: FakeSlack, clock: Clock
+) -> None:
+    # slack_sdk's inline retry takes no turn: at the 429's end Slack takes one call, and the
+    # retry is it — a turn handed out then as well would reach Slack beside it, refused.
+    limits = MethodLimits({"conversations.replies": Tier(per_minute=60, burst=5)}, clock)
+    client = WebClient(token=BOT_TOKEN, base_url=slack.url)
+    transport = SlackTransport.beside(client, pacer=Pacer(clock=clock), limits=limits)
+    ts = transport.post_message(ROOM, text="a thread").ts
+    slack.fail("conversations.replies", "429", retry_after=0)
+    assert transport.replies(ROOM, ts).ok
+    assert [c.status for c in slack.calls_to("conversations.replies")] == [429, 200]
+    assert limits.wait("conversations.replies") == pytest.approx(1.0)  # one a second after
 
 
 def test_a_5xx_on_a_post_is_not_repeated_inline_because_it_may_have_landed(

@@ -32,10 +32,12 @@ log = logging.getLogger(__name__)
 
 #: A row's key: a channel's posts, or a method's calls.
 POSTS, CALLS = "post ", "call "
-#: The replicas' posts a second per room together: a tenth under Slack's one. A turn is
-#: taken a database round trip or two before its post leaves, and those differ between
-#: replicas (and from post to post on a busy machine), so two posts whose turns are a
-#: second apart could reach Slack less than a second apart, and the second be refused.
+#: The replicas' pace together, a share of Slack's: a tenth under it, for a channel's posts
+#: (0.9 a second) and for each tiered method's calls (its tier's rate). A turn is taken a
+#: database round trip or two before its call leaves, and those differ between replicas
+#: (and from call to call on a busy machine), so two calls whose turns are Slack's spacing
+#: apart could reach Slack closer together, and the second be refused once the budget's
+#: burst is spent (two catch-ups reading every thread at once spend a tier's).
 SHARED_PACE = 0.9
 
 
@@ -163,7 +165,8 @@ class SharedPacer(Pacer):
 
 class SharedLimits(MethodLimits):
     """:class:`MethodLimits` whose methods' buckets, holds and last 429s are every
-    replica's; the one-at-a-time after a 429 is each process's own."""
+    replica's; the one-at-a-time after a 429 is each process's own. Each tier is kept at
+    :data:`SHARED_PACE` of its rate (its burst whole)."""
 
     def __init__(
         self,
@@ -171,7 +174,8 @@ class SharedLimits(MethodLimits):
         tiers: Mapping[str, Tier] = TIERS,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        super().__init__(tiers, clock)
+        paced = {m: Tier(t.per_minute * SHARED_PACE, t.burst) for m, t in tiers.items()}
+        super().__init__(paced, clock)
         self._budgets = budgets
 
     def reserve(self, method: str, most: float) -> float | None:
@@ -189,16 +193,16 @@ class SharedLimits(MethodLimits):
             return None
         return wait
 
-    def hold(self, method: str, seconds: float) -> None:
+    def hold(self, method: str, seconds: float, *, retried: bool = False) -> None:
         try:
             with self._budgets.locked(CALLS + method) as kept:
                 self._take_over(method, kept)
-                super().hold(method, seconds)
+                super().hold(method, seconds, retried=retried)
                 kept.clear()
                 kept.update(self._kept(method))
         except StorageError as exc:  # this replica holds it at least
             self._budgets.unreachable(exc)
-            super().hold(method, seconds)
+            super().hold(method, seconds, retried=retried)
 
     def wait(self, method: str) -> float:
         self._refresh(method)

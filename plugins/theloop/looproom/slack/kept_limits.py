@@ -113,8 +113,8 @@ class KeptLimits(MethodLimits):
             self._keeper.keep()
         return wait
 
-    def hold(self, method: str, seconds: float) -> None:
-        super().hold(method, seconds)
+    def hold(self, method: str, seconds: float, *, retried: bool = False) -> None:
+        super().hold(method, seconds, retried=retried)
         self._keeper.keep()
 
 

@@ -174,11 +174,12 @@ class MethodLimits:
             self._careful[method] = (threading.get_ident(), now + FINDING_OUT_LEASE)
             return True
 
-    def hold(self, method: str, seconds: float) -> None:
+    def hold(self, method: str, seconds: float, *, retried: bool = False) -> None:
         """No call of ``method`` during ``seconds``: Slack answered this thread's call 429
         with this wait. The budget is spent; from then on one call finds out alone whether
         Slack takes more: this thread's (retried inline, or its next), unless another
-        thread's already is."""
+        thread's already is. ``retried``: slack_sdk retries this call inline once the wait
+        is over, without a turn — it is the one call Slack takes then."""
         with self._lock:
             now = self._clock()
             self._held = {m: t for m, t in self._held.items() if t > now}
@@ -188,7 +189,7 @@ class MethodLimits:
             self._left.pop(method, None)  # the next call goes at Slack's word, then spaced
             if method in self._tiers:
                 # Slack's Retry-After is when it takes one call again, and no more then.
-                self._buckets[method] = (1.0, until)
+                self._buckets[method] = (0.0 if retried else 1.0, until)
             if not self._other_finding_out(method, now):
                 self._careful[method] = (threading.get_ident(), until + FINDING_OUT_LEASE)
 

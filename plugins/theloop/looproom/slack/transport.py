@@ -105,10 +105,11 @@ class SlackTransport:
         """
         # A 429 retried inline never reaches the transport's answer: the handler tells the
         # transport, whose on_rate_limited is looked up at each 429 so a later assignment
-        # counts, and whose limits hold the method for every slot meanwhile.
+        # counts, and whose limits hold the method for every slot meanwhile — the retry
+        # itself taking the call Slack gives back when the hold ends.
         handlers = retry_handlers(
             max_inline_wait,
-            lambda m, s: transport.rate_limited(m, s),
+            lambda m, s: transport.rate_limited(m, s, retried=True),
             lambda m: transport.retries_alone(m),
         )
         sibling = WebClient(
@@ -122,12 +123,13 @@ class SlackTransport:
         transport = cls(sibling, pacer=pacer, limits=limits, max_inline_wait=max_inline_wait)
         return transport
 
-    def rate_limited(self, method: str, retry_after: float) -> None:
+    def rate_limited(self, method: str, retry_after: float, *, retried: bool = False) -> None:
         """Slack answered ``method`` 429: counted, and the method held for everyone (a
-        post's channel is held by :meth:`post_message`, which knows it)."""
+        post's channel is held by :meth:`post_message`, which knows it); ``retried``: the
+        call is made again inline when the hold ends."""
         self.on_rate_limited()
         if method not in PER_CHANNEL:
-            self.limits.hold(method, retry_after)
+            self.limits.hold(method, retry_after, retried=retried)
 
     def retries_alone(self, method: str) -> bool:
         """Whether this thread may retry a 429 of ``method`` inline: a post never here (see
