@@ -472,3 +472,13 @@ def test_a_choice_is_open_for_exactly_ten_minutes(waited: float, opened: list[st
     rig.now += waited
     assert rig.pick("acme/web")
     assert [o[0] for o in rig.maker.opened] == opened
+
+
+def test_who_owns_a_new_work_item_is_said_before_its_thread_is_posted() -> None:
+    """An instance that notices the new issue while its line is on the way to Slack finds
+    it routed already (routing by who asked for it: ``instances.<name>.actors``)."""
+    rig = Rig()
+    posts_then: list[int] = []
+    rig.opener.opening.owned = lambda item, member: posts_then.append(len(rig.poster.posts))
+    assert rig.message(f"<@{BOT}> Flaky teardown in the batch runner")
+    assert posts_then == [0] and len(rig.poster.posts) == 1

@@ -141,7 +141,8 @@ class Opening:
         menu that asks."""
         self.queue, self._maker, self._poster = queue, maker, poster
         self._policy, self._bind, self._ask, self._clock = policy, bind, ask, clock
-        #: Told ``(work item, member)`` once a member's request is opened: they own it.
+        #: Told ``(work item, member)`` once a member's request is opened: they own it
+        #: (told again if its thread is tried again).
         self.owned: Callable[[str, str], None] = lambda _work_item, _member: None
 
     def put(self, asked: Wanted, repo: str) -> bool:
@@ -200,6 +201,9 @@ class Opening:
         """The work item's thread and its "🆕 Opened" line, posted once."""
         asked, key = stored.asked, line_key(stored.asked.key)
         log.info("kickoff: %s opened as %s", asked.key, opened.ref)
+        # Who owns it is said before anything is posted: an instance that would notice the
+        # new issue finds it routed already (said again, harmlessly, on a retry).
+        self.owned(opened.ref, asked.member)
         if asked.thread:
             # The message's thread is the work item's before its Start button is shown: a
             # press can come before Slack's answer to the post gives us the button's ts.
@@ -216,7 +220,6 @@ class Opening:
             return NotSaid(f"{opened.ref} is opened; posting its line in Slack", uncertain=True)
         anchor = asked.thread or ts
         self._bind(opened.ref, asked.channel, tuple(dict.fromkeys((anchor, ts))))
-        self.owned(opened.ref, asked.member)
         return Delivered(opened.ref)
 
     def _earlier(self, stored: Stored, key: str) -> str | None:
