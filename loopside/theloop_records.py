@@ -58,6 +58,8 @@ PAGE = 500
 #: The bot's answer is at most a page of records: more than this is not its answer.
 MAX_ANSWER = 8 * 1024 * 1024
 DEFAULT_TIMEOUT = 10.0
+#: A record's fields are ids and counts: one larger than this is not the room's.
+MAX_FIELDS = 4096
 EXIT_OK, EXIT_REFUSED, EXIT_USAGE, EXIT_LOG = 0, 1, 2, 3
 _ENVELOPE = ("ts", "source", "event", "level", "pid", ID_FIELD)
 _TS = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
@@ -155,9 +157,21 @@ def acceptable(record: Any) -> str:
         return f"{str(event)[:60]!r} is not a channel.* record"
     if not isinstance(record.get("ts"), str) or not _TS.match(record["ts"]):
         return "its ts is not the-loop's time"
-    if record.get("level") not in _LEVELS or not isinstance(record.get("fields"), Mapping):
+    fields = record.get("fields")
+    if record.get("level") not in _LEVELS or not isinstance(fields, Mapping):
         return "no level or fields"
+    if not all(_plain(value) for value in fields.values()):
+        return "a field that is not a string, number or list of them"
+    if len(json.dumps(fields, default=str)) > MAX_FIELDS:
+        return f"fields over {MAX_FIELDS} characters"
     return ""
+
+
+def _plain(value: Any) -> bool:
+    """A value the-loop's own records carry: ids, counts, flags — or a list of them."""
+    if isinstance(value, list):
+        return all(_plain(item) and not isinstance(item, list) for item in value)
+    return value is None or isinstance(value, (str, int, float, bool))
 
 
 def ids_after(log: Path, offset: int) -> set[str]:

@@ -166,6 +166,22 @@ def test_only_channel_records_get_into_the_loops_log(tmp_path: Path) -> None:
     assert theloop_records.acceptable(forged) == "'dispatch.succeeded' is not a channel.* record"
 
 
+@pytest.mark.parametrize(
+    ("fields", "why"),
+    [
+        ({"error": "x" * 4083}, ""),  # at the cap, with its key and quotes
+        ({"error": "x" * 4084}, "fields over 4096 characters"),
+        ({"nested": {"a": 1}}, "a field that is not a string, number or list of them"),
+        ({"channels": ["slack", ["deeper"]]}, "a field that is not a string, number or list"),
+    ],
+)
+def test_a_record_larger_or_deeper_than_the_rooms_ids_and_counts_is_not_appended(
+    fields: dict[str, Any], why: str
+) -> None:
+    said = theloop_records.acceptable({**_record(1), "fields": fields})
+    assert said.startswith(why) and bool(said) == bool(why)
+
+
 def test_a_record_cannot_rewrite_the_envelope(tmp_path: Path) -> None:
     path, log = _log(tmp_path)
     bot = Bot(1)

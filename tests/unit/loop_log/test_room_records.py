@@ -185,6 +185,15 @@ def test_a_store_that_fails_costs_the_room_nothing(caplog: pytest.LogCaptureFixt
     assert records.has("r1") is False
 
 
+def test_a_peers_long_error_is_cut_to_the_size_of_a_reason(tmp_path: Path) -> None:
+    records = sqlite_records(tmp_path / "queues.sqlite3")
+    log = ChannelLog(records)
+    log.post_failed("e1", ITEM, "decision-pending", "x" * 300)
+    log.post_failed("e2", ITEM, "decision-pending", "y" * 301)
+    first, second = (r["fields"]["error"] for r in records.since(0).records)
+    assert first == "x" * 300 and second == "y" * 299 + "…"
+
+
 def test_a_level_the_loop_does_not_know_is_refused(tmp_path: Path) -> None:
     records = sqlite_records(tmp_path / "queues.sqlite3")
     with pytest.raises(ValueError, match="level 'loud'"):

@@ -27,6 +27,8 @@ THREAD_OPENED = "channel.thread_opened"
 COMMAND_RECEIVED, COMMAND_COMPLETED = "channel.command_received", "channel.command_completed"
 #: Our refusals the-loop has a word of its own for; the others keep ours.
 PEER_REASONS = {"unauthorized": "unauthorized-actor"}
+#: A field is an id, a count or a reason: a longer text (an error from a peer) is cut.
+FIELD_MAX = 300
 
 
 class ChannelLog:
@@ -127,6 +129,12 @@ class ChannelLog:
             return
         named = {"channel": CHANNEL} if channel else {}
         kept = {**named, "work_item": work_item or None, **fields}
-        kept = {name: value for name, value in kept.items() if value not in (None, "")}
+        kept = {name: _short(value) for name, value in kept.items() if value not in (None, "")}
         record = Record(rid, event, stamp(self._clock()), level, kept)
         self._records.add(record, work_item)
+
+
+def _short(value: Any) -> Any:
+    if isinstance(value, str) and len(value) > FIELD_MAX:
+        return value[: FIELD_MAX - 1] + "…"
+    return value
