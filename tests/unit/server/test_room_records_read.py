@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from looproom.durable.sqlite import StorageError
 from looproom.inbound.webhook import Request
 from looproom.instances.fleet import Fleet
 from looproom.loop_log.book import PAGE_MAX, Page, Record, RoomRecords, sqlite_records
@@ -77,6 +78,16 @@ def test_a_read_not_signed_by_the_secret_is_refused_before_anything_is_read(
 ) -> None:
     answer = room_records.answer(request_, secret=SECRET, records=Untouchable())
     assert answer.status == 401
+
+
+def test_a_store_that_cannot_be_read_now_is_a_503_to_retry() -> None:
+    class Down(Untouchable):
+        def since(self, *args: Any, **kwargs: Any) -> Page:
+            raise StorageError("queues.sqlite3", OSError(5, "Input/output error"))
+
+    answer = room_records.answer(_request({"after": 0}), secret=SECRET, records=Down())
+    assert (answer.status, answer.headers.get("Retry-After")) == (503, "30")
+    assert "queues.sqlite3" not in json.dumps(answer.body)  # the file is the admin's to see
 
 
 def test_without_a_secret_nobody_reads_them() -> None:

@@ -5,7 +5,8 @@ key id naming which), over a body that says where to read from::
 
     {"after": <the last seq read, 0 at first>, "limit": <1..500, default 500>}
 
-Checks run before anything is read: 405 → 503 no secret (fail closed) → 413 → 401 → 400.
+Checks run before anything is read: 405 → 503 no secret (fail closed) → 413 → 401 → 400;
+a store that cannot be read is 503 with ``Retry-After``.
 The answer is ``{"records": [...], "next": <cursor>, "missed": <n>, "more": <bool>}``; each
 record ``{"seq", "id", "event", "ts", "level", "fields"}``. An instance is shown only the
 records of the work items it owns (a record of no work item, none of them).
@@ -19,6 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from looproom import strict_json
+from looproom.durable.sqlite import StorageError
 from looproom.inbound.signing import SignatureError, verify
 from looproom.inbound.webhook import SECRET_ENV, Answer, Request, body_too_large
 from looproom.instances.fleet import Fleet
@@ -56,7 +58,11 @@ def answer(
         return Answer(400, {"error": str(exc)})
     if records is None:
         return Answer(503, {"error": "this bot keeps no records for the-loop's event log"})
-    page = records.since(after, limit, visible)
+    try:
+        page = records.since(after, limit, visible)
+    except StorageError as exc:
+        log.error("room records: not read, answering 503: %s", exc)
+        return Answer(503, {"error": "storage unavailable; retry later"}, {"Retry-After": "30"})
     return Answer(
         200,
         {"records": page.records, "next": page.next, "missed": page.missed, "more": page.more},
