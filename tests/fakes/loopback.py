@@ -154,6 +154,8 @@ class Request:
     headers: dict[str, str]
     body: Any
     status: int = 0
+    #: Answered a byte at a time (a ``trickle`` fault) rather than at once.
+    trickle: bool = False
 
 
 @dataclass
@@ -164,7 +166,9 @@ class Fault:
     status: int = 500
     times: int = 1
     headers: dict[str, str] = field(default_factory=dict)
-    kind: str = "status"  # "status" | "drop" | "land_then_drop"
+    #: "status" | "drop" | "land_then_drop" | "trickle" (the route's own answer, its body sent
+    #: a byte at a time until :meth:`LoopbackServer.release_trickles`: a peer slow, not dead)
+    kind: str = "status"
     body: Any = None  # the scripted answer's JSON body; None: ``{"message": "scripted"}``
 
 
@@ -180,8 +184,28 @@ class _JSONHandler(LoopbackHandler):
         status, headers, answer = self.fake.handle(request)
         if status == 0:
             self.hang_up()
+        elif request.trickle:
+            self.send_trickled(status, headers, answer)
         else:
             self.send_json(status, headers, answer)
+
+    def send_trickled(self, status: int, headers: dict[str, str], body: Any) -> None:
+        """The answer's head at once, its body a byte every 50 ms until let go."""
+        payload = json.dumps(body).encode()
+        with contextlib.suppress(OSError):
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json; charset=utf-8")
+            self.send_header("Content-Length", str(len(payload)))
+            for name, value in headers.items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.flush()
+            sent = 0
+            while sent < len(payload) and not self.fake.let_go.wait(0.05):
+                self.wfile.write(payload[sent : sent + 1])
+                self.wfile.flush()
+                sent += 1
+            self.wfile.write(payload[sent:])
 
 
 class LoopbackServer(LoopbackHTTP):
@@ -196,6 +220,20 @@ class LoopbackServer(LoopbackHTTP):
         #: Called with each request before it is answered, the fake's lock not held: a
         #: test may hold requests there (e.g. until several are in flight at once).
         self.before: Callable[[Request], None] = lambda _request: None
+        #: Set: every trickling answer sends the rest of its body at once.
+        self.let_go = threading.Event()
+
+    def release_trickles(self) -> None:
+        """Let every ``trickle`` answer finish at once."""
+        self.let_go.set()
+
+    def start(self) -> LoopbackServer:
+        self.let_go.clear()  # trickling again once back
+        return super().start()
+
+    def stop(self) -> None:
+        self.let_go.set()  # no handler thread left trickling after the fake is down
+        super().stop()
 
     def fail(self, match: str, status: int = 500, **options: Any) -> None:
         with self._changed:
@@ -210,9 +248,11 @@ class LoopbackServer(LoopbackHTTP):
             fault = next((f for f in self.faults if f.match in request.path and f.times > 0), None)
             if fault is not None:
                 fault.times -= 1
-            if fault is None or fault.kind == "land_then_drop":
+            if fault is None or fault.kind in ("land_then_drop", "trickle"):
                 status, headers, body = self.route(request)
-            if fault is not None and fault.kind != "status":
+            if fault is not None and fault.kind == "trickle":
+                request.trickle = True
+            elif fault is not None and fault.kind != "status":
                 status, headers, body = 0, {}, None
             elif fault is not None:
                 status, headers = fault.status, fault.headers

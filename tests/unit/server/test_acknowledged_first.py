@@ -31,6 +31,7 @@ from looproom.room import buttons
 from looproom.server.app import App
 from looproom.server.runner import HttpServer
 from looproom.settings import Environment, Settings
+from looproom.settings.grants import DEFAULT_GRANTS, INSTANCE
 from looproom.slack.transport import SlackTransport
 from tests.fakes.loop_api import FakeLoop
 from tests.fakes.slack_api import BOT_TOKEN, FakeSlack
@@ -63,6 +64,15 @@ def held_loop() -> Iterator[tuple[FakeLoop, threading.Event]]:
         let_go.set()
 
 
+@pytest.fixture
+def trickling_loop() -> Iterator[FakeLoop]:
+    """The fake of the-loop answering every call a byte at a time: slow, not dead, so no
+    read of it ever times out."""
+    with FakeLoop() as loop:
+        loop.fail("/api/v1/", kind="trickle", times=1000)
+        yield loop
+
+
 def _room(
     tmp_path: Path, slack: FakeSlack | None, env: Mapping[str, str] | None = None
 ) -> Activation:
@@ -78,7 +88,12 @@ def _room(
                 **(env or {}),
             }
         ),
-        Settings(channel=ROOM, subscribe=KNOWN_EVENTS, authorized_users=frozenset({ALICE})),
+        Settings(
+            channel=ROOM,
+            subscribe=KNOWN_EVENTS,
+            authorized_users=frozenset({ALICE}),
+            publish=DEFAULT_GRANTS | {INSTANCE},  # restart and upgrade too
+        ),
         store={},
         data_dir=tmp_path,
         slack=transport,
@@ -261,5 +276,43 @@ def test_a_slash_command_over_socket_mode_is_acked_while_the_loop_holds_its_answ
         assert not let_go.is_set()
         assert acks[0]["envelope_id"] == "e-2"
         assert "shown from the room's memory alone" in acks[0]["payload"]["text"]
+    finally:
+        room.stop()
+
+
+# -- a the-loop slow but never silent: each read is quick, the whole is not -------------------
+
+LATE = "did not answer in time for Slack"
+
+
+@pytest.mark.parametrize("asked", ["status", "restart"])
+def test_a_slash_command_over_http_is_answered_in_time_while_the_loop_trickles(
+    served, trickling_loop: FakeLoop, asked: str
+) -> None:
+    _, server = served(None, {"THELOOP_LOOP_API": trickling_loop.url})
+    body = urllib.parse.urlencode(_slash(asked)).encode()
+    headers = signed.slack_headers(SLACK_SECRET, body)
+    answer = _in_background(
+        lambda: signed.post("127.0.0.1", server.port, signed.COMMANDS_PATH, body, headers)
+    )
+    wait_for(lambda: answer, PATIENCE, "Slack answered while the-loop trickles")
+    assert not trickling_loop.let_go.is_set()
+    ((status, raw),) = answer
+    assert status == 200 and LATE in json.loads(raw)["text"]
+
+
+@pytest.mark.parametrize("asked", ["status", "restart"])
+def test_a_slash_command_over_socket_mode_is_acked_in_time_while_the_loop_trickles(
+    tmp_path: Path, trickling_loop: FakeLoop, backend: Backend, asked: str
+) -> None:
+    room = _room(tmp_path, None, {"THELOOP_LOOP_API": trickling_loop.url})
+    try:
+        acks = backend.slack_socket_mode.acks
+        chat.listen_for_commands(backend, room.decisions.slash.answer)
+        envelope = {"type": "slash_commands", "envelope_id": "e-3", "payload": _slash(asked)}
+        _in_background(lambda: backend.receive(envelope))
+        wait_for(lambda: acks, PATIENCE, "the envelope acked while the-loop trickles")
+        assert not trickling_loop.let_go.is_set()
+        assert LATE in acks[0]["payload"]["text"]
     finally:
         room.stop()

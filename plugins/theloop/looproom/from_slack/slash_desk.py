@@ -24,9 +24,16 @@ from looproom.decide.desk import Desk
 from looproom.decide.judging import Received
 from looproom.decide.verdict import ADMITTED, REFUSED
 from looproom.from_slack import slash
+from looproom.from_slack.in_time import within
 from looproom.room.readers import Asker, Readers
 from looproom.room.routing import BindingBook
 
+#: Said when the-loop is too slow for Slack's 3 s (``looproom.from_slack.in_time``).
+_STATUS_LATE = "the-loop did not answer in time for Slack: ask `/the-loop status` again."
+_LOOP_LATE = (
+    "Asked the-loop, which did not answer in time for Slack: whether it took the command, "
+    "`/the-loop status` says in a moment."
+)
 #: ``room_facts(channel)`` → (the one work item bound to it, its one repository).
 RoomFacts = Callable[[str], tuple[str, str]]
 
@@ -72,11 +79,11 @@ class SlashDesk:
         if command.action == slash.HELP:
             return slash.ephemeral(slash.help_text(own, self._policy().granted))
         if command.action == slash.STATUS:
-            return slash.ephemeral(self._status(command))
+            return slash.ephemeral(within(lambda: self._status(command), _STATUS_LATE))
         if command.action == slash.MINE and self._mine is not None:
             return slash.ephemeral(self._mine(command.member))
         if command.action in (slash.RESTART, slash.UPGRADE, slash.STANDING):
-            return slash.ephemeral(self._loop(command))
+            return slash.ephemeral(within(lambda: self._loop(command), _LOOP_LATE))
         if command.action == slash.NEW:
             if self.kickoff is None:
                 return slash.ephemeral(
