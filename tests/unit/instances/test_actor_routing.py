@@ -13,7 +13,14 @@ import pytest
 from looproom.durable.outcome import Delivered, RetryLater
 from looproom.durable.queue import DurableQueue
 from looproom.instances import owners as owners_module
-from looproom.instances.actors import Registry, causers_for, issue_authors, nobody, on_opened
+from looproom.instances.actors import (
+    Askers,
+    Registry,
+    causers_for,
+    issue_authors,
+    nobody,
+    on_opened,
+)
 from looproom.instances.fleet import Fleet
 from looproom.instances.owners import Owners
 from looproom.instances.relay import RoutedLoop
@@ -41,9 +48,8 @@ TOLD: list[tuple[str, str]] = []
 def opened(store: dict[str, Any], people: dict[str, str] | None = None) -> Any:
     owners = Owners((A, B), store)
     TOLD.clear()
-    return owners, on_opened(
-        lambda *pair: TOLD.append(pair), owners, Registry((A, B)), people or {}
-    )
+    told = lambda *pair: TOLD.append(pair)  # noqa: E731
+    return owners, on_opened(told, owners, Registry((A, B)), people or {}, Askers(store))
 
 
 def test_a_work_item_nobody_claims_goes_to_the_instance_that_registered_who_asked() -> None:
@@ -71,15 +77,30 @@ def test_a_claim_comes_before_who_asked() -> None:
     learner = instance("team-c")
     Owners((A, B, learner), store).claim(learner, NEW)  # C's event named it first
     owners = Owners((A, B, learner), store)
-    on_opened(lambda *_: None, owners, Registry((A, B, learner)), {})(NEW, BOB)
+    on_opened(lambda *_: None, owners, Registry((A, B, learner)), {}, Askers(store))(NEW, BOB)
     assert owners.owner(NEW) == learner
 
 
-def test_nobody_registered_who_asked_so_it_waits_as_before() -> None:
+def test_nobody_registered_who_asked_so_it_waits_until_an_instance_does(
+    tmp_path: Path,
+) -> None:
     store: dict[str, Any] = {}
-    owners, hook = opened(store, people={CAROL: "someone-else"})
-    hook(NEW, CAROL)
-    assert owners.owner(NEW) is None and store == {}
+    inbox = DurableQueue(tmp_path / "inbox.sqlite3", "inbox")
+    Fleet((A, B), store, inbox).on_opened(lambda *_: None, {CAROL: "Carol-X"})(NEW, CAROL)
+    assert Owners((A, B), store).owner(NEW) is None  # it waits, as before
+    sent: list[str] = []
+    reply = {"path": "/sessions/reply", "json": {"ref": NEW, "text": "use staging"}}
+    # The settings change and the bot starts again: C now registers Carol's login.
+    c = instance("team-c", Claims(repos=("gamma/y",), learn=False), Actors(github=("carol-x",)))
+    fleet = Fleet((A, B, c), store, inbox)
+    relay = RoutedLoop(
+        (A, B, c),
+        fleet.owners,
+        sink_for=lambda i, _f, _b: Plane(i.name, sent),
+        unowned=fleet.route_unowned,
+    )
+    assert isinstance(relay.send(reply, key="k1"), Delivered)
+    assert sent == [f"team-c:{NEW}"] and fleet.owners.owner(NEW) == c
 
 
 def test_claims_full_leaves_it_unrouted_and_counted(monkeypatch: pytest.MonkeyPatch) -> None:

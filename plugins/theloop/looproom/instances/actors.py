@@ -8,16 +8,20 @@ GitHub login (``people:``); for any other GitHub issue or pull request, the logi
 opened it, asked of GitHub when the relay first has something for it. The routing is kept
 as a claim (:meth:`Owners.route`), so the relay, the control verbs and the webhook agree
 on it, across restarts and replicas. Nobody claims it and nobody registered the person:
-nothing changes — it waits for an instance's event.
+it waits, as before, and who asked for it is kept (:class:`Askers`) for when an instance
+registers them.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequence
+from typing import Any
 
 from looproom import workitem
 from looproom.clients.github import GitHub
+from looproom.durable.bounded import touched
+from looproom.durable.state import lock_for, stored_mapping
 from looproom.instances.owners import ClaimsFull, Owners
 from looproom.settings.instances import Instance
 
@@ -27,6 +31,10 @@ log = logging.getLogger(__name__)
 Opened = Callable[[str, str], None]
 #: ``causers(work item)``: who caused it, as ``(provider, name)`` pairs (none known: ``[]``).
 Causers = Callable[[str], list[tuple[str, str]]]
+#: The state key: canonical work item → who asked for it, ``"slack:U… github:login"``.
+ASKERS_KEY = "instances.askers"
+#: Askers kept at most: the least recently opened go first.
+MOST_ASKERS = 5000
 #: Authors kept once asked (they never change): at most this many work items.
 MOST_AUTHORS = 1000
 #: A look-up is one of the relay's steps: GitHub answers well within this.
@@ -76,17 +84,44 @@ def route(
     return owner
 
 
+class Askers:
+    """Who asked for each work item opened from Slack that was not routed (nobody claimed
+    it, nobody registered them): kept, bounded, so that once an instance registers them —
+    the settings changed, the bot restarted — what waits for the work item goes to it."""
+
+    def __init__(self, store: MutableMapping[str, Any]) -> None:
+        self._store, self._lock = store, lock_for(store)
+
+    def keep(self, work_item: str, causers: Sequence[tuple[str, str]]) -> None:
+        said = " ".join(f"{provider}:{name}" for provider, name in causers)
+        with self._lock:
+            kept = stored_mapping(self._store, ASKERS_KEY)
+            key = workitem.canonical(work_item)
+            self._store[ASKERS_KEY] = touched(kept, key, said, MOST_ASKERS)
+
+    def of(self, work_item: str) -> list[tuple[str, str]]:
+        said = str(stored_mapping(self._store, ASKERS_KEY).get(workitem.canonical(work_item)) or "")
+        pairs = (word.partition(":") for word in said.split())
+        return [(provider, name) for provider, _, name in pairs if name]
+
+
 def on_opened(
-    told: Opened, owners: Owners, registry: Registry, people: Mapping[str, str]
+    told: Opened,
+    owners: Owners,
+    registry: Registry,
+    people: Mapping[str, str],
+    askers: Askers,
 ) -> Opened:
-    """``told``, then the new work item routed by the member who asked for it."""
+    """``told``, then the new work item routed by the member who asked for it; when it is
+    nobody's, who asked is kept for later."""
 
     def opened(work_item: str, member: str) -> None:
         told(work_item, member)
         causers = [("slack", member)]
         if people.get(member):
             causers.append(("github", people[member]))
-        route(owners, registry, work_item, causers)
+        if route(owners, registry, work_item, causers) is None:
+            askers.keep(work_item, causers)
 
     return opened
 

@@ -69,7 +69,7 @@ class Fleet:
         self.instances = tuple(instances)
         self.owners = Owners(self.instances, store)
         self.actors = actors.Registry(self.instances)
-        self._causers = causers
+        self._causers, self._askers = causers, actors.Askers(store)
         self._inbox, self._clock = inbox, clock
         self._store, self._store_lock = store, lock_for(store)
         self._last_event: dict[str, float] = {}
@@ -123,16 +123,17 @@ class Fleet:
         return RoutedLoop(self.instances, self.owners, files, book=book, unowned=self.route_unowned)
 
     def route_unowned(self, work_item: str) -> Instance | None:
-        """A work item nobody owns, routed by who caused it (asked only when an instance
-        registers someone)."""
+        """A work item nobody owns, routed by who caused it — who asked for it in Slack,
+        else its GitHub author — when an instance registers someone."""
         if not self.actors:
             return None
-        return actors.route(self.owners, self.actors, work_item, self._causers(work_item))
+        causers = self._askers.of(work_item) or self._causers(work_item)
+        return actors.route(self.owners, self.actors, work_item, causers)
 
     def on_opened(self, told: actors.Opened, people: Mapping[str, str]) -> actors.Opened:
         """The kickoff's ``owned``: ``told``, then the new work item routed to the instance
         that registered the member who asked for it, when no instance claims it."""
-        return actors.on_opened(told, self.owners, self.actors, people)
+        return actors.on_opened(told, self.owners, self.actors, people, self._askers)
 
     def planes(self) -> Planes:
         """``/the-loop status|restart|upgrade|standing``'s way to the-loop: the instance
