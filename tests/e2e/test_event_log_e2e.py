@@ -2,12 +2,12 @@
 
 A real errbot on SlackV3 against the loopback fakes opens a work item's thread with
 the-loop's ask, takes Alice's answer and her ``record-decision``, and refuses Bob, who is
-not granted to answer. Then, on "the-loop's machine" — a
-directory of its own, its event log already holding the-loop's own lines, which the bot
-is never told of — loopside's ``theloop_records`` reads the room's records over the signed
-route and appends them through the-loop's writer, twice. The REAL ``the-loop events``
-command reads the log back: each of the room's ``channel.*`` records is there once, with
-the fields the-loop's own Slack channel writes, beside the-loop's lines.
+not granted to answer. Then, on "the-loop's machine" — a directory of its own, its event
+log already holding the-loop's own lines, which the bot is never told of — loopside's
+``theloop_records`` reads the room's records over the signed route and appends them
+through the-loop's writer, twice. The REAL ``the-loop events`` command (and the query
+behind its API) reads the log back: each of the room's ``channel.*`` records is there
+once, with the fields the-loop's own Slack channel writes, beside the-loop's lines.
 """
 
 from __future__ import annotations
@@ -99,6 +99,23 @@ class LoopMachine:
         assert done.returncode == 0, done.stderr
         return json.loads(done.stdout)
 
+    def served(self, kind: str) -> list[dict[str, Any]]:
+        """What the-loop's ``GET /api/v1/events?type=…`` (its dashboard's read) answers: the
+        core query its API, its command and its MCP tool all call, on its configured log."""
+        script = (
+            "import json, sys; from the_loop.core.events import query_events; "
+            "print(json.dumps(query_events(types=[sys.argv[1]], limit=0)))"
+        )
+        done = subprocess.run(
+            [sys.executable, "-c", script, kind],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+        )
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
 
 def test_the_loop_events_shows_what_the_room_posted_took_and_refused_each_once(
     bot: tuple[SlackBot, FakeLoop], fake_slack: FakeSlack, tmp_path: Path
@@ -175,3 +192,4 @@ def test_the_loop_events_shows_what_the_room_posted_took_and_refused_each_once(
     # the-loop's own line is where it was, and `--type` reads the room's as the peer's.
     assert [r["event"] for r in machine.events("dispatch.*")] == ["dispatch.succeeded"]
     assert [r["actor"] for r in machine.events("channel.dropped")] == [BOB]
+    assert machine.served("channel.*") == room
