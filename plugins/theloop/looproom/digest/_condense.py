@@ -39,17 +39,19 @@ def condense(text: str, limit: int, url: str = "", *, eager: bool = False) -> st
 
 
 def _footer_within(url: str, limit: int) -> str:
-    """The footer that fits: with the link, else without, else a bare ``…``."""
-    for candidate in (footer_line(url), TICKET, "…"):
-        if len(candidate) <= limit:
-            return candidate
-    return ""
+    """The footer that fits: with the link, else without, else a bare ``…`` (the
+    limit is at least 1 here)."""
+    return next((line for line in (footer_line(url), TICKET) if len(line) <= limit), "…")
 
 
 def _draw(reader: Reader, footer: str) -> str:
     """The digest: whole when everything fits and nothing was stood for, else
-    what fits beside the footer. Everything read fitted but the text goes on:
-    read twice as far."""
+    what fits beside the footer. Everything read fitted beside the footer but
+    the text goes on (what was measured shrank as the ask left its paragraph,
+    the spaces around it with it): read twice as far.
+
+    What was measured fits the limit only when the reading stopped (the end,
+    the work bound, a line cut short), so then there is nothing more to read."""
     threshold = reader.limit
     while True:
         reader.read(threshold)
@@ -58,14 +60,11 @@ def _draw(reader: Reader, footer: str) -> str:
             whole = _assemble(reader, reader.limit)
             if whole.complete and reader.exhausted() and not whole.replaced:
                 return SEP.join(whole.pieces)
-            if whole.complete and reader.can_read_more():
-                threshold *= 2
-                continue
         drawn = _assemble(reader, reader.limit - len(footer) - len(SEP))
         if drawn.complete and reader.can_read_more():
             threshold *= 2
             continue
-        return SEP.join([*drawn.pieces, footer]) if drawn.pieces else footer
+        return SEP.join([*drawn.pieces, footer])
 
 
 @dataclass(slots=True)
@@ -107,14 +106,17 @@ def _add_ask(reader: Reader, drawn: _Drawn, ask: Ask, budget: int) -> bool:
 
 def _without_ask(unit: Unit, ask: Ask) -> Unit:
     """The ask's unit without its sentence; the sentences around it meet
-    with a space — or on a new line where the author broke the line there."""
+    with a space — or on a new line where the author broke the line there.
+    The sentence before ends where the ask's span starts, at its mark or line
+    end, never in a space; the one after may open with spaces before a break.
+    The unit is not searched for the ask again: it is no candidate."""
     line = unit.line(0)
     assert line is not None
     start, end = ask.span
     before, after = line.run.slice(0, start), line.run.slice(end, len(line.run))
-    broken = before.text.rstrip(" ").endswith("\n") or after.text.lstrip(" ").startswith("\n")
+    broken = before.text.endswith("\n") or after.text.lstrip(" ").startswith("\n")
     rest = Run.join([before.strip(), after.strip()], "\n" if broken else " ")
-    return Unit([Line(rest, line.prefix, line.wrap)], unit.candidate)
+    return Unit([Line(rest, line.prefix, line.wrap)])
 
 
 def _add(drawn: _Drawn, unit: Unit, budget: int) -> bool:
@@ -130,10 +132,11 @@ def _add(drawn: _Drawn, unit: Unit, budget: int) -> bool:
         gap = 1 if kept else 0
         if line.run.cut or used + gap + len(text) > budget:
             # A short fragment is worth its room only as the digest's first words;
-            # a line cut short for the inline budget ends where a sentence does.
+            # a line cut short for the inline budget is never drawn whole (a line
+            # that does not fit has less room than its length already).
             least = MIN_CUT if drawn.pieces or kept else 1
             room = budget - used - gap
-            text = _cut_line(line, min(room, len(text) - 1) if line.run.cut else room, least)
+            text = _cut_line(line, min(room, len(text) - 1), least)
             whole = False
         if text:
             kept.append(text)
