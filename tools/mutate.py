@@ -63,13 +63,18 @@ MODULES: dict[str, tuple[str, ...]] = {
         "tests/contract/test_control_contract.py",
     ),
     # The digest's own tests but its slow ones: the crafted-input, property and document
-    # tests take minutes a run, and the CLI's test starts the core from plugins/theloop/.
+    # tests take 30 s a run, and a mutant that keeps the reader reading forever (three of
+    # _draw's do) runs until mutmut's CPU limit, 30 times the tests' time; the property
+    # tests' generated examples would make a verdict change from run to run besides. The
+    # CLI's test starts the core from plugins/theloop/, never the mutated copy.
     "digest/_condense.py": (
         "tests/unit/digest/test_digest_condense.py",
+        "tests/unit/digest/test_digest_edges.py",
         "tests/unit/digest/test_digest_details.py",
         "tests/unit/digest/test_digest_rendering.py",
         "tests/unit/digest/test_digest_fit.py",
         "tests/unit/digest/test_digest_defects.py",
+        "tests/unit/digest/test_digest_traces.py",
     ),
     "digest/_truncate.py": (
         "tests/unit/digest/test_digest_fit.py",
@@ -124,6 +129,38 @@ EXPLAINED: dict[tuple[str, str, str], str] = {
         "return _draw(Reader(src, limit, eager), _footer_within(url, limit))",
         "return _draw(Reader(src, limit, None), _footer_within(url, limit))",
     ): "None is read as False: the lazy reading, as by default",
+    **{
+        ("digest/_condense.py", old, new): why
+        for old, new, why in (
+            (
+                "threshold *= 2",
+                "threshold *= 3",
+                "how far the reader reads on past what was drawn: it draws the blocks in the "
+                "same order either way, and the digest stops at the same one",
+            ),
+            (
+                'run = line.run.slice(*ask.span, drop_marks="*").strip()',
+                'run = line.run.slice(*ask.span, drop_marks="XX*XX").strip()',
+                "a mark is one of * _ ~, never an X: the same marks are dropped",
+            ),
+            (
+                "run.cut = False  # a sentence ends it, wherever its line was cut",
+                "run.cut = None  # a sentence ends it, wherever its line was cut",
+                "`cut` is only ever read for its truth, and None is false as False is",
+            ),
+            (
+                "drawn.complete = False",
+                "drawn.complete = None",
+                "`complete` is only read as `drawn.complete and …`: None is false as False is",
+            ),
+            (
+                "whole = False",
+                "whole = None",
+                "`whole` is read as `not whole`, and what _add returns as `not _add(…)`: "
+                "None is false as False is",
+            ),
+        )
+    },
     (
         "durable/queue.py",
         "self._changed.wait(max(0.0, timeout))",
