@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from looproom.durable.outcome import Delivered, RetryLater
 from looproom.durable.queue import DurableQueue
@@ -182,3 +184,55 @@ def test_an_issue_nobody_claims_goes_to_the_instance_that_registered_its_author(
         relay.send(reply, key=ref)
     assert sent == [f"team-b:{OLD}"]  # dave is nobody's: his work item waits
     assert Owners((A, B), store).owner(OLD) == B and fleet.owners.owner(NEW) is None
+
+
+MEMBERS = ("U0M000000", "U0M000001", "U0M000002", "U0M000003")
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    repos=st.lists(st.frozensets(st.integers(0, 2)), min_size=3, max_size=3),
+    learns=st.lists(st.booleans(), min_size=3, max_size=3),
+    whose=st.lists(st.none() | st.integers(0, 2), min_size=4, max_size=4),
+    repo=st.integers(0, 3),
+    first_sender=st.none() | st.integers(0, 2),
+    asker=st.integers(0, 3),
+)
+def test_the_owner_is_the_files_then_the_first_sender_then_who_registered_the_asker(
+    repos: list[frozenset[int]],
+    learns: list[bool],
+    whose: list[int | None],
+    repo: int,
+    first_sender: int | None,
+    asker: int,
+) -> None:
+    """Three instances, each naming some of three repositories, learning or not, and
+    registering some of four members (each member at most one instance's); a work item in
+    one of four repositories (the fourth nobody names), perhaps sent about first by one
+    instance, then asked for in Slack by one member."""
+    fleet = [
+        instance(
+            f"team-{n}",
+            Claims(repos=tuple(f"o/r{r}" for r in sorted(repos[n])), learn=learns[n]),
+            Actors(tuple(m for m, owner in zip(MEMBERS, whose, strict=True) if owner == n)),
+        )
+        for n in range(3)
+    ]
+    work_item = f"github:o/r{repo}#1"
+    store: dict[str, Any] = {}
+    owners = Owners(fleet, store)
+    if first_sender is not None:
+        owners.claim(fleet[first_sender], work_item)
+    hook = on_opened(lambda *_: None, owners, Registry(fleet), {}, Askers(store))
+    hook(work_item, MEMBERS[asker])
+
+    named = [n for n in range(3) if repo in repos[n]]
+    registrar = whose[asker]
+    if named:
+        expected: int | None = named[0]
+    elif first_sender is not None and learns[first_sender]:
+        expected = first_sender
+    else:
+        expected = registrar
+    found = Owners(fleet, store).owner(work_item)  # as the bot reads it after a restart
+    assert (found.name if found else None) == (f"team-{expected}" if expected is not None else None)
