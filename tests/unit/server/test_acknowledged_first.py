@@ -5,9 +5,14 @@ acknowledged. No clock is read here: what makes the 3 s hold is that the answer 
 does not wait for a peer — so the peer (the fake of Slack, or of the-loop) holds its own
 answer until the test lets it go, and Slack's answer must have arrived meanwhile. A
 press, over HTTP and over Socket Mode, is acknowledged once stored, while the room's
-answer to it (the pressed message edited) is still held; a slash command reading
-the-loop, over HTTP and over Socket Mode, is answered — saying the-loop's view could not
-be had — while the-loop still holds its answer.
+answer to it (the pressed message edited, a form opened) is still held, and so is the
+"Record a decision" shortcut while its form is; a slash command reading the-loop, over
+HTTP and over Socket Mode, is answered — saying the-loop's view could not be had —
+while the-loop still holds its answer, or trickles it a byte at a time.
+
+Not here: the "Add as the-loop context" shortcut reads the thread before it stores the
+record, and is acknowledged only then (stored before acknowledged); an Events API
+request in HTTP mode is answered by Errbot's SlackV3 view after it handled the event.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from slack_sdk.socket_mode.response import SocketModeResponse
 
 from looproom.assembly import Activation
 from looproom.events import KNOWN_EVENTS, Event
+from looproom.from_slack import shortcuts
 from looproom.room import buttons
 from looproom.server.app import App
 from looproom.server.runner import HttpServer
@@ -126,11 +132,25 @@ def served(tmp_path: Path) -> Iterator[Callable[..., tuple[Activation, HttpServe
 
 
 #: A press, and the Slack call the room makes after it that Slack holds: Approve edits the
-#: pressed message; Request changes, which carries no reason, opens the form that asks it.
-PRESSES = [(buttons.APPROVE, "chat.update"), (buttons.CHANGES, "views.open")]
+#: pressed message; Request changes, which carries no reason, opens the form that asks it;
+#: the "Record a decision" shortcut opens its form.
+PRESSES = [
+    (buttons.APPROVE, "chat.update"),
+    (buttons.CHANGES, "views.open"),
+    (shortcuts.RECORD_DECISION, "views.open"),
+]
 
 
 def _press(action: str) -> dict[str, Any]:
+    if action in shortcuts.SHORTCUTS:
+        return {
+            "type": "message_action",
+            "callback_id": action,
+            "trigger_id": "trigger-1",
+            "user": {"id": ALICE},
+            "channel": {"id": ROOM},
+            "message": {"ts": "210.000000", "thread_ts": THREAD_TS, "text": "we go with B"},
+        }
     return {
         "type": "block_actions",
         "trigger_id": "trigger-1",

@@ -135,7 +135,7 @@ class Listener:
             taken()
             return
         payload = read
-        if not self._menus.interactive(payload):
+        if not self._menus.interactive(payload, taken):
             self._desk.pressed(payload, taken)
 
     def _help(

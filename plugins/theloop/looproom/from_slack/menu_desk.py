@@ -18,7 +18,7 @@ from typing import Any
 from looproom import verb_names
 from looproom.decide import grammar, kinds
 from looproom.decide.authorization import AccessPolicy, may, refusal_text
-from looproom.decide.desk import Desk
+from looproom.decide.desk import Desk, Taken
 from looproom.decide.judging import Received
 from looproom.decide.presses import Press
 from looproom.from_slack import modals, shortcuts
@@ -57,11 +57,12 @@ class MenuDesk:
     def __init__(self, desk: Desk, open_view: OpenView, policy: Callable[[], AccessPolicy]) -> None:
         self._desk, self._open, self._policy = desk, open_view, policy
 
-    def interactive(self, payload: Mapping[str, Any]) -> bool:
-        """Act on a shortcut or a submitted form; False when ``payload`` is neither."""
+    def interactive(self, payload: Mapping[str, Any], taken: Taken = lambda: None) -> bool:
+        """Act on a shortcut or a submitted form; False when ``payload`` is neither.
+        ``taken`` is told when Slack may hear it was received: before a form is opened."""
         shortcut = shortcuts.read(payload)
         if shortcut is not None:
-            self._shortcut(shortcut)
+            self._shortcut(shortcut, taken)
             return True
         submitted = modals.read_submission(payload)
         if submitted is not None:
@@ -69,7 +70,7 @@ class MenuDesk:
             return True
         return False
 
-    def _shortcut(self, shortcut: shortcuts.Shortcut) -> None:
+    def _shortcut(self, shortcut: shortcuts.Shortcut, taken: Taken) -> None:
         if shortcut.callback_id == shortcuts.RECORD_CONTEXT:
             said = Received(
                 shortcut.member,
@@ -82,6 +83,7 @@ class MenuDesk:
             )
             self._desk.said(said, self._desk.where(shortcut.channel, shortcut.thread))
             return
+        taken()  # nothing to store: Slack hears before the form's call, which may be slow
         refusal = self._refusal(shortcut)
         if refusal:
             quietly(
