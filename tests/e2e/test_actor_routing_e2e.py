@@ -132,9 +132,9 @@ def test_an_issue_opened_on_github_goes_to_the_instance_that_registered_its_auth
         github.authors[("gamma/x", 5)] = "Carol-GH"
         room = fake_slack.add_channel("gamma-x", "C0GAMMA01")
         dm = fake_slack.add_channel("alice-dm", "D0ALICE01")
-        bot.say(ALICE, f"!theloop bind {OLD} <#C0GAMMA01|gamma-x>", "", room=dm)
+        bot.say(ALICE, f"!theloop bind {OLD} #gamma-x", "", room=dm)  # as people type it
         answered = wait_for(lambda: fake_slack.messages(dm)[1:], TIMEOUT, "the bind's answer")
-        assert "now posts to" in answered[0]["text"]
+        assert "now posts to <#C0GAMMA01>" in answered[0]["text"]
         said = bot.say(BOB, f"<@{BOT_USER}> use the staging database", "", room=room)
         relayed(fake_slack, said)
         assert b.replies == [reply(OLD, BOB)]

@@ -218,7 +218,7 @@ class Answers:
 
     def bind(self, args: str) -> str:
         """``!theloop bind``."""
-        return bind.bind_command(self._book, args)
+        return bind.bind_command(self._book, args, self._decisions.places.ids.find)
 
     def threads(self, args: str) -> str:
         """``!theloop threads``: each work item's room and thread, as the-loop lists them."""
