@@ -92,6 +92,11 @@ def test_a_fragment_shorter_than_12_is_kept_when_it_is_the_digests_only_words() 
             "Context line.\\\nShall we go?\\\nMore after.",
             "*Shall we go?*\n\nContext line.\nMore after.",
         ),
+        # A reply instruction may end at the line's end rather than at a full stop.
+        (
+            "Context. Reply `go` to start\\\nMore after.",
+            "*Reply `go` to start*\n\nContext.\nMore after.",
+        ),
         # A break further on is the author's, not the ask's: they meet with a space.
         ("Context. Shall we go? X\\\nMore after.", "*Shall we go?*\n\nContext. X\nMore after."),
         ("Context. Shall we go? More after.", "*Shall we go?*\n\nContext. More after."),

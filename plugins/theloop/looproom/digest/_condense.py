@@ -106,15 +106,20 @@ def _add_ask(reader: Reader, drawn: _Drawn, ask: Ask, budget: int) -> bool:
 
 def _without_ask(unit: Unit, ask: Ask) -> Unit:
     """The ask's unit without its sentence; the sentences around it meet
-    with a space — or on a new line where the author broke the line there.
-    The sentence before ends where the ask's span starts, at its mark or line
-    end, never in a space; the one after may open with spaces before a break.
-    The unit is not searched for the ask again: it is no candidate."""
+    with a space — or on a new line where the author broke the line there:
+    before it (the sentence before ends at its mark or that line end, never in
+    a space), at its end (a reply instruction may end at the line's end), or
+    after it, spaces first. The unit is not searched for the ask again: it is
+    no candidate."""
     line = unit.line(0)
     assert line is not None
     start, end = ask.span
     before, after = line.run.slice(0, start), line.run.slice(end, len(line.run))
-    broken = before.text.endswith("\n") or after.text.lstrip(" ").startswith("\n")
+    broken = (
+        before.text.endswith("\n")
+        or line.run.text[end - 1 : end] == "\n"
+        or after.text.lstrip(" ").startswith("\n")
+    )
     rest = Run.join([before.strip(), after.strip()], "\n" if broken else " ")
     return Unit([Line(rest, line.prefix, line.wrap)])
 
