@@ -34,6 +34,8 @@ SHOWN = Bound(lambda _ref: True).refusal
 
 
 NOTHING_OPEN = ItemState()
+#: docs/decisions.md: a record holds at most 150 messages or 40,000 characters.
+CONTEXT_MESSAGES, CONTEXT_CHARS = 150, 40_000
 
 
 def judge(
@@ -158,12 +160,12 @@ def test_a_snapshot_takes_the_oldest_unrecorded_up_to_its_cap_and_links_the_rest
     cap is left for the next record (the cursor stops at the last one held), and linked."""
     lines = [
         talk.ThreadMessage(f"{1800000000 + n}.0", ALICE, f"message {n}", "alice")
-        for n in range(talk.CONTEXT_CAP + 1)
+        for n in range(CONTEXT_MESSAGES + 1)
     ]
     exact = talk.snapshot(lines[:-1], POLICY.role, "C1", "1800000000.0")
-    assert exact.count == talk.CONTEXT_CAP and "more in the thread" not in exact.text
+    assert exact.count == CONTEXT_MESSAGES and "more in the thread" not in exact.text
     over = talk.snapshot(lines, POLICY.role, "C1", "1800000000.0")
-    assert over.count == talk.CONTEXT_CAP and over.newest == lines[-2].ts
+    assert over.count == CONTEXT_MESSAGES and over.newest == lines[-2].ts
     frame, first, *_rest, last = over.text.split("\n\n")
     assert frame == talk.CONTEXT_FRAME
     assert first == (
@@ -176,13 +178,30 @@ def test_a_snapshot_takes_the_oldest_unrecorded_up_to_its_cap_and_links_the_rest
 
 
 def test_a_snapshot_stops_before_the_character_cap_but_always_holds_one_message() -> None:
-    big = "x" * (talk.CONTEXT_CHARS // 2)
+    big = "x" * (CONTEXT_CHARS // 2)
     lines = [talk.ThreadMessage(f"{n}.0", ALICE, big, "alice") for n in range(1, 4)]
     taken = talk.snapshot(lines, POLICY.role)
     assert taken.count == 1 and taken.newest == "1.0" and "+2 more" in taken.text
-    one = [talk.ThreadMessage("1.0", ALICE, "y" * (talk.CONTEXT_CHARS * 2))]
+    one = [talk.ThreadMessage("1.0", ALICE, "y" * (CONTEXT_CHARS * 2))]
     huge = talk.snapshot(one, POLICY.role)
-    assert huge.count == 1 and len(huge.text) == talk.CONTEXT_CHARS + 2
+    assert huge.count == 1 and len(huge.text) == CONTEXT_CHARS
+
+
+def test_a_snapshot_of_exactly_40000_characters_holds_both_messages_and_one_more_leaves_one() -> (
+    None
+):
+    first = talk.ThreadMessage("1.0", ALICE, "first", "alice")
+
+    def with_second(length: int) -> talk.Snapshot:
+        second = talk.ThreadMessage("2.0", ALICE, "z" * length, "alice")
+        return talk.snapshot([first, second], POLICY.role)
+
+    probe = with_second(10)  # the text grows with the second message, one for one
+    fits = 10 + CONTEXT_CHARS - len(probe.text)
+    whole = with_second(fits)
+    assert (whole.count, len(whole.text)) == (2, CONTEXT_CHARS)
+    over = with_second(fits + 1)
+    assert over.count == 1 and over.newest == "1.0" and "+1 more" in over.text
 
 
 MALLORY = "U0MALLORY"

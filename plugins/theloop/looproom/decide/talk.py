@@ -175,10 +175,11 @@ def snapshot(
     size, newest = len(CONTEXT_FRAME), ""
     for line in lines:
         said = _said(line, role, channel, thread)
-        if len(kept) >= CONTEXT_CAP or (kept and size + len(said) > CONTEXT_CHARS):
+        # Each message joins the text after a blank line: its 2 characters count too.
+        if len(kept) >= CONTEXT_CAP or (kept and size + 2 + len(said) > CONTEXT_CHARS):
             break
-        kept.append(said[: CONTEXT_CHARS - len(CONTEXT_FRAME)])
-        size, newest = size + len(said) + 2, line.ts
+        kept.append(said[: CONTEXT_CHARS - len(CONTEXT_FRAME) - 2])
+        size, newest = size + 2 + len(said), line.ts
     count, left = len(kept), len(lines) - len(kept)
     if left:
         where = f": {thread_link(channel, thread)}" if channel and thread else ""
