@@ -97,3 +97,24 @@ def test_a_poll_reads_every_interval_and_a_listener_reconciles_every_catch_up() 
     read = ReadSettings(catch_up_seconds=900, interval_seconds=10, mode="poll")
     assert (seconds_between(read, "poll"), seconds_between(read, "socket")) == (10, 900)
     assert "a poll of the followed threads and rooms every 10 s" in read.describe("poll")
+
+
+# docs/configuration.md: catchUpSeconds below 60 is 60, with a warning; splitCheckBeats
+# above 5 is 5, with a warning — each at its edge and one past it.
+
+
+@pytest.mark.parametrize(
+    ("raw", "seconds", "beats", "warned"),
+    [
+        ({"catchUpSeconds": 60}, 60, 2, []),
+        ({"catchUpSeconds": 59}, 60, 2, ["slack.read.catchUpSeconds"]),
+        ({"splitCheckBeats": 5}, 900, 5, []),
+        ({"splitCheckBeats": 6}, 900, 5, ["slack.read.splitCheckBeats"]),
+    ],
+)
+def test_the_reconcile_and_split_check_are_taken_at_their_edge_and_brought_back_past_it(
+    raw: dict[str, int], seconds: int, beats: int, warned: list[str]
+) -> None:
+    said, errors, warnings = _parsed(raw)
+    assert (said.catch_up_seconds, said.split_check_beats, errors) == (seconds, beats, [])
+    assert [warning.split(":")[0] for warning in warnings] == warned

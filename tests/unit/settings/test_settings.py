@@ -547,3 +547,8 @@ def test_the_relay_notice_may_be_as_late_as_the_give_up_and_not_later() -> None:
     for wrong in ({notice: "0"}, {notice: "3601", give_up: "3600"}):
         with pytest.raises(ConfigError, match=notice):
             Environment.from_env(wrong)
+
+
+@pytest.mark.parametrize("chars", [200, 3000])
+def test_max_chars_is_taken_at_either_end_of_200_to_3000(chars: int) -> None:
+    assert Settings.from_mapping({"slack": {"maxChars": chars}}).max_chars == chars
