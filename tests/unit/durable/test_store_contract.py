@@ -10,6 +10,7 @@ versions) is in test_shared_mode.py.
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Callable, Iterator, MutableMapping
 from dataclasses import dataclass, field
@@ -317,3 +318,19 @@ def test_a_message_is_claimed_once_however_many_readers_race(store: Store) -> No
 
     _all(*(lambda c=c: read(c) for c in readers))
     assert won.count(True) == 10
+
+
+def test_a_delivered_key_is_remembered_for_exactly_seven_days(store: Store) -> None:
+    # docs/configuration.md: delivered ids are remembered for 7 days, so a late retry is
+    # still a duplicate — to the instant; one step past it, the id is free again.
+    q = store.queue()
+    q.put("late", "{}")
+    q.claim()
+    q.done("late")
+    delivered = store.clock.now
+    store.clock.now = delivered + 7 * 24 * 3600
+    q.prune()
+    assert q.put("late", "{}") is False  # still a duplicate
+    store.clock.now = math.nextafter(delivered + 7 * 24 * 3600, math.inf)
+    q.prune()
+    assert q.put("late", "{}") is True

@@ -124,3 +124,15 @@ def test_a_refused_connection_is_unsent_and_retried(github) -> None:
     assert (answer.status, answer.sent) == (0, False)
     retry = outcome_of(answer, "GitHub", 0.0)
     assert isinstance(retry, RetryLater) and "unreachable" in retry.reason
+
+
+def test_five_redirects_on_one_origin_are_followed_and_a_sixth_is_the_answer(github) -> None:
+    # docs/security.md: at most 5 redirects on one origin.
+    here = {"Location": github.url + COMMENTS}
+    github.fail(COMMENTS, 302, headers=here, times=5)
+    followed = http("GET", github.url + COMMENTS, AUTH, None, 5.0)
+    assert followed.status == 200 and len(github.requests) == 6
+    github.requests.clear()
+    github.fail(COMMENTS, 302, headers=here, times=6)
+    stopped = http("GET", github.url + COMMENTS, AUTH, None, 5.0)
+    assert stopped.status == 302 and len(github.requests) == 6
