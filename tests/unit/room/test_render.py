@@ -288,3 +288,36 @@ def test_a_checklist_row_written_to_ping_pings_no_one() -> None:
         if "<!channel>" in o.get("description", {}).get("text", "")
     ]
     assert described and all(d["type"] == "plain_text" for d in described)
+
+
+# docs/rooms.md: the summary at most 600 characters, each detail value at most 300 — each
+# whole at its edge, cut one past it.
+
+
+def _sentences(length: int) -> str:
+    text = ("All checks pass and the branch is ready. " * (length // 40 + 1))[:length]
+    return text[:-1] + "."
+
+
+@pytest.mark.parametrize(("length", "whole"), [(600, True), (601, False)])
+def test_a_summary_of_600_characters_is_shown_whole_and_601_is_cut(
+    length: int, whole: bool
+) -> None:
+    summary = _sentences(length)
+    event = Event("session.awaiting_input", "github:acme/api#7", summary=summary)
+    shown = sections(render(event, settings("quiet")).blocks)[1]
+    assert (shown == summary) is whole and len(shown) <= 600
+
+
+@pytest.mark.parametrize(("length", "whole"), [(300, True), (301, False)])
+def test_a_detail_value_of_300_characters_is_shown_whole_and_301_is_cut(
+    length: int, whole: bool
+) -> None:
+    value = "v" * length
+    event = Event("decision-pending", "github:a/b#1", text="Which?", detail={"note": value})
+    drawn = render(event, settings("verbose")).blocks
+    (context,) = [b for b in drawn if b["type"] == "context"]
+    line = context["elements"][0]["text"]
+    assert (line == f"*note:* {value}") is whole
+    if not whole:
+        assert line == f"*note:* {'v' * 299}…"
