@@ -291,7 +291,7 @@ def kickoff_rig(slack_bot: StartBot, fake_slack: FakeSlack) -> Iterator[Rig]:
 
 def _pick(rig: Rig, blocks: list[dict[str, Any]], repo: str, container: dict[str, Any]) -> None:
     menu = blocks[1]["elements"][0]
-    option = next(o for o in menu["options"] if o["value"].endswith(f"|{repo}"))
+    option = next(o for o in menu["options"] if o["text"]["text"] == repo)
     payload = {
         "type": "block_actions",
         "user": {"id": ALICE},

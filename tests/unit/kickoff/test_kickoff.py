@@ -179,7 +179,7 @@ class Rig:
         taken: Callable[[], None] = lambda: None,
     ) -> bool:
         menu = self.poster.posts[where][2][1]["elements"][0]
-        value = next(o["value"] for o in menu["options"] if o["value"].endswith(f"|{repo}"))
+        value = next(o["value"] for o in menu["options"] if o["text"]["text"] == repo)
         payload = {
             "type": "block_actions",
             "user": {"id": member},
@@ -482,3 +482,43 @@ def test_who_owns_a_new_work_item_is_said_before_its_thread_is_posted() -> None:
     rig.opener.opening.owned = lambda item, member: posts_then.append(len(rig.poster.posts))
     assert rig.message(f"<@{BOT}> Flaky teardown in the batch runner")
     assert posts_then == [0] and len(rig.poster.posts) == 1
+
+
+#: GitHub's longest full name: a 39-character owner and a 100-character repository.
+LONGEST = "o" * 39 + "/" + "r" * 100
+
+
+def test_the_longest_repository_names_are_offered_and_picked_within_slacks_limits() -> None:
+    # Slack's static select: an option's value at most 150 characters, its text 75.
+    twin = "o" * 39 + "/" + "r" * 99 + "s"  # the same as LONGEST but for its last letter
+    rig = Rig(KickoffSettings((LONGEST, twin)))
+    rig.message(f"<@{BOT}> Flaky teardown")
+    menu = rig.poster.posts[-1][2][1]["elements"][0]
+    assert all(len(o["value"]) <= 150 and len(o["text"]["text"]) <= 75 for o in menu["options"])
+    shown = [o["text"]["text"] for o in menu["options"]]
+    assert len(set(shown)) == 2  # each told apart, though cut
+    payload = {
+        "type": "block_actions",
+        "user": {"id": ALICE},
+        "channel": {"id": "C1"},
+        "container": {"type": "message", "message_ts": "91.0", "channel_id": "C1"},
+        "actions": [{"action_id": PICK, "selected_option": {"value": menu["options"][1]["value"]}}],
+    }
+    assert rig.opener.picked(payload)
+    rig.drain()
+    assert [o[0] for o in rig.maker.opened] == [twin]
+
+
+def test_a_menu_drawn_with_repository_names_as_values_is_still_picked() -> None:
+    rig = Rig(TWO)
+    rig.message(f"<@{BOT}> Flaky teardown")
+    pending = rig.poster.posts[-1][2][1]["elements"][0]["options"][0]["value"].split("|")[0]
+    payload = {
+        "type": "block_actions",
+        "user": {"id": ALICE},
+        "channel": {"id": "C1"},
+        "actions": [{"action_id": PICK, "selected_option": {"value": f"{pending}|acme/web"}}],
+    }
+    assert rig.opener.picked(payload)
+    rig.drain()
+    assert [o[0] for o in rig.maker.opened] == ["acme/web"]

@@ -177,8 +177,8 @@ class Opener:
             return False
         member = str(obj(payload.get("user")).get("id") or "")
         chosen = str(obj(action.get("selected_option")).get("value") or "")
-        pending, _, repo = chosen.partition("|")
-        asked, why = self._take(pending, member, repo)
+        pending, _, which = chosen.partition("|")
+        asked, why, repo = self._take(pending, member, which)
         taken()  # Slack waits 3 s for the press; the menu's edit and a refusal can wait
         channel = str(obj(payload.get("channel")).get("id") or "")
         if asked is None:
@@ -218,28 +218,30 @@ class Opener:
         text = f"<@{asked.member}>, which repository should this work item be opened in?"
         return text, picker(pending_id, asked.repos, text)
 
-    def _take(self, pending_id: str, member: str, repo: str) -> tuple[Wanted | None, str]:
-        """The waiting request a pick answers, removed — or why the pick answers nothing."""
+    def _take(self, pending_id: str, member: str, which: str) -> tuple[Wanted | None, str, str]:
+        """The waiting request a pick answers, removed, and the repository picked — or why
+        the pick answers nothing."""
         with self._lock:
             pending = dict(self._store.get(PENDING) or {})
             raw = pending.get(pending_id)
             if raw is None:
-                return None, "That choice is no longer open — it was made, or it expired."
+                return None, "That choice is no longer open — it was made, or it expired.", ""
             asked = Wanted.read(raw)
             if asked.member != member:
-                return None, f"Only <@{asked.member}>, who asked, picks the repository."
+                return None, f"Only <@{asked.member}>, who asked, picks the repository.", ""
+            repo = _offered(asked.repos, which)
             if repo not in asked.repos or not self._named(repo):
-                return None, "That repository is not one this room opens work items in."
+                return None, "That repository is not one this room opens work items in.", ""
             if asked.expires < self._clock():
                 del pending[pending_id]
                 self._store[PENDING] = self._live(pending)
-                return None, "That choice expired; ask again to open the work item."
+                return None, "That choice expired; ask again to open the work item.", ""
             # Stored for opening before the choice is forgotten: a crash in between opens
             # it anyway, and a second pick finds it stored.
             self.opening.put(asked, repo)
             del pending[pending_id]
             self._store[PENDING] = self._live(pending)
-            return asked, ""
+            return asked, "", repo
 
     def _of(self, kickoff: KickoffSettings) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """The repositories a kickoff may open work items in — those the bound admits."""
@@ -257,9 +259,12 @@ def _none_named(repos: tuple[str, ...]) -> str:
 
 
 def picker(pending_id: str, repos: tuple[str, ...], text: str) -> list[dict[str, Any]]:
-    """The question and its select menu of repositories."""
+    """The question and its select menu of repositories. An option's value names its
+    repository by place (Slack takes 150 characters of a value, and a repository's full
+    name may be 140); its text shows at most Slack's 75, the name's both ends."""
     options = [
-        Option(value=f"{pending_id}|{repo}", text=PlainTextObject(text=repo[:75])) for repo in repos
+        Option(value=f"{pending_id}|{n}", text=PlainTextObject(text=_shown(repo)))
+        for n, repo in enumerate(repos)
     ]
     menu = StaticSelectElement(
         action_id=PICK, placeholder=PlainTextObject(text="Pick a repository"), options=options
@@ -271,6 +276,24 @@ def picker(pending_id: str, repos: tuple[str, ...], text: str) -> list[dict[str,
 
 
 PICK = f"{buttons.PREFIX}kickoff-repo"
+#: Characters of an option's text Slack shows at most.
+_OPTION_TEXT = 75
+
+
+def _shown(repo: str) -> str:
+    """``repo`` as an option shows it: whole, or its start and end around an ellipsis."""
+    if len(repo) <= _OPTION_TEXT:
+        return repo
+    half = (_OPTION_TEXT - 1) // 2
+    return f"{repo[:half]}…{repo[-(_OPTION_TEXT - 1 - half) :]}"
+
+
+def _offered(repos: tuple[str, ...], which: str) -> str:
+    """The repository a picked value names: by its place in the menu, or — a menu drawn
+    before the values were places — by its name."""
+    if which.isdigit() and int(which) < len(repos):
+        return repos[int(which)]
+    return which
 
 
 def _first_action(payload: Mapping[str, Any]) -> Mapping[str, Any]:
