@@ -1066,13 +1066,33 @@ def _action_element(element: Any, where: str) -> list[str]:
         return [f"unsupported type [json-pointer:{where}/type]"]
     if element["type"] == "static_select":
         return _select_errors(element, where)
-    if element["type"] != "button":
-        return []
+    if element["type"] == "checkboxes":
+        return _checkbox_errors(element, where)
     errors = _text_errors(element.get("text"), f"{where}/text", 75, plain=True)
     if len(str(element.get("url") or "")) > 3000:
         errors.append(f"must be less than 3001 characters [json-pointer:{where}/url]")
     if len(str(element.get("value") or "")) > 2000:
         errors.append(f"must be less than 2001 characters [json-pointer:{where}/value]")
+    return errors
+
+
+def _checkbox_errors(element: dict[str, Any], where: str) -> list[str]:
+    """Checkboxes as Slack checks them: 1 to 10 options, each a text of at most 75
+    characters (mrkdwn allowed), a description of at most 75 and a value of at most 150."""
+    options = element.get("options")
+    if not isinstance(options, list) or not 1 <= len(options) <= 10:
+        return [f"must provide 1 to 10 options [json-pointer:{where}/options]"]
+    errors = []
+    for index, option in enumerate(options):
+        at = f"{where}/options/{index}"
+        if not isinstance(option, dict):
+            errors.append(f"must be an object [json-pointer:{at}]")
+            continue
+        errors += _text_errors(option.get("text"), f"{at}/text", 75)
+        if option.get("description") is not None:
+            errors += _text_errors(option["description"], f"{at}/description", 75)
+        if not option.get("value") or len(str(option["value"])) > 150:
+            errors.append(f"must be 1 to 150 characters [json-pointer:{at}/value]")
     return errors
 
 

@@ -206,3 +206,17 @@ def test_a_text_of_40000_characters_is_sent_whole_and_40001_is_cut_and_marked(
     posted = transport.post_message(LOOP, text="short")
     assert transport.update_message(LOOP, posted.ts, text=over).ok
     assert slack.calls_to("chat.update")[-1].args["text"] == cut
+
+
+def test_a_checklist_row_named_in_150_characters_is_a_box_and_151_leave_it_to_github(
+    slack: FakeSlack,
+) -> None:
+    # Slack's option value is at most 150 characters; a box's value is its row's name.
+    outlet = _outlet(slack)
+    for length, boxes in ((150, 2), (151, 0)):
+        name = "p" * length
+        text = f"<!-- the-loop:phase-selection -->\n### Phases\n- [x] {name}\n- [x] design\n"
+        event = Event("comment.agent", ITEM, text=text, url=URL, id=f"named-{length}")
+        assert isinstance(outlet.deliver(event, maybe_delivered=False), Delivered)
+        blocks = _posted(slack, event)
+        assert _boxes(blocks) == boxes, length

@@ -58,6 +58,7 @@ NAMES = {
 }
 
 CHECKBOX_LIMIT = 10  # Slack's ceiling on one checkboxes element's options
+OPTION_VALUE_LIMIT = 150  # Slack's ceiling on an option's value: a box's is its row's name
 _TEXT_LIMIT = 75  # an option's text and description
 _VALUE_LIMIT = 2000  # a button's value
 
@@ -99,7 +100,7 @@ def controls(event: Event, *, interactive: bool) -> list[Block]:
     """:func:`blocks_for` as slack_sdk's models."""
     if is_selection(event):
         rows = checklists.parse(event.text) or checklists.DEFAULT
-        if interactive:
+        if interactive and _drawable(rows):
             return selection_blocks(rows)
         return [_github_note(event.url)]
     buttons: list[BlockElement] = [open_button(event.url)] if event.url else []
@@ -119,6 +120,12 @@ def _answer_buttons(event: Event) -> list[BlockElement]:
     if row.family == event_types.ASK and default:
         return [_button(DEFAULT, NAMES[DEFAULT], default, "primary")]
     return []
+
+
+def _drawable(rows: checklists.Checklist) -> bool:
+    """Whether every row fits a box Slack takes: a name longer than a value may be cannot
+    be a box, and a box cut short would name another row — the checklist is GitHub's then."""
+    return all(len(row.token) <= OPTION_VALUE_LIMIT for row in rows.phases)
 
 
 def _github_note(url: str) -> ContextBlock:
