@@ -108,3 +108,9 @@ def test_a_document_of_20000_values_is_read_and_20001_are_refused() -> None:
     # The array is a value as well as each number in it.
     assert len(strict_json.loads(json.dumps([0] * 19_999))) == 19_999
     assert "more than 20000 values" in _refused(json.dumps([0] * 20_000))
+
+
+def test_the_twenty_thousandth_value_is_checked_like_the_first() -> None:
+    # 20 000 values are read, so each is held to the rules: a lone surrogate as the last.
+    document = json.dumps([0] * 19_998 + ["\ud800"])
+    assert "lone surrogate" in _refused(document)

@@ -205,6 +205,11 @@ def test_a_file_of_exactly_25_mib_is_fetched_and_one_byte_more_is_refused(
     fetched = store.fetch_all(kept([{**whole, "size": 10}, {**over, "size": 10}]))
     assert [f.error for f in fetched] == ["", "over-cap"]
     assert Path(fetched[0].path).stat().st_size == MIB_25 and not fetched[1].path
+    # Declared truthfully: exactly the cap is asked for; one byte more is not even asked.
+    slack.downloads.clear()
+    again = FileStore(tmp_path / "again", lambda: BOT_TOKEN, [web.origin_of(slack.url)])  # type: ignore[list-item]
+    assert [f.error for f in again.fetch_all(kept([whole, over]))] == ["", "over-cap"]
+    assert len(slack.downloads) == 1
 
 
 def test_ten_files_of_a_message_are_fetched_and_the_eleventh_is_named_only(
