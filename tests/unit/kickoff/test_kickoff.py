@@ -11,6 +11,7 @@ import pytest
 from looproom.decide.authorization import AccessPolicy
 from looproom.durable.queue import DurableQueue
 from looproom.from_slack import slash
+from looproom.kickoff.body import title_of
 from looproom.kickoff.github import OpenedIssue
 from looproom.kickoff.opener import PICK, PICK_TTL, Opener, addressed_words
 from looproom.kickoff.opening import KICKOFF, is_key, queue_lines
@@ -522,3 +523,17 @@ def test_a_menu_drawn_with_repository_names_as_values_is_still_picked() -> None:
     assert rig.opener.picked(payload)
     rig.drain()
     assert [o[0] for o in rig.maker.opened] == ["acme/web"]
+
+
+@pytest.mark.parametrize(("length", "whole"), [(120, True), (121, False)])
+def test_a_first_line_of_120_characters_is_the_title_whole_and_121_are_cut_at_a_word(
+    length: int, whole: bool
+) -> None:
+    # docs/decisions.md: the title is the first line, up to 120 characters.
+    words = ("flaky teardown " * 10)[: length - 1] + "x"
+    title = title_of(words + "\nmore words below")
+    if whole:
+        assert title == words
+    else:
+        assert len(title) <= 120 and title.endswith("…") and words.startswith(title[:-1])
+        assert title[:-1].endswith(("flaky", "teardown"))  # cut at a word
