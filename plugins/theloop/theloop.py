@@ -61,24 +61,24 @@ class TheLoop(BotPlugin):
         slack_web = getattr(self._bot, "slack_web", None)
         data_dir = Path(self.bot_config.BOT_DATA_DIR) / "theloop"
         kept = Keeper(data_dir / KEPT_LIMITS)
+        # One transport for every Slack call, so deliveries and decision replies share one
+        # per-channel pace and one 429 hold; its channels' posts and its method budgets
+        # outlive a restart; the history methods at the pace the app has (slack.read.app).
+        slack = None
+        if slack_web is not None:
+            slack = SlackTransport.beside(
+                slack_web,
+                base_url=env.slack_api_url,
+                pacer=KeptPacer(kept),
+                limits=KeptLimits(kept, settings.read.history_tiers()),
+            )
+            slack.history_page = settings.read.history_page()
         core = Activation(
             env,
             settings,
             store=self,
             data_dir=data_dir,
-            # One transport for every Slack call, so deliveries and decision replies share
-            # one per-channel pace and one 429 hold; its channels' posts and its method
-            # budgets outlive a restart.
-            slack=(
-                SlackTransport.beside(
-                    slack_web,
-                    base_url=env.slack_api_url,
-                    pacer=KeptPacer(kept),
-                    limits=KeptLimits(kept),
-                )
-                if slack_web is not None
-                else None
-            ),
+            slack=slack,
             say=self._say,
             admins=tuple(self.bot_config.BOT_ADMINS),
             bot_member=lambda: chat.member_of(self.bot_identifier),

@@ -38,6 +38,10 @@ tab is off), refusing what Slack refuses: a view that is not ``type: home``, mor
 :meth:`FakeSlack.home_opened` is the ``app_home_opened`` event a member opening it sends;
 :data:`TIER_4` is the method's limit, for a test that wants it.
 
+``history_page_limit`` cuts the pages of ``conversations.history``/``replies`` short (15 for
+an app distributed outside the Marketplace, with :data:`OUTSIDE_MARKETPLACE` its limit), and
+``clock`` is the clock its limits are kept by (a test's own, to count calls against it).
+
 For the doctor: ``scopes`` is what ``auth.test`` says the token was granted; ``page_limit``
 cuts every listing's pages short; a private room (``add_channel(private=True)``) is listed
 by ``conversations.list`` only while the bot is in it, and ``listed=False`` hides a room
@@ -99,7 +103,8 @@ class Call:
     token: str
     status: int = 200
     response: dict[str, Any] = field(default_factory=dict)
-    at: float = field(default_factory=time.monotonic)  # when it was answered (benches)
+    #: When it was answered, by the fake's ``clock`` (benches; a test's own clock).
+    at: float = field(default_factory=time.monotonic)
     #: The scripted fault that answered it (its kind), ``"limit"`` when the fake's own
     #: :class:`Limit` refused it, ``""`` when neither did.
     fault: str = ""
@@ -146,6 +151,9 @@ class Limit:
 TIER_3 = Limit(per_minute=50, burst=10)
 #: Slack's tier 4 (``views.publish``, ``views.open``, ``chat.postEphemeral``): 100+ a minute.
 TIER_4 = Limit(per_minute=100, burst=20)
+#: ``conversations.history``/``replies`` for an app distributed outside the Marketplace:
+#: one call a minute, and pages of at most 15 messages (``history_page_limit``).
+OUTSIDE_MARKETPLACE, OUTSIDE_MARKETPLACE_PAGE = Limit(per_minute=1, burst=1), 15
 
 
 class _Handler(LoopbackHandler):
@@ -221,6 +229,10 @@ class FakeSlack(LoopbackHTTP):
         #: Each member's time zone as ``users.info`` tells it: (name, offset in seconds).
         self.time_zones: dict[str, tuple[str, int]] = {}
         self.page_limit = 1000
+        #: The most messages a page of conversations.history/replies carries, whatever asked.
+        self.history_page_limit = 1000
+        #: The clock ``limits`` are kept by (a test's own, to count calls against it).
+        self.clock: Callable[[], float] = time.monotonic
         self.echo_posts = False
         self._turn = itertools.count()
         self.envelope_acks: dict[str, dict[str, Any]] = {}
@@ -502,10 +514,10 @@ class FakeSlack(LoopbackHTTP):
         if limit is None:
             return None
         bucket = f"{method} {args.get('channel', '')}" if limit.per_channel else method
-        now, rate = time.monotonic(), limit.per_minute / 60.0
+        now, rate = self.clock(), limit.per_minute / 60.0
         tokens, at = self._budget.get(bucket, (limit.burst, now))
         tokens = min(limit.burst, tokens + (now - at) * rate)
-        if tokens < 1.0:
+        if tokens < 1.0 - 1e-9:  # a caller keeping the same clock is not refused for rounding
             self._budget[bucket] = (tokens, now)
             after = math.ceil((1.0 - tokens) / rate)
             return Fault(method, "429", retry_after=after, limit=True)
@@ -522,7 +534,10 @@ class FakeSlack(LoopbackHTTP):
             fault = self._take_fault(method, args) or self._over_limit(method, args)
             status, headers, body, effect = self._answer(method, args, token, fault)
             why = "" if fault is None else "limit" if fault.limit else fault.kind
-            self.calls.append(Call(method, args, token, status, body, fault=why, effect=effect))
+            call = Call(
+                method, args, token, status, body, at=self.clock(), fault=why, effect=effect
+            )
+            self.calls.append(call)
             self._changed.notify_all()
         if fault is not None and fault.kind in ("land_then_hang", "hang"):
             self._released.wait(60.0)
@@ -743,7 +758,9 @@ def _conversations_history(slack: FakeSlack, args: dict) -> dict:
     messages = slack.channels[channel_id]["messages"]
     top = [m for m in reversed(messages) if m.get("thread_ts", m["ts"]) == m["ts"]]
     oldest = float(args.get("oldest") or 0)  # Slack: only messages after it
-    return _messages_page([m for m in top if float(m["ts"]) > oldest], args, default=100)
+    return _messages_page(
+        [m for m in top if float(m["ts"]) > oldest], _capped(slack, args, 100), default=100
+    )
 
 
 def _conversations_replies(slack: FakeSlack, args: dict) -> dict:
@@ -755,8 +772,15 @@ def _conversations_replies(slack: FakeSlack, args: dict) -> dict:
     parent = [m for m in messages if m["ts"] == ts]
     if not parent:
         return {"ok": False, "error": "thread_not_found"}
-    thread = parent + [m for m in messages if m.get("thread_ts") == ts and m["ts"] != ts]
-    return _messages_page(thread, args, default=1000)
+    oldest = float(args.get("oldest") or 0)  # Slack: only replies after it, the parent kept
+    replies = [m for m in messages if m.get("thread_ts") == ts and m["ts"] != ts]
+    thread = parent + [m for m in replies if float(m["ts"]) > oldest]
+    return _messages_page(thread, _capped(slack, args, 1000), default=1000)
+
+
+def _capped(slack: FakeSlack, args: dict, default: int) -> dict:
+    """``args`` with ``limit`` (``default`` unless asked) no more than the app's pages carry."""
+    return {**args, "limit": min(int(args.get("limit") or default), slack.history_page_limit)}
 
 
 def _messages_page(messages: list[dict], args: dict, *, default: int) -> dict:

@@ -185,7 +185,7 @@ def _catch_up(
         return None
     return CatchUp(
         lambda: [(thread.channel, thread.ts) for thread in book.recent_threads()],
-        slack.thread,
+        lambda channel, thread, oldest: slack.thread(channel, thread, oldest, so_far=True),
         listener.missed,
         cursors,
         rooms=places.read,

@@ -118,3 +118,17 @@ def test_the_reconcile_and_split_check_are_taken_at_their_edge_and_brought_back_
     said, errors, warnings = _parsed(raw)
     assert (said.catch_up_seconds, said.split_check_beats, errors) == (seconds, beats, [])
     assert [warning.split(":")[0] for warning in warnings] == warned
+
+
+def test_the_app_kind_sets_the_history_methods_pace_and_page_as_slack_publishes_them() -> None:
+    distributed, errors, _ = _parsed({"app": "distributed"})
+    assert errors == [] and distributed.history_page() == 15
+    assert distributed.history_tiers()["conversations.replies"].per_minute == 1
+    assert distributed.history_tiers()["conversations.history"].per_minute == 1
+    for kind in (None, "internal", "marketplace"):  # tier 3: 50+ a minute, pages of 200
+        said, errors, _ = _parsed({} if kind is None else {"app": kind})
+        assert errors == [] and said.history_page() == 200
+        assert said.history_tiers()["conversations.replies"].per_minute == 50
+    _said, errors, _ = _parsed({"app": "enterprise"})
+    (error,) = errors
+    assert error.startswith("slack.read.app: 'enterprise' is not one of internal, marketplace")

@@ -16,6 +16,10 @@ top-level message is itself meant for the bot (a kickoff room; a room bound to o
 item) are read too, with ``conversations.history`` from their own cursor (:data:`TOP`,
 shared with the live path the same way). A room with no cursor yet is read from this
 activation's start only: its backlog never becomes a burst of new work items.
+
+With no listener at all (``slack.read.mode: poll``) this is how the bot hears: the reconcile
+runs it every ``slack.read.intervalSeconds``, each read waiting its turn at the pace Slack
+gives the app, and a thread longer than a page resumes next time where it stopped.
 """
 
 from __future__ import annotations
@@ -58,13 +62,16 @@ class CatchUp:
         read_room: ReadRoom = lambda _c, _o: [],
         turn: Callable[[str], float] = lambda _method: 0.0,
         clock: Callable[[], float] = time.time,
+        pause: Callable[[float], object] | None = None,
     ) -> None:
         """``rooms``: the rooms whose top-level messages are read too, by ``read_room``.
         ``turn(method)``: seconds until Slack's budget for that method has a call to
         spare — the catch-up waits its turn rather than skip a thread, and so leaves the
-        budget's burst to the deliveries."""
+        budget's burst to the deliveries. ``pause(seconds)``: how it waits (a stop ends
+        the wait), the budget's own clock in a test."""
         self._threads, self._read, self._feed = threads, read, feed
         self._turn, self._stopped = turn, threading.Event()
+        self._pause = pause or self._stopped.wait
         self._rooms, self._read_room = rooms, read_room
         self._cursors, self._clock = cursors, clock
         self._running = threading.Lock()
@@ -95,7 +102,7 @@ class CatchUp:
             wait = self._turn(method)
             if wait <= 0:
                 return True
-            self._stopped.wait(min(wait, 60.0))
+            self._pause(min(wait, 60.0))
         return False
 
     def soon(self) -> None:

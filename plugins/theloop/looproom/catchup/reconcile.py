@@ -9,7 +9,8 @@ serves), and the listener's split check after it (``slack.read.splitCheckBeats``
 heartbeats, default 2, at most 5, ``0`` off). The check rides the reconcile's cadence
 rather than the connect: heartbeats are messages in a room people read, posted as seldom
 as the safety net runs. The cursors are shared with the live path,
-so a message is read exactly once whichever path comes first.
+so a message is read exactly once whichever path comes first. Polling (``slack.read.mode:
+poll``), there is no live path: the cycle runs every ``slack.read.intervalSeconds`` instead.
 """
 
 from __future__ import annotations

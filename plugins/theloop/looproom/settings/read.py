@@ -1,6 +1,7 @@
 """``slack.read``: how Slack's messages reach the bot (``mode``), how often a poll reads
-(``intervalSeconds``), how often the periodic reconcile runs and how many heartbeats a split
-check posts — the-loop's keys. ``catchUpSeconds`` 900, ``0`` at connect only, below 60
+(``intervalSeconds``), which of Slack's limits on the history methods the app has (``app``,
+ours), how often the periodic reconcile runs and how many heartbeats a split check posts —
+otherwise the-loop's keys. ``catchUpSeconds`` 900, ``0`` at connect only, below 60
 raised to 60; ``splitCheckBeats`` 2, at most 5, ``0`` off. The reconcile itself is
 ``looproom.catchup.reconcile``; the poll is the same catch-up every ``intervalSeconds``."""
 
@@ -11,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from looproom.settings.environment import Environment
+from looproom.slack import limits
 
 DEFAULT_SECONDS, MIN_SECONDS = 900, 60
 DEFAULT_BEATS, MAX_BEATS = 2, 5
@@ -21,7 +23,12 @@ MODES = (SOCKET, EVENTS, POLL)
 #: A poll's pause between reads: the-loop's default, and the least taken. Below it a poll
 #: would spend the history methods' budget that ``record-context`` and the kickoff share.
 DEFAULT_INTERVAL, MIN_INTERVAL = 30, 10
-KEYS = ("mode", "intervalSeconds", "catchUpSeconds", "splitCheckBeats")
+#: The kinds of Slack app by the limits Slack puts on ``conversations.history``/``replies``:
+#: tier 3 for an app made for its own workspace or approved for the Marketplace; one call a
+#: minute and 15 messages a page for one distributed outside it.
+INTERNAL, MARKETPLACE, DISTRIBUTED = "internal", "marketplace", "distributed"
+APPS = (INTERNAL, MARKETPLACE, DISTRIBUTED)
+KEYS = ("mode", "intervalSeconds", "app", "catchUpSeconds", "splitCheckBeats")
 
 
 @dataclass(frozen=True)
@@ -33,6 +40,15 @@ class ReadSettings:
     split_check_beats: int = DEFAULT_BEATS
     mode: str = ""
     interval_seconds: int = DEFAULT_INTERVAL
+    app: str = INTERNAL
+
+    def history_tiers(self) -> Mapping[str, limits.Tier]:
+        """The Slack budget's tiers, the history methods at the pace this app has."""
+        return limits.outside_marketplace() if self.app == DISTRIBUTED else limits.TIERS
+
+    def history_page(self) -> int:
+        """How many messages to ask a page of the history methods for."""
+        return limits.OUTSIDE_MARKETPLACE_PAGE if self.app == DISTRIBUTED else limits.HISTORY_PAGE
 
     def describe(self, way: str = "") -> str:
         """``!theloop status``'s line; ``way``: the mode in force (:func:`way_in`)."""
@@ -110,8 +126,24 @@ def parse(raw: Any, errors: list[str], warnings: list[str]) -> ReadSettings:
         warnings.append(f"slack.read.splitCheckBeats: {beats} is above {MAX_BEATS} — using it")
         beats = MAX_BEATS
     return ReadSettings(
-        max(0, seconds), max(0, beats), _mode(raw.get("mode"), errors), _interval(raw, errors)
+        max(0, seconds),
+        max(0, beats),
+        _mode(raw.get("mode"), errors),
+        _interval(raw, errors),
+        _app(raw.get("app"), errors),
     )
+
+
+def _app(value: Any, errors: list[str]) -> str:
+    if value is None:
+        return INTERNAL
+    if value not in APPS:
+        errors.append(
+            f"slack.read.app: {value!r} is not one of {', '.join(APPS)} (which of Slack's "
+            "limits on conversations.history and conversations.replies the app has)"
+        )
+        return INTERNAL
+    return str(value)
 
 
 def _mode(value: Any, errors: list[str]) -> str:

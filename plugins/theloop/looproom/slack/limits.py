@@ -68,6 +68,16 @@ TIERS: Mapping[str, Tier] = {
     "views.open": TIER_4,
     "views.publish": TIER_4,  # each member's App Home tab
 }
+#: The history methods, and how many messages a page of theirs carries (Slack's most).
+HISTORY_METHODS, HISTORY_PAGE = ("conversations.history", "conversations.replies"), 200
+#: Those methods for an app distributed outside the Slack Marketplace (new installations
+#: since 29 May 2025, existing ones from 3 March 2026): one call a minute, 15 to a page.
+OUTSIDE_MARKETPLACE, OUTSIDE_MARKETPLACE_PAGE = Tier(1, 1), 15
+
+
+def outside_marketplace(tiers: Mapping[str, Tier] = TIERS) -> dict[str, Tier]:
+    """``tiers`` with the history methods at :data:`OUTSIDE_MARKETPLACE`'s pace."""
+    return {**tiers, **{method: OUTSIDE_MARKETPLACE for method in HISTORY_METHODS}}
 
 
 class MethodLimits:

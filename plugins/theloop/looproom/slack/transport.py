@@ -29,7 +29,7 @@ from slack_sdk.errors import SlackApiError
 
 from looproom.durable import fence
 from looproom.slack.directory import ChannelDirectory
-from looproom.slack.limits import MethodLimits
+from looproom.slack.limits import HISTORY_PAGE, MethodLimits
 from looproom.slack.pacer import Pacer
 from looproom.slack.responses import RATE_LIMITED, Response, next_cursor
 from looproom.slack.retries import DEFAULT_MAX_INLINE_WAIT, retry_handlers
@@ -68,6 +68,8 @@ class SlackTransport:
         #: The room names recent listings gave, so rooms starting at once read one listing.
         self.directory = ChannelDirectory()
         self._max_inline_wait = max_inline_wait
+        #: Messages asked per page of the history methods (fewer for an app Slack limits).
+        self.history_page = HISTORY_PAGE
         #: Told of every 429 Slack answers, retried inline or not (the metrics).
         self.on_rate_limited: Callable[[], None] = lambda: None
         self._closing = threading.Event()
@@ -211,13 +213,13 @@ class SlackTransport:
     # -- reading -------------------------------------------------------------------
 
     def history(
-        self, channel: str, *, limit: int = 200, cursor: str = "", oldest: str = ""
+        self, channel: str, *, limit: int = 0, cursor: str = "", oldest: str = ""
     ) -> Response:
         """One page of ``conversations.history`` (newest first), metadata included;
         ``oldest``: only messages after it."""
-        args = {"channel": channel, "limit": limit, "include_all_metadata": True}
+        args = {"channel": channel, "limit": limit or self.history_page}
         args.update(_optional(cursor=cursor or None, oldest=oldest or None))
-        return self._call("conversations.history", args)
+        return self._call("conversations.history", {**args, "include_all_metadata": True})
 
     def top_level(
         self, channel: str, oldest: str, *, max_pages: int = 10
@@ -243,25 +245,33 @@ class SlackTransport:
         return sorted(found, key=lambda m: slack_seconds(str(m.get("ts") or "")))
 
     def replies(
-        self, channel: str, ts: str, *, limit: int = 200, cursor: str = "", oldest: str = ""
+        self, channel: str, ts: str, *, limit: int = 0, cursor: str = "", oldest: str = ""
     ) -> Response:
         """One page of ``conversations.replies`` (parent first), metadata included;
         ``oldest``: only messages after it (Slack keeps the parent in the first page)."""
-        args = {"channel": channel, "ts": ts, "limit": limit, "include_all_metadata": True}
+        args = {"channel": channel, "ts": ts, "limit": limit or self.history_page}
         args.update(_optional(cursor=cursor or None, oldest=oldest or None))
-        return self._call("conversations.replies", args)
+        return self._call("conversations.replies", {**args, "include_all_metadata": True})
 
     def thread(
-        self, channel: str, thread: str, oldest: str = "", *, max_pages: int = 10
+        self,
+        channel: str,
+        thread: str,
+        oldest: str = "",
+        *,
+        max_pages: int = 10,
+        so_far: bool = False,
     ) -> list[Mapping[str, Any]] | None:
         """Every reply in ``thread`` (after ``oldest``), oldest first, the parent left out,
-        at most ``max_pages`` pages of 200; ``None`` when Slack did not answer."""
+        at most ``max_pages`` pages; ``None`` when Slack did not answer. ``so_far``: when a
+        later page cannot be had now (the budget spent, Slack failing), the pages read —
+        replies come oldest first, so a reader resumes after them next time."""
         found: list[Mapping[str, Any]] = []
         cursor = ""
         for _ in range(max_pages):
             response = self.replies(channel, thread, cursor=cursor, oldest=oldest)
             if not response.ok:
-                return None
+                return found if so_far and cursor else None
             messages = [m for m in response.data.get("messages") or [] if isinstance(m, Mapping)]
             found.extend(m for m in messages if later(str(m.get("ts") or ""), oldest or thread))
             cursor = next_cursor(response)
