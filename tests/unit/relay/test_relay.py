@@ -609,3 +609,26 @@ def test_a_context_record_that_landed_is_kept_once_for_the_loops_event_log(
         "count": 3,
         "channel_id": "C1",
     }
+
+
+@pytest.mark.parametrize(("others", "posts"), [(999, 1), (1000, 2)])
+def test_the_duplicate_check_reads_ten_pages_and_no_more(
+    tmp_path: Path,
+    github: FakeGitHub,
+    caplog: pytest.LogCaptureFixture,
+    others: int,
+    posts: int,
+) -> None:
+    # docs/decisions.md: the comments since the first try are read, ten pages of 100: ours
+    # as the 1000th is found and not posted again; as the 1001st it is not seen, and the
+    # log says the look-up stopped short.
+    for n in range(others):
+        github._create(("acme/api", 7), f"comment {n}")
+    github.fail("/comments", kind="land_then_drop")  # ours lands after the others
+    r = rig(tmp_path, github=github)
+    r.record(decision())
+    r.drain()
+    assert github.posted().count(relay_body(decision())) == posts
+    pages = [q.query.get("page", "1") for q in github.requests if q.method == "GET"]
+    assert pages == [str(n) for n in range(1, 11)]
+    assert ("more than 10 pages of comments" in caplog.text) is (posts == 2)
