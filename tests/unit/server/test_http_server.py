@@ -42,6 +42,8 @@ SLACK_SECRET = "http-server-test-slack-signing-secret"
 DEADLINE = 1.0
 #: docs/security.md: a body is at most 262 144 bytes (256 KB); past it, 413.
 BODY_CAP = 262_144
+#: docs/security.md: the request line and headers are at most 16 KB; past them, 431.
+HEAD_CAP = 16 * 1024
 
 
 @dataclass
@@ -474,3 +476,20 @@ def test_stopping_closes_the_port(serve) -> None:
     assert served.server.listening.describe() == "NOT LISTENING: stopped"
     with pytest.raises(OSError):
         socket.create_connection(("127.0.0.1", port), timeout=5).close()
+
+
+def _head_of(size: int) -> bytes:
+    """A health check whose request line and headers (their blank line included) are
+    exactly ``size`` bytes."""
+    start = b"GET /theloop/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-Pad: "
+    end = b"\r\n\r\n"
+    head = start + b"p" * (size - len(start) - len(end)) + end
+    assert len(head) == size
+    return head
+
+
+def test_a_request_head_of_exactly_16_kb_is_read_and_one_byte_more_is_a_431(serve) -> None:
+    served = serve(start=True)
+    assert _status(served.raw(_head_of(HEAD_CAP))) == 200
+    refused = served.raw(_head_of(HEAD_CAP + 1))
+    assert _status(refused) == 431 and b"application/json" in refused

@@ -57,7 +57,8 @@ class Limits:
             cleanup_interval=1,
             # waitress refuses a body whose length is at or over this: one past ours.
             max_request_body_size=self.max_body_bytes + 1,
-            max_request_header_size=self.max_header_bytes,
+            # The same for the request line and headers (their closing blank line counted).
+            max_request_header_size=self.max_header_bytes + 1,
             expose_tracebacks=False,
             # poll, not select: select cannot watch past 1 024 descriptors.
             asyncore_use_poll=True,
