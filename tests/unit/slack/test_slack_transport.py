@@ -392,3 +392,17 @@ def test_a_rooms_members_are_read_over_every_page_and_none_when_slack_cannot_say
     assert transport.members(room, max_pages=2) is None  # not all of them known: unknown
     hidden = slack.add_channel("hidden", private=True, member=False, members=people)
     assert transport.members(hidden) is None
+
+
+@pytest.mark.parametrize(("position", "found"), [(10_000, True), (10_001, False)])
+def test_a_room_is_looked_for_among_10000_and_no_more(
+    slack: FakeSlack, position: int, found: bool
+) -> None:
+    # docs/rooms.md: the lookup reads at most 10 000 rooms — the 10 000th is found, the
+    # 10 001st is not, and the lookup says it stopped short rather than that none exists.
+    for n in range(position - 1 - len(slack.channels)):
+        slack.add_channel(f"room-{n:05d}", member=False)
+    wanted = slack.add_channel("far-away", member=False)
+    transport = SlackTransport(WebClient(token=BOT_TOKEN, base_url=slack.url))
+    looked = lookup_channel(transport, "#far-away")
+    assert (looked.id == wanted, looked.truncated) == (found, not found)
