@@ -63,6 +63,16 @@ def test_admin_bindings_past_the_cap_are_refused_not_silently_evicted() -> None:
     assert book.room_bindings() == {"github:a/b#1": "#one", "github:a/b#2": "#moved"}
 
 
+def test_five_hundred_bindings_are_kept_and_a_five_hundred_and_first_refused() -> None:
+    # docs/admin.md: at most 500 — past that a new one is refused, never an old one dropped.
+    book = BindingBook(ShelfLike())
+    for n in range(500):
+        book.bind_room(f"github:a/b#{n}", "#room")
+    with pytest.raises(BindingError, match="cap is 500"):
+        book.bind_room("github:a/b#500", "#room")
+    assert len(book.room_bindings()) == 500
+
+
 def test_thread_bindings_persist_in_the_store_the_plugin_passes() -> None:
     store = ShelfLike()
     BindingBook(store).remember(
