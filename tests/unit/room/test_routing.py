@@ -162,17 +162,23 @@ def test_an_uncertain_post_is_remembered_until_settled() -> None:
     assert not BindingBook(store).is_uncertain("evt-1")
 
 
+def no_slack(room: str) -> tuple[str, str]:
+    """The channel directory with no Slack to ask (the Text backend): an id is itself, a
+    name cannot be looked up."""
+    return (room, "") if room.startswith("C") and room.isupper() else ("", "no_slack")
+
+
 def test_an_admin_binds_lists_and_unbinds_with_words() -> None:
     book = BindingBook(ShelfLike())
-    assert "No work item is bound" in bind_command(book, "")
-    answer = bind_command(book, "github:acme/api#7 #api-war-room")
+    assert "No work item is bound" in bind_command(book, "", no_slack)
+    answer = bind_command(book, "github:acme/api#7 #api-war-room", no_slack)
     assert "now posts to #api-war-room" in answer
-    assert bind_command(book, "github:acme/api#8 <#C0WAR0001|war-room>").endswith(
+    assert bind_command(book, "github:acme/api#8 <#C0WAR0001|war-room>", no_slack).endswith(
         "its next event opens its thread there."
     )
-    listing = bind_command(book, "")
+    listing = bind_command(book, "", no_slack)
     assert "`github:acme/api#7` → #api-war-room" in listing
-    assert "`github:acme/api#8` → C0WAR0001" in listing
+    assert "`github:acme/api#8` → <#C0WAR0001>" in listing
     assert "configured room again" in unbind_command(book, "github:acme/api#7")
     assert "was not bound" in unbind_command(book, "github:acme/api#7")
     assert book.room_bindings() == {"github:acme/api#8": "C0WAR0001"}
@@ -189,11 +195,11 @@ def test_an_admin_binds_lists_and_unbinds_with_words() -> None:
 )
 def test_a_bad_bind_says_what_is_wrong_and_binds_nothing(args: str, complaint: str) -> None:
     book = BindingBook(ShelfLike())
-    assert complaint in bind_command(book, args)
+    assert complaint in bind_command(book, args, no_slack)
     assert book.room_bindings() == {}
 
 
 def test_the_bind_cap_is_reported_to_the_admin() -> None:
     book = BindingBook(ShelfLike(), room_cap=1)
-    bind_command(book, "github:a/b#1 #one")
-    assert "the cap is 1" in bind_command(book, "github:a/b#2 #two")
+    bind_command(book, "github:a/b#1 #one", no_slack)
+    assert "the cap is 1" in bind_command(book, "github:a/b#2 #two", no_slack)
