@@ -5,7 +5,8 @@ Marketplace — one ``conversations.replies`` call a minute, pages of 15 — on 
 moves: the catch-up (the poll's one cycle) waits its turns on that clock, through the real
 transport and slack_sdk over HTTP. Shown here: with ``slack.read.app: distributed`` no call
 is refused and the calls never outnumber the minutes gone by, a thread with more new
-messages than a page is read over two cycles with nothing lost or doubled; and an app that
+messages than a page is read over two cycles and a room's top level over two pages each in
+its turn, with nothing lost or doubled; and an app that
 claims tier 3 when Slack holds it to one a minute meets Slack's refusals — what the setting
 is for.
 """
@@ -30,8 +31,8 @@ from tests.fakes.slack_api import (
     FakeSlack,
 )
 
-ROOM, ALICE = "C0PACE0001", "U0ALICE01"
-REPLIES = "conversations.replies"
+ROOM, KICKOFF, ALICE = "C0PACE0001", "C0PACE0002", "U0ALICE01"
+REPLIES, HISTORY = "conversations.replies", "conversations.history"
 
 
 class Clock:
@@ -51,8 +52,8 @@ class Clock:
 
 @pytest.fixture
 def slack() -> Iterator[FakeSlack]:
-    with FakeSlack(channels=[(ROOM, "pace")]) as fake:
-        fake.limits = {REPLIES: OUTSIDE_MARKETPLACE}
+    with FakeSlack(channels=[(ROOM, "pace"), (KICKOFF, "kickoff")]) as fake:
+        fake.limits = {REPLIES: OUTSIDE_MARKETPLACE, HISTORY: OUTSIDE_MARKETPLACE}
         fake.history_page_limit = OUTSIDE_MARKETPLACE_PAGE
         yield fake
         fake.release()
@@ -76,6 +77,8 @@ def _poll(slack: FakeSlack, clock: Clock, app: str, threads: list[str]) -> tuple
         lambda channel, thread, oldest: transport.thread(channel, thread, oldest, so_far=True),
         fed.append,
         cursors,
+        rooms=lambda: [KICKOFF],  # a room whose top level is for the bot, as a kickoff's
+        read_room=transport.top_level,
         turn=transport.limits.wait,
         pause=clock.advance,
     )
@@ -97,19 +100,25 @@ def test_a_distributed_apps_poll_never_outpaces_one_call_a_minute_and_loses_noth
     slack: FakeSlack,
 ) -> None:
     clock = Clock()
-    parents, said = _threads(slack, [20, 1, 1, 1])  # the first: more than a page of 15
+    parents: list[str] = []
     poll, fed = _poll(slack, clock, "distributed", parents)
     start = clock.now
+    new_threads, said = _threads(slack, [20, 1, 1, 1])  # the first: more than a page of 15
+    parents += new_threads
+    said += [slack.say(KICKOFF, ALICE, f"kickoff {n}")["ts"] for n in range(20)]  # two pages
 
     poll.run()
     poll.run()  # the next cycle at once: the shortest interval cannot hurry it
 
-    calls = slack.calls_to(REPLIES)
-    assert [c for c in calls if c.fault] == []  # Slack refused none
-    # In any minute, one call: the k-th no sooner than k minutes after the first.
-    assert all(call.at >= calls[0].at + 60 * k for k, call in enumerate(calls))
-    assert len(calls) == 8 and calls[0].at >= start  # two cycles of four threads
-    assert {int(c.args["limit"]) for c in calls} == {OUTSIDE_MARKETPLACE_PAGE}
+    for method in (REPLIES, HISTORY):
+        calls = slack.calls_to(method)
+        assert [c for c in calls if c.fault] == []  # Slack refused none
+        # In any minute, one call: the k-th no sooner than k minutes after the first.
+        assert all(call.at >= calls[0].at + 60 * k for k, call in enumerate(calls))
+        assert calls[0].at >= start
+        assert {int(c.args["limit"]) for c in calls} == {OUTSIDE_MARKETPLACE_PAGE}
+    assert len(slack.calls_to(REPLIES)) == 8  # two cycles of four threads, a page each
+    assert len(slack.calls_to(HISTORY)) == 3  # the room's two pages, then nothing new
     assert sorted(m["ts"] for m in fed) == sorted(said)  # all read, none twice
 
 

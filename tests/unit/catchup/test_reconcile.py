@@ -54,7 +54,7 @@ def test_a_rooms_top_level_messages_since_this_start_are_read_once_whichever_pat
     feed = _live(cursors, handled)
     asked: list[str] = []
 
-    def read_room(channel: str, oldest: str) -> list[dict[str, Any]]:
+    def read_room(channel: str, oldest: str, _turn: object) -> list[dict[str, Any]]:
         asked.append(oldest)
         return [m for m in history if float(m["ts"]) > float(oldest)]
 
@@ -94,7 +94,7 @@ def test_whatever_the_interleaving_each_message_is_handled_exactly_once(
         feed,
         cursors,
         rooms=lambda: ["C9"],
-        read_room=lambda _c, oldest: [m for m in kept if float(m["ts"]) > float(oldest)],
+        read_room=lambda _c, oldest, _t: [m for m in kept if float(m["ts"]) > float(oldest)],
         clock=lambda: NOW,
     )
     for n, (gap, live) in enumerate(arrivals):

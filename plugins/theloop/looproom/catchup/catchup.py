@@ -18,8 +18,8 @@ shared with the live path the same way). A room with no cursor yet is read from 
 activation's start only: its backlog never becomes a burst of new work items.
 
 With no listener at all (``slack.read.mode: poll``) this is how the bot hears: the reconcile
-runs it every ``slack.read.intervalSeconds``, each read waiting its turn at the pace Slack
-gives the app, and a thread longer than a page resumes next time where it stopped.
+runs it every ``slack.read.intervalSeconds``, each page waiting its turn at the pace Slack
+gives the app; a thread longer than a page resumes next time where it stopped.
 """
 
 from __future__ import annotations
@@ -42,8 +42,9 @@ REPLIES, HISTORY = "conversations.replies", "conversations.history"
 
 #: ``(channel, thread, oldest)`` → the replies after ``oldest``, oldest first; None: unreadable.
 ReadThread = Callable[[str, str, str], "list[Mapping[str, Any]] | None"]
-#: ``(channel, oldest)`` → the room's top-level messages after ``oldest``, oldest first.
-ReadRoom = Callable[[str, str], "list[Mapping[str, Any]] | None"]
+#: ``(channel, oldest, turn)`` → the room's top-level messages after ``oldest``, oldest
+#: first; ``turn()`` waits for the budget before each page after the first (False: stop).
+ReadRoom = Callable[[str, str, Callable[[], bool]], "list[Mapping[str, Any]] | None"]
 #: One missed message, as Slack's message event (with its ``channel``), fed to the pipeline.
 Feed = Callable[[Mapping[str, Any]], None]
 
@@ -59,7 +60,7 @@ class CatchUp:
         cursors: Cursors,
         *,
         rooms: Callable[[], Sequence[str]] = lambda: (),
-        read_room: ReadRoom = lambda _c, _o: [],
+        read_room: ReadRoom = lambda _c, _o, _t: [],
         turn: Callable[[str], float] = lambda _method: 0.0,
         clock: Callable[[], float] = time.time,
         pause: Callable[[float], object] | None = None,
@@ -139,7 +140,7 @@ class CatchUp:
         # First sight: from this activation on, never the room's backlog.
         floor = float(self._cursors.floor(channel, TOP) or self._started)
         oldest = max(floor, self._clock() - LOOKBACK, since)
-        messages = self._read_room(channel, f"{oldest:.6f}")
+        messages = self._read_room(channel, f"{oldest:.6f}", lambda: self._wait_turn(HISTORY))
         if messages is None:
             log.warning("theloop catch-up: room %s could not be read", channel)
             return 0

@@ -43,6 +43,8 @@ PER_CHANNEL = frozenset({"chat.postMessage"})
 WRITES = frozenset({"chat.postMessage", "chat.update", "chat.delete", "reactions.add"})
 #: Slack's ceiling on a message's ``text``: past it Slack does not keep the text as sent.
 TEXT_LIMIT = 40_000
+#: The most pages of a room or a thread one read takes.
+PAGES = 10
 
 
 def api_base(url: str) -> str:
@@ -222,23 +224,22 @@ class SlackTransport:
         return self._call("conversations.history", {**args, "include_all_metadata": True})
 
     def top_level(
-        self, channel: str, oldest: str, *, max_pages: int = 10
+        self, channel: str, oldest: str, turn: Callable[[], bool] = lambda: True
     ) -> list[Mapping[str, Any]] | None:
-        """The room's top-level messages after ``oldest``, oldest first (at most
-        ``max_pages`` pages of 200); ``None`` when Slack did not answer."""
+        """The room's top-level messages after ``oldest``, oldest first (at most ten pages);
+        ``None`` when Slack did not answer, or when ``turn()`` — waiting for the method's
+        budget before each page after the first (newest first: none can be kept alone) —
+        says to stop."""
         found: list[Mapping[str, Any]] = []
         cursor = ""
-        for _ in range(max_pages):
+        for page in range(PAGES):
+            if page and not turn():
+                return None
             response = self.history(channel, cursor=cursor, oldest=oldest)
             if not response.ok:
                 return None
             messages = [m for m in response.data.get("messages") or [] if isinstance(m, Mapping)]
-            found.extend(
-                m
-                for m in messages
-                if later(str(m.get("ts") or ""), oldest)
-                and str(m.get("thread_ts") or m.get("ts")) == str(m.get("ts"))
-            )
+            found += [m for m in messages if later(str(m.get("ts") or ""), oldest) and _top(m)]
             cursor = next_cursor(response)
             if not cursor:
                 break
@@ -254,21 +255,15 @@ class SlackTransport:
         return self._call("conversations.replies", {**args, "include_all_metadata": True})
 
     def thread(
-        self,
-        channel: str,
-        thread: str,
-        oldest: str = "",
-        *,
-        max_pages: int = 10,
-        so_far: bool = False,
+        self, channel: str, thread: str, oldest: str = "", *, so_far: bool = False
     ) -> list[Mapping[str, Any]] | None:
         """Every reply in ``thread`` (after ``oldest``), oldest first, the parent left out,
-        at most ``max_pages`` pages; ``None`` when Slack did not answer. ``so_far``: when a
-        later page cannot be had now (the budget spent, Slack failing), the pages read —
-        replies come oldest first, so a reader resumes after them next time."""
+        at most ten pages; ``None`` when Slack did not answer. ``so_far``: when a later
+        page cannot be had now (the budget spent, Slack failing), the pages read — replies
+        come oldest first, so a reader resumes after them next time."""
         found: list[Mapping[str, Any]] = []
         cursor = ""
-        for _ in range(max_pages):
+        for _ in range(PAGES):
             response = self.replies(channel, thread, cursor=cursor, oldest=oldest)
             if not response.ok:
                 return found if so_far and cursor else None
@@ -398,3 +393,8 @@ def _within(text: str) -> str:
 
 def _optional(**values: Any) -> dict[str, Any]:
     return {key: value for key, value in values.items() if value is not None}
+
+
+def _top(message: Mapping[str, Any]) -> bool:
+    """Whether ``message`` is the room's own, not a reply in a thread."""
+    return str(message.get("thread_ts") or message.get("ts")) == str(message.get("ts"))
