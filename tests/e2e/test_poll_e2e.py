@@ -5,8 +5,8 @@ alone and ``slack.read.mode: poll`` at the lowest interval taken. No Socket Mode
 is ever opened and no Events API request is ever sent: what a member types in a followed
 thread is only in Slack's history, and the bot reads it there. Shown here: an answer typed
 in an ask's thread reaches the-loop's session once — read by the-loop's own route model —
-acknowledged on the message as a live one is; and the ask carries no button whose press
-nobody would receive (a link opens without the bot).
+acknowledged on the message as a live one is; and neither the ask nor the member's App Home
+carries a button whose press nobody would receive (a link opens without the bot).
 """
 
 from __future__ import annotations
@@ -58,6 +58,9 @@ def test_an_answer_only_in_slacks_history_is_read_by_the_poll_and_reaches_the_lo
         bot.process.wait_delivered(TIMEOUT)
         controls = [e for b in ask.get("blocks") or [] for e in b.get("elements") or []]
         assert controls and all(e.get("url") for e in controls if e.get("type") == "button")
+        listed = f"theloop-home:{LOOP}:{ask['ts']}"  # the Home lists it, with no button
+        wait_for(lambda: listed in str(fake_slack.home_of(ALICE)), TIMEOUT, "the ask listed")
+        assert [b for b in fake_slack.home_of(ALICE)["blocks"] if "accessory" in b] == []
 
         # Typed in the thread: in Slack's history, and sent to the bot by no one.
         answer = fake_slack.say(LOOP, ALICE, "Option 2, please", thread_ts=ask["thread_ts"])

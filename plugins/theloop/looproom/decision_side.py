@@ -296,6 +296,7 @@ class Decisions:
             settings.people,
             listen=lambda room, mode: self.listen_all.switch(self.places.ids.known(room), mode),
         )
+        self.way_in = read.way_of(settings.read, env)  # Socket Mode, the Events API, or a poll
         self.attention = AttentionSide(  # the asks on record, and who is told of them
             settings,
             kept,
@@ -306,6 +307,7 @@ class Decisions:
             queue=stores.attention if stores is not None else None,
             slack=slack,
             metrics=metrics,
+            taps=self.way_in != read.POLL,  # polling, no press would reach the bot
         )
         self.relay = Relay(  # a parked decision reopens its question: answered again
             relay_queue,
@@ -349,11 +351,9 @@ class Decisions:
             opener=self.opener,
             direct_press=self.attention.pressed,
         )
-        self.way_in = read.way_of(settings.read, env)  # Socket Mode, the Events API, or a poll
         #: What was missed, or (polling) all it hears: fed to the listener, so judged once.
         self.catch_up = _catch_up(slack, book, self.listener, self.cursors, self.places)
-        #: The listener's own second-consumer check, once Socket Mode is handed over.
-        self.split: SplitWatch | None = None
+        self.split: SplitWatch | None = None  # the listener's own check, on Socket Mode
         self.reconcile = Reconcile(
             self.catch_up.run if self.catch_up is not None else lambda: 0,
             read.seconds_between(settings.read, self.way_in),

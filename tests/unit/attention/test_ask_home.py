@@ -21,7 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from slack_sdk import WebClient
 
-from looproom.attention import home_view, steps
+from looproom.attention import home_view, notes, steps
 from looproom.attention.home import NOT_ENABLED
 from looproom.attention.record import ANSWERED, HOME, Ask
 from looproom.attention.side import AttentionSide
@@ -105,7 +105,7 @@ class Room:
         ]
 
 
-def make(tmp_path: Path, slack: FakeSlack) -> Room:
+def make(tmp_path: Path, slack: FakeSlack, *, taps: bool = True) -> Room:
     clock = Clock()
     transport = SlackTransport.beside(WebClient(token=BOT_TOKEN, base_url=slack.url), pacer=Pacer())
     path = tmp_path / "queues.sqlite3"
@@ -124,10 +124,11 @@ def make(tmp_path: Path, slack: FakeSlack) -> Room:
         queue=queue,
         slack=transport,
         clock=clock,
+        taps=taps,
     )
     assert side.homes is not None
     deliver = side.homes.deliver_or(
-        steps.Steps(asks, Direct(transport), side.feed.whom.room, clock).deliver
+        steps.Steps(asks, Direct(transport), side.feed.whom.room, clock, taps=taps).deliver
     )
     return Room(slack, transport, side, deliver, memory, asks, clock, queue)
 
@@ -183,6 +184,22 @@ def test_with_nothing_configured_each_member_asked_sees_the_ask_oldest_first(
     # Nothing configured: the Home and the thread's one mention, no direct message.
     assert slack.calls_to("conversations.open") == []
     assert [m["text"][0] for m in slack.thread("the-loop", first)] == ["🔔"]
+
+
+def test_when_the_bot_polls_the_home_lists_each_ask_with_no_button_nobody_would_receive(
+    tmp_path: Path, slack: FakeSlack
+) -> None:
+    """Polling (``slack.read.mode: poll``) no press reaches the bot: the Home still lists
+    what waits, each ask linked to its thread, where it is answered."""
+    room = make(tmp_path, slack, taps=False)
+    first = room.show(gate(ITEM, "g1"))
+    room.run()
+    assert room.listed(ALICE) == [f"theloop-home:{ROOM}:{first}"]
+    assert [b for b in room.home(ALICE) if "accessory" in b or b.get("type") == "actions"] == []
+    ask = room.asks.open_asks()[0]
+    drawn = notes.dm_blocks(ask, [], taps=False)  # its direct message, where one is sent
+    assert [b for b in drawn if b.get("type") == "actions"] == []
+    assert [b["type"] for b in notes.dm_blocks(ask, [])][-1] == "actions"  # a listener's
 
 
 def test_opening_the_tab_draws_it_and_a_change_told_twice_is_drawn_once(

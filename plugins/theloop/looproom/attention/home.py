@@ -59,9 +59,13 @@ class Homes:
         state_of: Callable[[str], ItemState],
         feed: Feed,
         clock: Callable[[], float] = time.time,
+        *,
+        taps: bool = True,
     ) -> None:
+        """``taps``: whether a press on the Home reaches the bot (not when it polls): the
+        one-tap answers are drawn only then."""
         self.asks, self.direct, self.queue = asks, direct, queue
-        self._state_of, self._feed, self._clock = state_of, feed, clock
+        self._state_of, self._feed, self._clock, self._taps = state_of, feed, clock, taps
         #: Whether the app's Home tab is on, as Slack last answered a publish (None: none
         #: yet): the doctor says it.
         self.tab_on: bool | None = None
@@ -137,7 +141,7 @@ class Homes:
         return _outcome(response)
 
     def _answer_of(self, ask: Ask) -> home_view.Answer | None:
-        return home_view.one_tap(ask, self._state_of(ask.work_item))
+        return home_view.one_tap(ask, self._state_of(ask.work_item)) if self._taps else None
 
     # -- a press on the Home -----------------------------------------------------------
 

@@ -63,9 +63,11 @@ def dm_text(ask: Ask) -> str:
     return f"🔔 `{ask.work_item}` waits on you: {_WHAT.get(ask.kind, 'an ask')}."
 
 
-def dm_blocks(ask: Ask, original: list[Mapping[str, Any]], waited: float = 0.0) -> list[dict]:
+def dm_blocks(
+    ask: Ask, original: list[Mapping[str, Any]], waited: float = 0.0, *, taps: bool = True
+) -> list[dict]:
     """The direct message: whose ask and where, the ask's own blocks (its digest and its
-    answers, pressable here), and "I'm on it"."""
+    answers, pressable here), and "I'm on it" — where a press reaches the bot (``taps``)."""
     line = dm_text(ask)
     if waited:
         line = f"⏰ Still waiting on you — `{ask.work_item}`, for {_duration(waited)}."
@@ -88,7 +90,7 @@ def dm_blocks(ask: Ask, original: list[Mapping[str, Any]], waited: float = 0.0) 
         ],
     }
     kept = [dict(block) for block in original if not _ours(block)]
-    return [_head(ask, line), *kept[:45], claim]
+    return [_head(ask, line), *kept[:45], *([claim] if taps else [])]
 
 
 def closed_blocks(ask: Ask) -> list[dict]:

@@ -116,7 +116,10 @@ class AttentionSide:
         slack: SlackTransport | None = None,
         metrics: Metrics | None = None,
         clock: Callable[[], float] = time.time,
+        taps: bool = True,
     ) -> None:
+        """``taps``: whether a press on the Home or in a direct message reaches the bot
+        (not when it polls): its buttons are drawn only then."""
         whom = Whom(settings.attention, policy, Owners(kept, settings.people), id_of)
         asks = asks if asks is not None else sqlite_asks(":memory:")  # a test's, unstored
         self.feed = Feed(asks, whom, clock=clock)
@@ -128,9 +131,10 @@ class AttentionSide:
         if slack is not None and queue is not None:
             direct = Direct(slack)
             self._queued = Queued(queue, whom.room)
-            self.homes = Homes(asks, direct, queue, state_of, self.feed, clock)
+            self.homes = Homes(asks, direct, queue, state_of, self.feed, clock, taps=taps)
             self.feed.told = Refreshing(self._queued, self.homes)
-            delivery = self.homes.deliver_or(steps.Steps(asks, direct, whom.room, clock).deliver)
+            told = steps.Steps(asks, direct, whom.room, clock, taps=taps)
+            delivery = self.homes.deliver_or(told.deliver)
             self.worker = Worker(queue, delivery, name="theloop-attention", slots=SLOTS)
         if metrics is not None:
             self.feed.told = Measured(self.feed.told, metrics, clock)

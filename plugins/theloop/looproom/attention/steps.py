@@ -59,8 +59,13 @@ class Steps:
         direct: Direct,
         room: Callable[[str], RoomAttention],
         clock: Callable[[], float] = time.time,
+        *,
+        taps: bool = True,
     ) -> None:
+        """``taps``: whether a press in a direct message reaches the bot (not when it
+        polls): "I'm on it" and "Remind me later" are drawn only then."""
         self.asks, self.direct, self._room, self._clock = asks, direct, room, clock
+        self._taps = taps
         self.slack = direct.slack
         # ``attention.escalateTo``'s @handles as member ids, so they are mentioned.
         self._directory = Directory(self.slack.users_page, {})
@@ -104,7 +109,7 @@ class Steps:
         original, unread = self._original(ask)
         if unread is not None:
             return unread
-        blocks = notes.dm_blocks(ask, original)
+        blocks = notes.dm_blocks(ask, original, taps=self._taps)
         return self._dm_once(ask, member, channel, item, notes.dm_text(ask), blocks)
 
     def _remind(self, ask: Ask, member: str, item: Item) -> Outcome:
@@ -141,7 +146,7 @@ class Steps:
         original, unread = self._original(ask)
         if unread is not None:
             return unread
-        blocks = notes.dm_blocks(ask, original, waited=now - ask.opened)
+        blocks = notes.dm_blocks(ask, original, waited=now - ask.opened, taps=self._taps)
         old = ask.dm_of(member)
         outcome = self._dm_once(ask, member, channel, item, notes.dm_text(ask), blocks)
         if isinstance(outcome, Delivered) and old and old != self._current(ask.id, member):
