@@ -32,7 +32,7 @@ import os
 import re
 import sys
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -46,6 +46,7 @@ from theloop_send import (
     _key_id,
     _owner_only,
     _secret,
+    one_at_a_time,
     sign,
 )
 
@@ -219,21 +220,10 @@ class State:
             os.fsync(handle.fileno())
         os.replace(fresh, self.file)
 
-    @contextlib.contextmanager
-    def locked(self) -> Iterator[None]:
+    def locked(self) -> contextlib.AbstractContextManager[None]:
         """One run at a time (where the platform has ``fcntl``)."""
         self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-        try:
-            import fcntl
-        except ImportError:
-            yield
-            return
-        with open(self.directory / ".lock", "a", opener=_owner_only) as handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
+        return one_at_a_time(self.directory)
 
 
 #: ``(event, level, fields)`` appended to the-loop's log (its ``EventLog.emit``).

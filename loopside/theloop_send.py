@@ -328,27 +328,33 @@ class Spool:
             path.unlink(missing_ok=True)
         return None
 
-    @contextlib.contextmanager
-    def locked(self) -> Iterator[None]:
+    def locked(self) -> contextlib.AbstractContextManager[None]:
         """One sender at a time sends what waits, so the order holds (where the
         platform has ``fcntl``; elsewhere a second sender may only repeat one)."""
-        try:
-            import fcntl
-        except ImportError:
-            yield
-            return
-        with open(self.directory / ".lock", "a", opener=_owner_only) as handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
+        return one_at_a_time(self.directory)
 
     def _set_aside(self, path: Path, reason: str) -> None:
         aside = path.with_suffix(".refused")
         with contextlib.suppress(OSError):
             os.replace(path, aside)
             aside.with_suffix(".reason").write_text(reason + "\n", encoding="utf-8")
+
+
+@contextlib.contextmanager
+def one_at_a_time(directory: Path) -> Iterator[None]:
+    """Held while one process works in ``directory`` (its ``.lock``, the owner's alone);
+    where the platform has no ``fcntl``, nothing is held."""
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    with open(directory / ".lock", "a", opener=_owner_only) as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _owner_only(path: str, flags: int) -> int:

@@ -11,15 +11,13 @@ the answer: whoever's update changed the row sends; the other sends nothing.
 from __future__ import annotations
 
 import json
-import sqlite3
-import threading
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
 from looproom.attention.record import ANSWERED, COLUMNS, OPEN, STEPS, Ask
-from looproom.durable.sqlite import StorageError, connect, transaction
+from looproom.durable.sqlite import transactions
 from looproom.postgres.database import Database
 
 #: The table, as SQLite creates it (PostgreSQL's is the schema's step 2, the same columns).
@@ -223,21 +221,12 @@ class AskStore:
 
 def sqlite_asks(path: str | Path) -> AskStore:
     """The asks in the SQLite file ``path`` (the queues' file: one place to back up)."""
-    try:
-        db = connect(path)
-        db.executescript(SQLITE_TABLE)
-    except sqlite3.Error as exc:
-        raise StorageError(path, exc) from exc
-    lock = threading.Lock()
+    opened = transactions(path, SQLITE_TABLE)
 
     @contextmanager
     def transact() -> Iterator[Run]:
-        with lock:
-            try:
-                with transaction(db) as connection:
-                    yield _runner(connection.execute)
-            except sqlite3.Error as exc:
-                raise StorageError(path, exc) from exc
+        with opened() as connection:
+            yield _runner(connection.execute)
 
     return AskStore(transact)
 

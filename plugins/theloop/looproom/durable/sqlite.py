@@ -10,8 +10,9 @@ millisecond per commit, see bench/bench_ingest.py).
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
-from contextlib import contextmanager
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 
@@ -63,3 +64,27 @@ def transaction(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
         if db.in_transaction:
             db.execute("ROLLBACK")
         raise
+
+
+def transactions(
+    path: str | Path, schema: str
+) -> Callable[[], AbstractContextManager[sqlite3.Connection]]:
+    """The file ``path`` opened with its tables (``schema``), as one transaction at a time
+    across threads; any SQLite failure, opening included, a :class:`StorageError`."""
+    try:
+        db = connect(path)
+        db.executescript(schema)
+    except sqlite3.Error as exc:
+        raise StorageError(path, exc) from exc
+    lock = threading.Lock()
+
+    @contextmanager
+    def transact() -> Iterator[sqlite3.Connection]:
+        with lock:
+            try:
+                with transaction(db) as connection:
+                    yield connection
+            except sqlite3.Error as exc:
+                raise StorageError(path, exc) from exc
+
+    return transact

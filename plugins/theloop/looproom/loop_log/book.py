@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import json
 import logging
-import sqlite3
-import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
@@ -25,7 +23,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from looproom.durable.sqlite import StorageError, connect, transaction
+from looproom.durable.sqlite import StorageError, transactions
 from looproom.postgres.database import Database
 
 log = logging.getLogger(__name__)
@@ -175,25 +173,16 @@ def _wire(seq: int, rid: str, body: str) -> dict[str, Any]:
 
 def sqlite_records(path: str | Path) -> RoomRecords:
     """The records in the SQLite file ``path`` (the queues' file: one place to back up)."""
-    try:
-        db = connect(path)
-        db.executescript(SQLITE_TABLE)
-    except sqlite3.Error as exc:
-        raise StorageError(path, exc) from exc
-    lock = threading.Lock()
+    opened = transactions(path, SQLITE_TABLE)
 
     @contextmanager
     def transact() -> Iterator[Run]:
-        with lock:
-            try:
-                with transaction(db) as connection:
-                    yield (
-                        lambda sql, params: (
-                            [] if sql == LOCK else connection.execute(sql, params).fetchall()
-                        )
-                    )
-            except sqlite3.Error as exc:
-                raise StorageError(path, exc) from exc
+        with opened() as connection:
+            yield (
+                lambda sql, params: (
+                    [] if sql == LOCK else connection.execute(sql, params).fetchall()
+                )
+            )
 
     return RoomRecords(transact)
 
