@@ -211,3 +211,12 @@ def test_regenerated_the_manifest_says_which_scopes_and_events_it_adds_or_remove
     assert f"against {kept}: scopes added: {first}" in err
     assert manifest.main(["--against", str(tmp_path / "missing.yaml")]) == 2
     assert "cannot be read" in capsys.readouterr().err
+
+
+# Slack's limit on an app's name: 35 characters (docs/slack-app.md).
+def test_an_app_name_of_35_characters_is_taken_and_one_of_36_refused() -> None:
+    name = "Acme the-loop room for the api team"
+    assert len(name) == 35
+    assert yaml.safe_load(manifest.render(name))["display_information"]["name"] == name
+    with pytest.raises(manifest.ManifestError, match="36 characters; Slack allows 35"):
+        manifest.render(name + "s")
