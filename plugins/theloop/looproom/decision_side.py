@@ -4,22 +4,18 @@ What people say and press is read by ``listener`` and judged by ``desk``; a deci
 admitted is recorded in the relay's queue and carried to ``sinks``; ``catch_up`` reads
 what was said while the bot was away; ``slash`` answers ``/the-loop``; ``opener`` opens
 a work item where a room runs a kickoff. Settings that a part cannot work with (a handle
-naming nobody, the-loop's keywords or Jira config unreadable) refuse the activation here,
-naming the file.
+naming nobody, the-loop's keywords or Jira config unreadable) refuse the activation, naming
+the file (the parts built from the settings: :mod:`looproom.decision_parts`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, MutableMapping
+from collections.abc import Callable, MutableMapping
 from pathlib import Path
 from typing import Any
 
-from looproom.attach import fetch as file_fetch
-from looproom.attach import links as file_links
-from looproom.attach import slack_files
-from looproom.attach.links import FileLinks
+from looproom import decision_parts as parts
 from looproom.attention.side import AttentionSide
-from looproom.catchup.catchup import CatchUp
 from looproom.catchup.cursors import Cursors
 from looproom.catchup.listen_modes import ListenAll
 from looproom.catchup.reconcile import Reconcile
@@ -28,11 +24,9 @@ from looproom.decide import kinds
 from looproom.decide.bounds import named_repositories, of_room
 from looproom.decide.desk import Desk, Reopening
 from looproom.decide.effects import Effects
-from looproom.decide.members import Directory, Grants, UnknownHandle, resolve_grants
 from looproom.decide.policies import Policies
 from looproom.doctor.split_watch import SplitWatch
 from looproom.durable.contract import WorkQueue
-from looproom.from_slack import slash
 from looproom.from_slack.channel_roles import Places
 from looproom.from_slack.listener import Listener, thread_lines
 from looproom.from_slack.menu_desk import MenuDesk, WhyForm
@@ -41,106 +35,20 @@ from looproom.instances.fleet import Fleet
 from looproom.kickoff.github import IssueMaker
 from looproom.kickoff.opener import Opener
 from looproom.metrics import Metrics
-from looproom.relay.jira_sink import JiraSink
 from looproom.relay.record_reader import RecordReader
 from looproom.relay.relay import Relay
-from looproom.relay.reply_lookup import ReplyBook
-from looproom.relay.sinks import ControlPlane, GitHubSink, LedgerSink, LoopSink, Sinks
 from looproom.room.channel_moves import ChannelMoves
 from looproom.room.memory import Memory
 from looproom.room.readers import Readers
 from looproom.room.roster import Roster
 from looproom.room.routing import BindingBook, ThreadBinding
-from looproom.settings import ConfigError, Environment, Settings, jira_config, keywords, read
+from looproom.settings import Environment, Settings, read
 from looproom.slack.channels import ChannelIds
 from looproom.slack.queued_speaker import QueuedSpeaker
 from looproom.slack.reactions import Reacting
 from looproom.slack.speakers import PlainSpeaker, Say, SlackPoster, SlackSpeaker, view_opener
 from looproom.slack.transport import SlackTransport
 from looproom.stores import Stores
-
-#: Where the files people attach to replies are kept for the sessions to read.
-FILES_DIR = "files"
-
-
-def _grants(
-    settings: Settings, slack: SlackTransport | None, store: MutableMapping[str, Any]
-) -> Grants:
-    """Who decides and who collaborates, by member id: ``@handles`` resolved through Slack
-    (a handle naming nobody refuses the activation, as any other bad setting does)."""
-    directory = Directory(slack.users_page if slack is not None else None, store)
-    try:
-        return resolve_grants(settings.authorized_users, settings.collaborators, directory)
-    except UnknownHandle as exc:
-        raise ConfigError([str(exc)], settings.source) from None
-
-
-def _keywords(env: Environment, settings: Settings) -> keywords.Keywords:
-    """the-loop's control keywords, from its own config when named (a bad one refuses the
-    activation: relaying in words it does not read would be silently ignored)."""
-    reserved = (*kinds.VERBS, *slash.WORDS)
-    try:
-        return keywords.resolve(
-            env.loop_config, settings.relay_keywords, settings.relay_commands, reserved
-        )
-    except keywords.KeywordError as exc:
-        raise ConfigError(exc.errors, env.loop_config or settings.source) from None
-
-
-def _sinks(
-    env: Environment,
-    settings: Settings,
-    said: keywords.Keywords,
-    ledger: Path,
-    slack: SlackTransport | None,
-    fleet: Fleet | None,
-    store: MutableMapping[str, Any],
-) -> Sinks:
-    """Where decisions go: the ledger, GitHub, the-loop's control plane (each instance's,
-    by the work item's owner, with ``fleet``), and the Jira ledger — the-loop's own
-    ``integrations.jira`` when its config is named, else ``jira`` in theloop.yaml. The
-    replies that landed are kept in ``store``, so a restart still counts them."""
-    try:
-        jira = jira_config.resolve(env.loop_config, None) if env.loop_config else None
-    except jira_config.JiraConfigError as exc:
-        raise ConfigError(exc.errors, env.loop_config) from None
-    jira = jira or settings.jira
-    files = _file_store(env, ledger.parent, slack)
-    book = ReplyBook(store)
-    loop: ControlPlane | None = fleet.control_plane(files, book) if fleet is not None else None
-    if fleet is None and env.loop_api:
-        loop = LoopSink(env.loop_api, files=files, book=book)
-    return Sinks(
-        ledger=LedgerSink(ledger),
-        github=GitHubSink(env.github_api, env.github_token) if env.github_token else None,
-        loop=loop,
-        keywords=said,
-        jira=JiraSink(jira) if jira is not None else None,
-        files=files,
-    )
-
-
-def _file_store(
-    env: Environment, data_dir: Path, slack: SlackTransport | None
-) -> slack_files.FileStore | None:
-    """Where attached files are fetched to, with the bot token, from Slack's file hosts
-    (and the Slack API address the operator set, for a proxy or a test's loopback); with
-    the bot's public address, the links the session downloads them from."""
-    if slack is None:
-        return None
-    allowed = list(file_fetch.SLACK_ORIGINS)
-    if env.slack_api_url and (configured := file_fetch.origin_of(env.slack_api_url)):
-        allowed.append(configured)
-
-    def info(file_id: str) -> Mapping[str, Any] | None:
-        reply = slack.file_info(file_id)
-        found = reply.data.get("file") if reply.ok else None
-        return found if isinstance(found, Mapping) else None
-
-    links = None
-    if env.public_url:
-        links = FileLinks(env.public_url, lambda: file_links.key_from(slack.token()))
-    return slack_files.FileStore(data_dir / FILES_DIR, slack.token, allowed, info=info, links=links)
 
 
 def _opener(
@@ -170,28 +78,6 @@ def _opener(
     kickoff_for, policy = decisions.places.kickoff_for, decisions.policies.now
     poster, named = SlackPoster(slack), decisions.desk.bound.repository_named
     return Opener(store, kickoff_for, maker, poster, policy, bind, queue=queue, named=named)
-
-
-def _catch_up(
-    slack: SlackTransport | None,
-    book: BindingBook,
-    listener: Listener,
-    cursors: Cursors,
-    places: Places,
-) -> CatchUp | None:
-    """On Slack, what was typed while the bot was away: each recent thread and each room
-    it reads, since its cursor, handed to the listener as missed."""
-    if slack is None:
-        return None
-    return CatchUp(
-        lambda: [(thread.channel, thread.ts) for thread in book.recent_threads()],
-        lambda channel, thread, oldest: slack.thread(channel, thread, oldest, so_far=True),
-        listener.missed,
-        cursors,
-        rooms=places.read,
-        read_room=slack.top_level,
-        turn=slack.limits.wait,
-    )
 
 
 def _slash_desk(
@@ -253,9 +139,9 @@ class Decisions:
         rosters); ``cursors`` (in it too) say which thread messages were read already."""
         self._settings, self._slack = settings, slack
         kept: MutableMapping[str, Any] = store if store is not None else {}
-        grants = _grants(settings, slack, kept)
-        self.keywords = _keywords(env, settings)
-        self.sinks = _sinks(env, settings, self.keywords, ledger, slack, fleet, kept)
+        grants = parts.grants(settings, slack, kept)
+        self.keywords = parts.relay_keywords(env, settings)
+        self.sinks = parts.sinks(env, settings, self.keywords, ledger, slack, fleet, kept)
         #: ``!theloop records``: read back from the ticket, for work items the room follows.
         sinks = self.sinks
         self.records = RecordReader(sinks.ledger, sinks.github, sinks.jira, known=memory.knows)
@@ -352,7 +238,7 @@ class Decisions:
             direct_press=self.attention.pressed,
         )
         #: What was missed, or (polling) all it hears: fed to the listener, so judged once.
-        self.catch_up = _catch_up(slack, book, self.listener, self.cursors, self.places)
+        self.catch_up = parts.catch_up(slack, book, self.listener, self.cursors, self.places)
         self.split: SplitWatch | None = None  # the listener's own check, on Socket Mode
         self.reconcile = Reconcile(
             self.catch_up.run if self.catch_up is not None else lambda: 0,
