@@ -5,13 +5,16 @@ app token — so SlackV3 registers its Events API view and the bot's own server 
 ``/slack/events``. Slack's side is played by the test: the URL-verification challenge
 Slack sends when the request URL is saved, and members' messages as signed
 ``event_callback`` posts. Shown here: the challenge is answered; a typed decision is
-reacted to and relayed once; a command is answered in the room; a forged event does nothing;
-the Home tab opened (an event the backend drops) is taken by the room and drawn.
+reacted to and relayed once — and Slack is answered while GitHub and the-loop still hold
+their answers to it (Slack's 3 s: the room's callback stores the decision, the relay sends
+it afterwards); a command is answered in the room; a forged event does nothing; the Home
+tab opened (an event the backend drops) is taken by the room and drawn.
 """
 
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -21,6 +24,8 @@ import pytest
 from looproom.admin.text import ABOUT
 from tests.e2e.slackbot import LOOP, SlackBot, StartBot, corpus
 from tests.fakes.github_api import TOKEN, FakeGitHub
+from tests.fakes.loop_api import FakeLoop
+from tests.fakes.loopback import Request
 from tests.fakes.slack_api import FakeSlack
 from tests.support import signed
 from tests.support.wait import wait_for
@@ -70,13 +75,20 @@ class Rig:
 
 
 @pytest.fixture
-def rig(slack_bot: StartBot, fake_slack: FakeSlack) -> Iterator[Rig]:
+def loop() -> Iterator[FakeLoop]:
+    with FakeLoop() as fake:
+        yield fake
+
+
+@pytest.fixture
+def rig(slack_bot: StartBot, fake_slack: FakeSlack, loop: FakeLoop) -> Iterator[Rig]:
     with FakeGitHub({REPO: {NUMBER}}) as github:
         env = {
             "THELOOP_SLACK_APP_TOKEN": "",  # no Socket Mode: Slack posts to the request URL
             "THELOOP_SLACK_SIGNING_SECRET": SIGNING_SECRET,
             "THELOOP_GITHUB_TOKEN": TOKEN,
             "THELOOP_GITHUB_API": github.url,
+            "THELOOP_LOOP_API": loop.url,
         }
         bot = slack_bot(SETTINGS, env)
         try:
@@ -100,6 +112,36 @@ def test_a_decision_typed_in_the_thread_arrives_over_http_and_is_relayed_once(ri
     assert (approval["status"], approval["answer"]) == (200, {})
     wait_for(lambda: "white_check_mark" in rig.reactions(approval["ts"]), TIMEOUT, "the ✅")
     assert rig.reactions(approval["ts"]) == ["eyes", "white_check_mark"]
+    (comment,) = rig.github.posted(REPO, NUMBER)
+    assert comment.startswith("approved\n\nship it")
+
+
+def test_a_typed_decision_is_answered_to_slack_while_github_and_the_loop_hold_theirs(
+    rig: Rig, loop: FakeLoop
+) -> None:
+    posted = rig.bot.show(corpus("06"), TIMEOUT)
+    rig.bot.process.wait_delivered(TIMEOUT)
+    let_go, asked = threading.Event(), []
+
+    def hold(request: Request) -> None:
+        asked.append(request.path)
+        let_go.wait(TIMEOUT * 2)
+
+    rig.github.before = loop.before = hold  # from here on, neither answers until let go
+    try:
+        message = rig.slack.say(LOOP, ALICE, "approve ship it", thread_ts=posted["thread_ts"])
+        answer: list[tuple[int, Any]] = []
+        threading.Thread(
+            target=lambda: answer.append(rig.post({"type": "event_callback", "event": message})),
+            daemon=True,
+        ).start()
+        wait_for(lambda: answer, TIMEOUT, "Slack answered while GitHub and the-loop hold")
+        assert answer == [(200, {})] and not let_go.is_set()
+        # Not an answer given because nothing was asked: the relay is at GitHub, held.
+        wait_for(lambda: asked, TIMEOUT, "the decision sent on, and held")
+    finally:
+        let_go.set()
+    wait_for(lambda: rig.github.posted(REPO, NUMBER), TIMEOUT, "the comment, once let go")
     (comment,) = rig.github.posted(REPO, NUMBER)
     assert comment.startswith("approved\n\nship it")
 
