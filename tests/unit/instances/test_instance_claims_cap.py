@@ -1,6 +1,7 @@
 """Learned claims at their default bound: 50 000 kept, as `docs/configuration.md` and
 `docs/webhook.md` say — the 50 000th taken, the 50 001st refused while every kept claim is
-in use, and taken in the place of one idle longer than ninety days.
+in use, and taken in the place of one idle longer than ninety days; and who asked for a
+work item nobody routed, kept for the last 5 000.
 
 The 49 999 or 50 000 claims before the edge are put in the store directly (as the book
 writes them, each copied from one the book wrote itself); the claims at and past the edge
@@ -13,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from looproom.instances.actors import Askers
 from looproom.instances.owners import ClaimsFull, Owners
 from looproom.settings.instances import Claims, Instance
 
@@ -66,3 +68,33 @@ def test_the_fifty_thousand_and_first_takes_the_place_of_a_claim_idle_past_ninet
     assert owners.owner("github:seed/x#7") is None  # the idle one made room
     assert owners.owner("github:seed/x#8") == A
     assert owners.learned_total() == DOCUMENTED_CAP
+
+
+# -- who asked for a work item nobody routed: the last 5 000 (docs/configuration.md) -------
+
+DOCUMENTED_ASKERS = 5000
+ASKER = [("slack", "U0ASKER001")]
+
+
+def _askers(count: int) -> dict[str, Any]:
+    store: dict[str, Any] = {}
+    Askers(store).keep("github:seed/x#0", ASKER)
+    ((key, kept),) = store.items()
+    (said,) = kept.values()
+    store[key] = {f"github:seed/x#{n}": said for n in range(count)}
+    return store
+
+
+def test_who_asked_is_kept_for_the_five_thousandth_work_item_and_the_first() -> None:
+    askers = Askers(_askers(DOCUMENTED_ASKERS - 1))
+    askers.keep("github:new/y#1", ASKER)
+    assert askers.of("github:seed/x#0") == ASKER
+    assert askers.of("github:new/y#1") == ASKER
+
+
+def test_the_five_thousand_and_first_forgets_who_asked_for_the_oldest() -> None:
+    askers = Askers(_askers(DOCUMENTED_ASKERS))
+    askers.keep("github:new/y#1", ASKER)
+    assert askers.of("github:seed/x#0") == []
+    assert askers.of("github:seed/x#1") == ASKER
+    assert askers.of("github:new/y#1") == ASKER
