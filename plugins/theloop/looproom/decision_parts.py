@@ -22,6 +22,7 @@ from looproom.from_slack import slash
 from looproom.from_slack.channel_roles import Places
 from looproom.from_slack.listener import Listener
 from looproom.instances.fleet import Fleet
+from looproom.loop_log.channel import ChannelLog
 from looproom.relay.jira_sink import JiraSink
 from looproom.relay.reply_lookup import ReplyBook
 from looproom.relay.sinks import ControlPlane, GitHubSink, LedgerSink, LoopSink, Sinks
@@ -119,9 +120,11 @@ def catch_up(
     listener: Listener,
     cursors: Cursors,
     places: Places,
+    records: ChannelLog,
 ) -> CatchUp | None:
     """On Slack, what was typed while the bot was away: each recent thread and each room
-    it reads, since its cursor, handed to the listener as missed."""
+    it reads, since its cursor, handed to the listener as missed (each catch-up at a
+    connect kept in ``records``)."""
     if slack is None:
         return None
     return CatchUp(
@@ -132,4 +135,5 @@ def catch_up(
         rooms=places.read,
         read_room=slack.top_level,
         turn=slack.limits.wait,
+        records=records,
     )

@@ -77,7 +77,8 @@ def _opener(
     maker = IssueMaker(env.github_api, env.github_token)
     kickoff_for, policy = decisions.places.kickoff_for, decisions.policies.now
     poster, named = SlackPoster(slack), decisions.desk.bound.repository_named
-    return Opener(store, kickoff_for, maker, poster, policy, bind, queue=queue, named=named)
+    parts = (store, kickoff_for, maker, poster, policy, bind)
+    return Opener(*parts, queue=queue, named=named, records=decisions.desk.records)
 
 
 def _slash_desk(
@@ -238,7 +239,9 @@ class Decisions:
             direct_press=self.attention.pressed,
         )
         #: What was missed, or (polling) all it hears: fed to the listener, so judged once.
-        self.catch_up = parts.catch_up(slack, book, self.listener, self.cursors, self.places)
+        self.catch_up = parts.catch_up(
+            slack, book, self.listener, self.cursors, self.places, self.desk.records
+        )
         self.split: SplitWatch | None = None  # the listener's own check, on Socket Mode
         self.reconcile = Reconcile(
             self.catch_up.run if self.catch_up is not None else lambda: 0,
@@ -265,6 +268,7 @@ class Decisions:
             lambda: self.places.ids.of(room) if room else "",
             socket,
             self._settings.read.split_check_beats,
+            records=self.desk.records,
         )
 
     def reconnected(self) -> None:

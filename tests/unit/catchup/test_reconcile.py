@@ -4,6 +4,7 @@ periodic reconcile (``slack.read``), sharing the cursors with the live path."""
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,6 +14,8 @@ from hypothesis import strategies as st
 from looproom.catchup.catchup import TOP, CatchUp
 from looproom.catchup.cursors import Cursors
 from looproom.catchup.reconcile import Reconcile
+from looproom.loop_log.book import sqlite_records
+from looproom.loop_log.channel import ChannelLog
 from looproom.settings.read import DEFAULT_BEATS, DEFAULT_SECONDS, MIN_SECONDS, ReadSettings, parse
 from tests.support.wait import wait_for
 
@@ -220,3 +223,46 @@ def test_a_plugin_activated_again_reconciles_again() -> None:
     cycle.start()
     assert ran.wait(30)
     assert cycle.stop()
+
+
+def test_a_catch_up_at_connect_tells_the_loops_log_what_it_read_and_a_periodic_one_does_not(
+    tmp_path: Path,
+) -> None:
+    records = sqlite_records(tmp_path / "queues.sqlite3")
+    cursors, clock = Cursors({}), [NOW]
+    cursors.since(NOW - LOOKBACK_DAYS)
+    thread = f"{NOW - 100:.6f}"
+    replies = [{"ts": f"{NOW - 50:.6f}"}, {"ts": f"{NOW - 40:.6f}"}]
+    top = [{"ts": f"{NOW + 5:.6f}"}]
+
+    def read(_channel: str, _thread: str, oldest: str) -> list[dict[str, Any]]:
+        return [m for m in replies if float(m["ts"]) > float(oldest)]
+
+    def read_room(_channel: str, oldest: str, _turn: object) -> list[dict[str, Any]]:
+        return [m for m in top if float(m["ts"]) > float(oldest)]
+
+    catch_up = CatchUp(
+        lambda: [("C1", thread)],
+        read,
+        lambda _m: None,
+        cursors,
+        rooms=lambda: ["C9"],
+        read_room=read_room,
+        clock=lambda: clock[0],
+        records=ChannelLog(records),
+    )
+    clock[0] = NOW + 60
+    catch_up.soon()  # the connect's
+    kept = wait_for(lambda: records.since(0).records, 5.0, "the catch-up's record")
+    ((record,),) = [kept]
+    assert record["event"] == "channel.caught_up"
+    assert record["fields"] == {"channel": "slack", "replies": 2, "processed": 3}
+    replies.append({"ts": f"{NOW + 30:.6f}"})
+    assert catch_up.run() == 1  # the reconcile's: read, and not a record of its own
+    catch_up.soon()  # the next connect's, with nothing new: said too, as 0
+    wait_for(lambda: len(records.since(0).records) == 2, 5.0, "the second connect's record")
+    assert records.since(0).records[1]["fields"] == {
+        "channel": "slack",
+        "replies": 0,
+        "processed": 0,
+    }

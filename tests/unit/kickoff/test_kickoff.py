@@ -15,6 +15,8 @@ from looproom.kickoff.body import title_of
 from looproom.kickoff.github import OpenedIssue
 from looproom.kickoff.opener import PICK, PICK_TTL, Opener, addressed_words
 from looproom.kickoff.opening import KICKOFF, is_key, queue_lines
+from looproom.loop_log.book import sqlite_records
+from looproom.loop_log.channel import ChannelLog
 from looproom.room import buttons
 from looproom.settings import KickoffSettings
 
@@ -145,9 +147,15 @@ class Rig:
             queue=self.queue,
             clock=lambda: self.now,
             named=lambda repo: self.named(repo),
+            records=ChannelLog(sqlite_records(self.folder / "queues.sqlite3")),
         )
         self.owners: list[tuple[str, str]] = []
         self.opener.opening.owned = lambda item, member: self.owners.append((item, member))
+
+    def kept(self) -> list[tuple[str, dict[str, Any]]]:
+        """The records kept for the-loop's event log: each event and its fields."""
+        records = sqlite_records(self.folder / "queues.sqlite3").since(0).records
+        return [(r["event"], r["fields"]) for r in records]
 
     def killed(self, at: str, step: Callable[[], object]) -> None:
         """``step`` run until the bot dies in its next post (``at``), then a restart."""
@@ -537,3 +545,38 @@ def test_a_first_line_of_120_characters_is_the_title_whole_and_121_are_cut_at_a_
     else:
         assert len(title) <= 120 and title.endswith("…") and words.startswith(title[:-1])
         assert title[:-1].endswith(("flaky", "teardown"))  # cut at a word
+
+
+def test_a_kickoff_tells_the_loops_log_what_it_asked_opened_and_threaded_each_once() -> None:
+    rig = Rig(TWO)
+    text = f"<@{BOT}> Flaky teardown"
+    assert rig.message(text) and rig.message(text)  # Slack delivered it twice
+    asked = {"channel": "slack", "actor": ALICE, "thread": "10.0", "kind": "no-target"}
+    assert rig.kept() == [("channel.kickoff_asked", {**asked, "count": 2, "channel_id": "C1"})]
+    rig.pick("acme/web", where=0)
+    rig.pick("acme/web", where=0)  # a second pick answers nothing
+    ref = "github:acme/web#41"
+    opened = {"channel": "slack", "work_item": ref, "actor": ALICE, "thread": "10.0"}
+    thread = {"channel": "slack", "work_item": ref, "thread": "10.0", "channel_id": "C1"}
+    assert rig.kept()[1:] == [
+        ("channel.created", {**opened, "channel_id": "C1"}),
+        ("channel.thread_opened", {**thread, "origin": "kickoff"}),
+    ]
+
+
+@pytest.mark.parametrize("at", ["before", "after"])
+def test_a_bot_killed_posting_the_opened_line_records_the_opening_once(at: str) -> None:
+    rig = Rig()
+    rig.killed(at, lambda: rig.message(f"<@{BOT}> Flaky teardown"))
+    assert rig.kept() == []  # nothing said yet: it is not opened as far as anyone saw
+    rig.drain()
+    events = [event for event, _ in rig.kept()]
+    assert events == ["channel.created", "channel.thread_opened"]
+
+
+def test_slash_new_asked_its_repository_is_recorded_with_no_thread() -> None:
+    rig = Rig(TWO)
+    rig.opener.from_slash(slash.Slash(ALICE, "C1", slash.NEW, "Flaky", "t"))
+    ((event, fields),) = rig.kept()
+    assert event == "channel.kickoff_asked" and "thread" not in fields
+    assert (fields["count"], fields["kind"], fields["actor"]) == (2, "no-target", ALICE)

@@ -198,3 +198,37 @@ def test_a_level_the_loop_does_not_know_is_refused(tmp_path: Path) -> None:
     records = sqlite_records(tmp_path / "queues.sqlite3")
     with pytest.raises(ValueError, match="level 'loud'"):
         records.add(Record("x", "channel.posted", "2026-12-07T10:00:00.000Z", "loud"))
+
+
+def test_the_rooms_own_records_carry_the_loops_names_and_fields(
+    opened: Callable[[], RoomRecords],
+) -> None:
+    records = opened()
+    log = ChannelLog(records, clock=lambda: 1_765_000_000.5)
+    log.created("message:C1:10.0", ITEM, "U0ALICE01", "C0LOOP0001", "10.0")
+    log.kickoff_asked("message:C1:11.0", "U0ALICE01", "C0LOOP0001", "11.0", "no-target", 3)
+    log.caught_up("run-1", 4, 6)
+    log.split_suspected("C1:1", "C0LOOP0001", 2, 0, 8.0, 1, "stop the other copy")
+    log.split_cleared("C1:2", "C0LOOP0001", 2, 2, 1)
+    page = records.since(0).records
+    assert all(r["event"] in eventlog.EVENT_TYPES for r in page)
+    fields = {r["event"]: set(r["fields"]) for r in page}
+    # Each as the-loop's catalog lists it (channel_id beside, as on our other records).
+    assert fields == {
+        "channel.created": {"channel", "work_item", "actor", "thread", "channel_id"},
+        "channel.kickoff_asked": {"channel", "actor", "thread", "kind", "count", "channel_id"},
+        "channel.caught_up": {"channel", "replies", "processed"},
+        "channel.split_suspected": {
+            "channel",
+            "channel_id",
+            "beats",
+            "echoed",
+            "window_seconds",
+            "consecutive",
+            "remedy",
+        },
+        "channel.split_cleared": {"channel", "channel_id", "beats", "echoed", "after"},
+    }
+    assert [r["level"] for r in page] == ["info", "info", "info", "warning", "info"]
+    log.caught_up("run-1", 4, 6)  # the same run said again: kept once
+    assert len(records.since(0).records) == 5

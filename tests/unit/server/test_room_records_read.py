@@ -19,6 +19,7 @@ from looproom.durable.sqlite import StorageError
 from looproom.inbound.webhook import Request
 from looproom.instances.fleet import Fleet
 from looproom.loop_log.book import PAGE_MAX, Page, Record, RoomRecords, sqlite_records
+from looproom.loop_log.channel import ChannelLog
 from looproom.server import room_records
 from looproom.settings.instances import Claims, Instance
 from tests.support.signed import webhook_headers
@@ -130,6 +131,37 @@ def test_an_instance_reads_only_the_records_of_its_own_work_items(records: RoomR
     assert answer.body["next"] == 3  # past the others' records too
     refused = _request({"after": 0}, secret=SECRET)
     assert room_records.answer(refused, secret="", records=Untouchable(), fleet=fleet).status == 401
+
+
+def test_the_rooms_own_records_reach_every_instance_and_a_command_only_the_one_it_named(
+    tmp_path: Path,
+) -> None:
+    kept = sqlite_records(tmp_path / "queues.sqlite3")
+    log = ChannelLog(kept)
+    log.caught_up("run-1", 0, 0)  # the room's own: every instance
+    log.command_received(
+        "restart:t1@team-a", "U0ALICE01", "instance", "restart", {"instance": "team-a"}
+    )
+    log.dropped("restart:t2", "unauthorized", "U0MALLORY", "", "", "")  # refused before naming one
+    log.posted("e1", ITEM_A, "decision-pending", "C1", "1.1")  # team-a's work item
+    fleet = Fleet([_instance("team-a", "acme/*"), _instance("team-b", "beta/*")], {}, inbox=None)
+
+    def seen(name: str) -> list[str]:
+        signed = _request({"after": 0}, secret=f"{name}-secret-0123456789")
+        answer = room_records.answer(signed, secret="", records=kept, fleet=fleet)
+        return [r["event"] for r in answer.body["records"]]
+
+    assert seen("team-b") == ["channel.caught_up", "channel.dropped"]
+    assert seen("team-a") == [
+        "channel.caught_up",
+        "channel.command_received",
+        "channel.dropped",
+        "channel.posted",
+    ]
+
+
+def _instance(name: str, repo: str) -> Instance:
+    return Instance(name, name, (f"{name}-secret-0123456789",), "", claims=Claims((repo,)))
 
 
 def test_the_route_answers_over_the_bots_own_app(records: RoomRecords) -> None:

@@ -17,6 +17,10 @@ item) are read too, with ``conversations.history`` from their own cursor (:data:
 shared with the live path the same way). A room with no cursor yet is read from this
 activation's start only: its backlog never becomes a burst of new work items.
 
+Each catch-up at a (re)connect is kept for the-loop's event log as ``channel.caught_up``
+(how many thread replies, and how many messages in all, it read); the periodic reconcile's
+runs are not, as the-loop's own listener writes one per connect only.
+
 With no listener at all (``slack.read.mode: poll``) this is how the bot hears: the reconcile
 runs it every ``slack.read.intervalSeconds``, each page waiting its turn at the pace Slack
 gives the app; a thread longer than a page resumes next time where it stopped.
@@ -27,10 +31,12 @@ from __future__ import annotations
 import logging
 import threading
 import time
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from looproom.catchup.cursors import Cursors
+from looproom.loop_log.channel import ChannelLog
 
 log = logging.getLogger(__name__)
 
@@ -64,12 +70,15 @@ class CatchUp:
         turn: Callable[[str], float] = lambda _method: 0.0,
         clock: Callable[[], float] = time.time,
         pause: Callable[[float], object] | None = None,
+        records: ChannelLog | None = None,
     ) -> None:
         """``rooms``: the rooms whose top-level messages are read too, by ``read_room``.
         ``turn(method)``: seconds until Slack's budget for that method has a call to
         spare — the catch-up waits its turn rather than skip a thread, and so leaves the
         budget's burst to the deliveries. ``pause(seconds)``: how it waits (a stop ends
-        the wait), the budget's own clock in a test."""
+        the wait), the budget's own clock in a test. ``records``: where each catch-up at
+        a connect is kept for the-loop's event log."""
+        self._records = records if records is not None else ChannelLog(None)
         self._threads, self._read, self._feed = threads, read, feed
         self._turn, self._stopped = turn, threading.Event()
         self._pause = pause or self._stopped.wait
@@ -81,15 +90,21 @@ class CatchUp:
 
     def run(self) -> int:
         """Catch up now; how many messages were fed (0 when a run is already going)."""
+        return sum(self._counted() or (0, 0))
+
+    def _counted(self) -> tuple[int, int] | None:
+        """How many top-level messages and thread replies were fed; None when a run is
+        already going."""
         if not self._running.acquire(blocking=False):
-            return 0
+            return None
         try:
             # Asked even with no thread yet: from the first run on, nothing is passed over.
             since = self._cursors.since(self._clock())
-            fed = sum(self._room(channel, since) for channel in dict.fromkeys(self._rooms()))
-            return fed + sum(
+            top = sum(self._room(channel, since) for channel in dict.fromkeys(self._rooms()))
+            replies = sum(
                 self._thread(channel, thread, since) for channel, thread in self._threads()
             )
+            return top, replies
         finally:
             self._running.release()
 
@@ -112,10 +127,15 @@ class CatchUp:
 
     def _logged(self) -> None:
         try:
-            fed = self.run()
+            counted = self._counted()
         except Exception:  # a bug must not take the listener down; the next run retries
             log.exception("theloop catch-up failed")
             return
+        if counted is None:
+            return  # the run under way is the catch-up this connect asked for
+        top, replies = counted
+        self._records.caught_up(uuid.uuid4().hex, replies, top + replies)
+        fed = top + replies
         if fed:
             log.info("theloop catch-up: %d missed message(s) read", fed)
 

@@ -6,7 +6,8 @@ side leaves a trace. The doctor's probe (:mod:`looproom.doctor.echo`) measures i
 someone asks; :class:`SplitWatch` runs the same probe on the bot's own connection after
 each periodic reconcile (``slack.read.splitCheckBeats`` heartbeats into the default room,
 deleted after), and keeps the answer where people look: ``!theloop status``, the
-doctor's report and the log — a warning on the first short check and every
+doctor's report, the log and the-loop's event log (``channel.split_suspected`` /
+``channel.split_cleared``) — a warning on the first short check and every
 :data:`ESCALATE_EVERY` after it, one line when it clears. A shortfall is evidence, never
 proof. Counts and times only: never a token, a nonce or a message's text.
 """
@@ -23,6 +24,7 @@ from typing import Any
 from looproom import times
 from looproom.doctor import echo
 from looproom.doctor.findings import EVIDENCE, OK, Finding
+from looproom.loop_log.channel import ChannelLog
 from looproom.slack.transport import SlackTransport
 
 log = logging.getLogger(__name__)
@@ -57,8 +59,11 @@ class SplitWatch:
         *,
         window: float = echo.WINDOW,
         clock: Callable[[], float] = time.time,
+        records: ChannelLog | None = None,
     ) -> None:
-        """``room``: the default room's id (``""``: none, then nothing is posted)."""
+        """``room``: the default room's id (``""``: none, then nothing is posted);
+        ``records``: where the warning and its clearing are kept for the-loop's log."""
+        self._records = records if records is not None else ChannelLog(None)
         self._slack, self._room, self._socket = slack, room, socket
         self._beats, self._window, self._clock = beats, window, clock
         self._lock = threading.Lock()
@@ -78,18 +83,24 @@ class SplitWatch:
             heard if isinstance(heard, int) else 0,
             heard if isinstance(heard, str) else "",
         )
-        self._note(done)
+        self._note(done, channel)
         return done
 
-    def _note(self, done: Check) -> None:
+    def _note(self, done: Check, channel: str) -> None:
         with self._lock:
-            was_short = self._short_run > 0
+            was_short = self._short_run
             self._short_run = self._short_run + 1 if done.short else 0
             self._last, run = done, self._short_run
+        check = f"{channel}:{done.at:.6f}"
         if done.short and (run == 1 or run % ESCALATE_EVERY == 1):
-            log.warning("theloop: second consumer suspected — %s", self.finding().says)
+            found = self.finding()
+            log.warning("theloop: second consumer suspected — %s", found.says)
+            self._records.split_suspected(
+                check, channel, done.beats, done.heard, self._window, run, found.remedy
+            )
         elif was_short and not done.short and not done.error:
             log.info("theloop: second-consumer check clear again (%d/%d)", done.heard, done.beats)
+            self._records.split_cleared(check, channel, done.beats, done.heard, was_short)
 
     def line(self) -> str:
         """``!theloop status``'s line."""

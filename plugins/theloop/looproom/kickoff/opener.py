@@ -45,6 +45,7 @@ from looproom.kickoff import prefix
 from looproom.kickoff.body import title_of
 from looproom.kickoff.github import IssueMaker
 from looproom.kickoff.opening import KICKOFF, Opening, Poster, Wanted, menu_key, opened_message
+from looproom.loop_log.channel import ChannelLog
 from looproom.room import buttons
 from looproom.settings import KickoffSettings
 from looproom.settings.grants import CREATE
@@ -85,17 +86,21 @@ class Opener:
         queue: WorkQueue,
         clock: Callable[[], float] = time.time,
         named: Callable[[str], bool] = lambda _repo: True,
+        records: ChannelLog | None = None,
     ) -> None:
         """``kickoff_for(channel)`` is the room's kickoff (``""``: the default room's);
         ``bind(work_item, channel, ts…)`` makes those messages the work item's thread;
         ``queue`` keeps each request until its issue is opened; ``named(repo)`` is the one
         bound every path asks (``looproom.decide.bounds.Bound.repository_named``): a
         kickoff's repositories are named by the settings, so it admits them all, and a
-        repository it did not admit is neither offered nor taken."""
+        repository it did not admit is neither offered nor taken. ``records``: where
+        what was asked and opened is kept for the-loop's event log."""
         self._store, self._kickoff_for, self._named = store, kickoff_for, named
         self._poster, self._policy, self._clock = poster, policy, clock
         self._lock = lock_for(store)
-        self.opening = Opening(queue, maker, poster, policy, bind, ask=self._ask, clock=clock)
+        self.opening = Opening(
+            queue, maker, poster, policy, bind, ask=self._ask, clock=clock, records=records
+        )
         self._worker = Worker(
             queue, self.opening.deliver, settled=self.opening.settled, clock=clock, name=KICKOFF
         )
@@ -167,6 +172,7 @@ class Opener:
         if not self._claim(asked.key):
             return slash.ephemeral("That request is being opened already.")
         text, blocks = self._ask(asked)
+        self.opening.asked(asked)
         return slash.ephemeral(text, blocks)
 
     def picked(self, payload: Mapping[str, Any], taken: Callable[[], None] = lambda: None) -> bool:

@@ -12,6 +12,8 @@ Before any attempt after the first the issue is looked for by its marker
 the "🆕 Opened" line — is looked for by its mark in Slack (:mod:`looproom.slack.marks`,
 as the room's events are), so it is never posted twice. A GitHub or Slack outage waits
 with the queue's backoff, and only a refusal (a 4xx) is parked and said to the member.
+Each question asked, work item opened and thread given is kept once for the-loop's event
+log (``channel.kickoff_asked``, ``channel.created``, ``channel.thread_opened``).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from looproom.durable.contract import Item, WorkQueue
 from looproom.durable.outcome import Delivered, Failed, Outcome, RetryLater
 from looproom.kickoff.body import issue_body, marked, marker, title_of
 from looproom.kickoff.github import IssueMaker, OpenedIssue
+from looproom.loop_log.channel import ChannelLog
 from looproom.relay import texts
 from looproom.room import buttons
 from looproom.slack.text import escape, neutralise
@@ -49,6 +52,8 @@ MENU = "menu:"
 STILL_TRYING_AFTER = 3
 #: How long before the request the issue is looked for: room for GitHub's clock and ours.
 CLOCK_SKEW = 10 * 60.0
+#: the-loop's word for a kickoff that named no repository of several (its record's kind).
+NO_TARGET = "no-target"
 
 
 class Poster(Protocol):
@@ -136,9 +141,11 @@ class Opening:
         *,
         ask: Callable[[Wanted], tuple[str, list[dict[str, Any]]]],
         clock: Callable[[], float] = time.time,
+        records: ChannelLog | None = None,
     ) -> None:
         """``ask(request)`` keeps the request while its repository is picked and gives the
-        menu that asks."""
+        menu that asks; ``records``: where what was asked and opened is kept."""
+        self.records = records if records is not None else ChannelLog(None)
         self.queue, self._maker, self._poster = queue, maker, poster
         self._policy, self._bind, self._ask, self._clock = policy, bind, ask, clock
         #: Told ``(work item, member)`` once a member's request is opened: they own it
@@ -180,9 +187,15 @@ class Opening:
             return Delivered(f"the menu is at {found}")
         text, blocks = self._ask(asked)
         ts = self._poster.post(asked.channel, text, blocks, asked.thread, key=key)
-        return (
-            Delivered(f"the menu is at {ts}") if ts else NotSaid("posting the menu", uncertain=True)
-        )
+        if not ts:
+            return NotSaid("posting the menu", uncertain=True)
+        self.asked(asked)
+        return Delivered(f"the menu is at {ts}")
+
+    def asked(self, asked: Wanted) -> None:
+        """Keep the record of a request asked which repository."""
+        where = asked.channel, asked.thread
+        self.records.kickoff_asked(asked.key, asked.member, *where, NO_TARGET, len(asked.repos))
 
     def _issue(self, stored: Stored, *, looked_for: bool) -> OpenedIssue:
         """The request's issue: found when an earlier attempt may have opened it, else new."""
@@ -220,6 +233,8 @@ class Opening:
             return NotSaid(f"{opened.ref} is opened; posting its line in Slack", uncertain=True)
         anchor = asked.thread or ts
         self._bind(opened.ref, asked.channel, tuple(dict.fromkeys((anchor, ts))))
+        self.records.created(asked.key, opened.ref, asked.member, asked.channel, anchor)
+        self.records.thread_opened(opened.ref, asked.channel, anchor, "kickoff")
         return Delivered(opened.ref)
 
     def _earlier(self, stored: Stored, key: str) -> str | None:

@@ -105,7 +105,9 @@ class RoomRecords:
         self._warned = False
 
     def add(self, record: Record, work_item: str = "") -> bool:
-        """Keep ``record``; False when its id was kept before, or the store failed (logged)."""
+        """Keep ``record``; False when its id was kept before, or the store failed (logged).
+        ``work_item``: whose it is — a work item's ref, ``@`` and an instance's name, or
+        ``""`` the room's own (:mod:`looproom.loop_log.channel` says who reads which)."""
         if record.level not in LEVELS:
             raise ValueError(f"level {record.level!r} is not one of {', '.join(LEVELS)}")
         body = json.dumps(

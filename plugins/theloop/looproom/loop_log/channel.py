@@ -8,6 +8,11 @@ tried again and ``channel.delivered_late`` when it got there after all;
 refused. ``channel`` is ``slack``, as the-loop names its Slack channel; ``channel_id`` the
 room. Ids and counts only: never a message's words. Each record's id is its cause's (the
 event's delivery key, the decision's key, the message refused), so it is kept once.
+
+Who reads a record, with ``instances:``: a work item's records go to the instance that owns
+it; a record of no work item is the room's own (a catch-up, a split check, a kickoff's
+question, a refusal before anything was resolved) and goes to every instance — unless it
+names the instance it was about (a ``/the-loop`` control command), then to that one only.
 """
 
 from __future__ import annotations
@@ -23,10 +28,19 @@ POSTED, POST_FAILED = "channel.posted", "channel.post_failed"
 UNDELIVERED, DELIVERED_LATE = "channel.undelivered", "channel.delivered_late"
 REPLY_RECEIVED, DROPPED = "channel.reply_received", "channel.dropped"
 CONTEXT_RECORDED, DECISION_RECORDED = "channel.context_recorded", "channel.decision_recorded"
-THREAD_OPENED = "channel.thread_opened"
+THREAD_OPENED, CREATED, KICKOFF_ASKED = (
+    "channel.thread_opened",
+    "channel.created",
+    "channel.kickoff_asked",
+)
+CAUGHT_UP = "channel.caught_up"
+SPLIT_SUSPECTED, SPLIT_CLEARED = "channel.split_suspected", "channel.split_cleared"
 COMMAND_RECEIVED, COMMAND_COMPLETED = "channel.command_received", "channel.command_completed"
 #: Our refusals the-loop has a word of its own for; the others keep ours.
 PEER_REASONS = {"unauthorized": "unauthorized-actor"}
+#: The stored audience of a record about one instance: ``@`` and its name (a work item's
+#: ref never starts so).
+INSTANCE_AUDIENCE = "@"
 #: A field is an id, a count or a reason: a longer text (an error from a peer) is cut.
 FIELD_MAX = 300
 
@@ -98,6 +112,46 @@ class ChannelLog:
         fields = {"thread": thread, "channel_id": room, "origin": origin}
         self._add(f"opened:{room}:{thread}", THREAD_OPENED, work_item, "info", fields)
 
+    def created(self, key: str, work_item: str, actor: str, room: str, thread: str) -> None:
+        """A kickoff opened ``work_item``, asked for by ``actor`` (``thread``: its conversation)."""
+        fields = {"actor": actor, "thread": thread, "channel_id": room}
+        self._add(f"created:{key}", CREATED, work_item, "info", fields)
+
+    def kickoff_asked(
+        self, key: str, actor: str, room: str, thread: str, kind: str, count: int
+    ) -> None:
+        """A kickoff named no repository of several: ``count`` were offered to pick from."""
+        fields = {"actor": actor, "thread": thread, "kind": kind, "count": count}
+        self._add(f"asked:{key}", KICKOFF_ASKED, "", "info", {**fields, "channel_id": room})
+
+    def caught_up(self, run: str, replies: int, processed: int) -> None:
+        """A catch-up after a (re)connect read what was missed: ``replies`` in threads,
+        ``processed`` in all (the rooms' top-level messages too); each message's own
+        record says what it became."""
+        fields = {"replies": replies, "processed": processed}
+        self._add(f"caught_up:{run}", CAUGHT_UP, "", "info", fields)
+
+    def split_suspected(
+        self,
+        check: str,
+        room: str,
+        beats: int,
+        echoed: int,
+        window: float,
+        consecutive: int,
+        remedy: str,
+    ) -> None:
+        """The split check heard back fewer heartbeats than it posted (``consecutive``:
+        how many checks in a row now; ``remedy``: what to do, in the doctor's words)."""
+        fields: dict[str, Any] = {"channel_id": room, "beats": beats, "echoed": echoed}
+        fields |= {"window_seconds": window, "consecutive": consecutive, "remedy": remedy}
+        self._add(f"split:{check}", SPLIT_SUSPECTED, "", "warning", fields)
+
+    def split_cleared(self, check: str, room: str, beats: int, echoed: int, after: int) -> None:
+        """A clean split check after ``after`` short ones."""
+        fields = {"channel_id": room, "beats": beats, "echoed": echoed, "after": after}
+        self._add(f"split:{check}", SPLIT_CLEARED, "", "info", fields)
+
     def command_received(
         self, cause: str, actor: str, family: str, verb: str, target: dict[str, str]
     ) -> None:
@@ -131,7 +185,13 @@ class ChannelLog:
         kept = {**named, "work_item": work_item or None, **fields}
         kept = {name: _short(value) for name, value in kept.items() if value not in (None, "")}
         record = Record(rid, event, stamp(self._clock()), level, kept)
-        self._records.add(record, work_item)
+        self._records.add(record, work_item or audience_of(fields))
+
+
+def audience_of(fields: dict[str, Any]) -> str:
+    """Who reads a record of no work item: the instance it names, or (``""``) every one."""
+    instance = fields.get("instance")
+    return f"{INSTANCE_AUDIENCE}{instance}" if isinstance(instance, str) and instance else ""
 
 
 def _short(value: Any) -> Any:

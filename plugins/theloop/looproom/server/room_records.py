@@ -9,7 +9,9 @@ Checks run before anything is read: 405 → 503 no secret (fail closed) → 413 
 a store that cannot be read is 503 with ``Retry-After``.
 The answer is ``{"records": [...], "next": <cursor>, "missed": <n>, "more": <bool>}``; each
 record ``{"seq", "id", "event", "ts", "level", "fields"}``. An instance is shown only the
-records of the work items it owns (a record of no work item, none of them).
+records of the work items it owns, and the room's own records of no work item: those
+naming an instance (a ``/the-loop`` control command sent to it) to that instance alone,
+the rest (a catch-up, a split check, a kickoff's question, a refusal) to every instance.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from looproom.inbound.webhook import SECRET_ENV, Answer, Request, body_too_large
 from looproom.instances.fleet import Fleet
 from looproom.instances.webhook import identify
 from looproom.loop_log.book import PAGE_MAX, RoomRecords
+from looproom.loop_log.channel import INSTANCE_AUDIENCE
 
 log = logging.getLogger(__name__)
 
@@ -79,7 +82,11 @@ def _signer(
     sender = identify(fleet.instances, request.headers, request.body, at)
 
     def owned(work_item: str) -> bool:
-        owner = fleet.owners.owner(work_item) if work_item else None
+        if not work_item:
+            return True  # the room's own: every instance shares the room
+        if work_item.startswith(INSTANCE_AUDIENCE):
+            return work_item.removeprefix(INSTANCE_AUDIENCE) == sender.name
+        owner = fleet.owners.owner(work_item)
         return owner is not None and owner.name == sender.name
 
     return owned
