@@ -64,6 +64,10 @@ class JiraSink:
     def comments(self, issue: str) -> list[dict[str, Any]] | str:
         """Every comment on ``issue``, oldest first, each with its properties, its author's
         id and its link; a sentence saying why not when Jira cannot be read."""
+        return self.comments_read(issue)[0]
+
+    def comments_read(self, issue: str) -> tuple[list[dict[str, Any]] | str, bool]:
+        """:meth:`comments` (up to :data:`MOST_PAGES` pages), and whether more were left."""
         found: list[dict[str, Any]] = []
         start = 0
         for _ in range(MOST_PAGES):
@@ -72,15 +76,15 @@ class JiraSink:
             )
             answer = self._call("GET", f"issue/{issue}/comment?{query}", None)
             if isinstance(answer, Outcome):
-                return getattr(answer, "reason", "") or "Jira could not be read"
+                return getattr(answer, "reason", "") or "Jira could not be read", False
             page = answer.json() if isinstance(answer.json(), dict) else {}
             comments = [c for c in page.get("comments") or [] if isinstance(c, dict)]
             found += [{**c, "url": self._url(issue, str(c.get("id", "")))} for c in comments]
             start += len(comments)
             if not comments or start >= int(page.get("total") or 0):
-                return found
+                return found, False
         log.warning("jira: more than %d pages of comments on %s", MOST_PAGES, issue)
-        return found
+        return found, True
 
     def missing(self) -> str:
         """What is missing of the credential, naming the variables; ``""`` when it is set."""

@@ -3,10 +3,11 @@
 The room's records of a conversation — replies, contexts, decisions — live on the work
 item's ticket as the-loop's own marked comments (:mod:`looproom.relay.records`), so that
 is where they are read back, like the-loop's ``channels records``: the GitHub issue's
-comments (every page), the Jira ticket's, or — on the embedded default — the local
-ledger. Only a comment *this bot's own account* posted counts, carrying the-loop's marker
-and an envelope of a record type: the marker and the envelope are text anyone who can
-comment could paste, and a pasted "decision" must not read as a person's. Read-only.
+comments (ten pages of 100), the Jira ticket's (fifty), or — on the embedded default —
+the local ledger; a busier ticket is read that far and the answer says so. Only a comment
+*this bot's own account* posted counts, carrying the-loop's marker and an envelope of a
+record type: the marker and the envelope are text anyone who can comment could paste, and
+a pasted "decision" must not read as a person's. Read-only.
 """
 
 from __future__ import annotations
@@ -113,13 +114,18 @@ class RecordReader:
 
     def read(self, work_item: str) -> tuple[list[Record], str]:
         """The records on ``work_item``'s ticket, oldest first, and what went wrong (``""``)."""
+        found, problem, _short = self._read(work_item)
+        return found, problem
+
+    def _read(self, work_item: str) -> tuple[list[Record], str, str]:
+        """:meth:`read`, and a sentence when the ticket has more comments than were read."""
         issue = forms.github_target(work_item)
         if self._github is not None and issue is not None:
             return self._from_github(issue["repo"], int(issue["number"]))
         key = self._jira.site.key_of(work_item) if self._jira is not None else ""
         if self._jira is not None and key:
             return self._from_jira(key)
-        return self._from_ledger(work_item), ""
+        return self._from_ledger(work_item), "", ""
 
     def answer(self, asked: str, refusal: Callable[[str], str] = lambda _ref: "") -> str:
         """The text of ``!theloop records <work item>``; ``refusal(ref)`` says why the asker
@@ -134,14 +140,14 @@ class RecordReader:
         refused = refusal(str(ref))
         if refused:
             return refused
-        found, problem = self.read(str(ref))
-        return render(str(ref), found, problem)
+        found, problem, short = self._read(str(ref))
+        return render(str(ref), found, problem, short)
 
-    def _from_github(self, repo: str, number: int) -> tuple[list[Record], str]:
+    def _from_github(self, repo: str, number: int) -> tuple[list[Record], str, str]:
         assert self._github is not None
-        login, comments = self._github.comments(repo, number)
+        login, comments, more = self._github.comments_read(repo, number)
         if isinstance(comments, str):
-            return [], comments
+            return [], comments, ""
         mine = [
             c
             for c in comments
@@ -150,16 +156,15 @@ class RecordReader:
             and records.MARKER in str(c.get("body"))
         ]
         parsed = [parse(str(c.get("body") or ""), str(c.get("html_url") or "")) for c in mine]
-        return [
-            r for r in parsed if r is not None
-        ], "" if login else "the bot's GitHub login could not be read"
+        problem = "" if login else "the bot's GitHub login could not be read"
+        return [r for r in parsed if r is not None], problem, _short(more, len(comments))
 
-    def _from_jira(self, key: str) -> tuple[list[Record], str]:
+    def _from_jira(self, key: str) -> tuple[list[Record], str, str]:
         assert self._jira is not None
         me = self._jira.myself()
-        comments = self._jira.comments(key)
+        comments, more = self._jira.comments_read(key)
         if isinstance(comments, str):
-            return [], comments
+            return [], comments, ""
         found = []
         for comment in comments:
             text = jira_body.to_text(comment.get("body"))
@@ -168,7 +173,8 @@ class RecordReader:
             if by_me and "[the-loop:agent-comment]" in text:
                 record = parse(text, str(comment.get("url") or ""))
                 found += [record] if record is not None else []
-        return found, "" if me else "the Jira account could not be read"
+        problem = "" if me else "the Jira account could not be read"
+        return found, problem, _short(more, len(comments))
 
     def _from_ledger(self, work_item: str) -> list[Record]:
         lines = [line for line in self._ledger.lines() if line.get("workItem") == work_item]
@@ -176,13 +182,26 @@ class RecordReader:
         return [r for r in parsed if r is not None]
 
 
-def render(work_item: str, found: list[Record], problem: str = "") -> str:
-    """The records as the room shows them: newest last, each with who, when and the link."""
+def _short(more: bool, read: int) -> str:
+    """What the answer says when the ticket has comments past those read."""
+    if not more:
+        return ""
+    return (
+        f"Only the ticket's first {read:,} comments were read: records after them are not "
+        "listed here; the ticket has them."
+    )
+
+
+def render(work_item: str, found: list[Record], problem: str = "", short: str = "") -> str:
+    """The records as the room shows them: newest last, each with who, when and the link;
+    ``short`` said last when the ticket had more comments than were read."""
     shown = f"`{defang(work_item)}`"
     if problem:
         return f"The records of {shown} could not be read: {defang(problem)}."
     if not found:
-        return f"Nothing recorded on {shown} from Slack yet."
+        return "\n".join(
+            [f"Nothing recorded on {shown} from Slack yet.", *([short] if short else [])]
+        )
     lines = [f"Recorded on {shown} from Slack ({len(found)}):"]
     for number, record in enumerate(found[-MOST:], start=max(1, len(found) - MOST + 1)):
         who = record.actor.get("github") or f"slack:{record.actor.get('slack', '?')}"
@@ -195,4 +214,4 @@ def render(work_item: str, found: list[Record], problem: str = "") -> str:
             lines.append(f"   why: {defang(record.why[:200])}")
         if record.discussed_at.startswith(("https://", "http://")):
             lines.append(f"   said in [this thread]({record.discussed_at})")
-    return "\n".join(lines)
+    return "\n".join([*lines, *([short] if short else [])])

@@ -90,14 +90,20 @@ class GitHubSink:
     def comments(self, repo: str, number: int) -> tuple[str, list[dict[str, Any]] | str]:
         """The token's login, and every comment on the issue (oldest first, up to
         :data:`FIND_PAGES` pages) — or a sentence saying why they cannot be read."""
+        login, found, _more = self.comments_read(repo, number)
+        return login, found
+
+    def comments_read(self, repo: str, number: int) -> tuple[str, list[dict[str, Any]] | str, bool]:
+        """:meth:`comments`, and whether pages past :data:`FIND_PAGES` were left unread."""
         login = self._github.user().value or ""
         found: list[dict[str, Any]] = []
+        read = None
         for read in self._github.comment_pages(repo, number, pages=FIND_PAGES):
             failed = read.outcome()
             if failed is not None:
-                return login, str(getattr(failed, "reason", ""))
+                return login, str(getattr(failed, "reason", "")), False
             found += [c for c in read.value or [] if isinstance(c, dict)]
-        return login, found
+        return login, found, read is not None and read.more
 
 
 def _matching(comments: Any, body: str) -> Delivered | None:
