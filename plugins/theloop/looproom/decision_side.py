@@ -10,6 +10,7 @@ the file (the parts built from the settings: :mod:`looproom.decision_parts`).
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, MutableMapping
 from pathlib import Path
 from typing import Any
@@ -223,7 +224,7 @@ class Decisions:
             bound=of_room(memory, book, named_repositories(settings, claimed), destinations.jira),
             records=stores.room_records if stores is not None else None,
         )
-        self.menus = MenuDesk(self.desk, view_opener(slack), self.policies.now)
+        self.menus = MenuDesk(self.desk, view_opener(slack), self.policies.now, kept)
         self.opener = _opener(env, settings, slack, store, memory, book, self, kickoff_queue)
         if self.opener is not None:  # who asked owns it, and the instance registering them
             learn = self.attention.feed.whom.owners.learn
@@ -254,6 +255,9 @@ class Decisions:
         self.relay.start()
         if self.opener is not None:
             self.opener.start()  # what a bot that died left unopened is opened now
+        # What a bot that died left unrecorded, recorded now: a Slack read, off the start.
+        if self.menus.contexts_waiting():
+            threading.Thread(target=self.menus.resume, name="theloop-contexts", daemon=True).start()
         self.reconnected()  # at start, too: the bot was away until now
         if self.catch_up is not None:
             self.reconcile.start()

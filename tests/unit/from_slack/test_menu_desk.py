@@ -23,6 +23,7 @@ from looproom.decide.judging import Received
 from looproom.decide.verdict import ADMITTED, REFUSED
 from looproom.durable.queue import DurableQueue
 from looproom.from_slack import modals
+from looproom.from_slack.context_requests import ContextRequest, ContextRequests
 from looproom.from_slack.menu_desk import MenuDesk, WhyForm
 from looproom.relay import forms, relay
 from looproom.relay.decision import Decision
@@ -137,3 +138,21 @@ def test_a_stranger_submitting_the_form_is_refused_like_typing_it(desk: Desk) ->
     assert MenuDesk(desk, Views(), desk._policy).interactive(submitted)
     assert stored(desk) == []
     assert any("slack.authorizedUsers" in s[2] for s in desk.room.of("tell"))  # type: ignore[attr-defined]
+
+
+def test_a_context_request_stored_before_the_bot_stopped_is_recorded_once_at_start(
+    desk: Desk,
+) -> None:
+    store: dict[str, Any] = {}
+    asked = ContextRequest("trigger-9", ALICE, "C1", "50.0")
+    # Slack was answered, then the bot stopped before it read the thread.
+    assert ContextRequests(store).take(asked)
+    restarted = MenuDesk(desk, Views(), desk._policy, store)
+    assert restarted.contexts_waiting() == 1
+    restarted.resume()
+    (decision,) = stored(desk)
+    assert decision["kind"] == "context" and decision["count"] == 2
+    assert restarted.contexts_waiting() == 0
+    restarted.resume()  # started again: nothing waits, nothing more is recorded
+    assert len(stored(desk)) == 1
+    assert not ContextRequests(store).take(asked)  # and Slack delivering it again is not new

@@ -6,16 +6,17 @@ does not wait for a peer — so the peer (the fake of Slack, or of the-loop) hol
 answer until the test lets it go, and Slack's answer must have arrived meanwhile. A
 press, over HTTP and over Socket Mode, is acknowledged once stored, while the room's
 answer to it (the pressed message edited, a form opened) is still held, and so is the
-"Record a decision" shortcut while its form is; a slash command reading the-loop, over
-HTTP and over Socket Mode, is answered — saying the-loop's view could not be had —
-while the-loop still holds its answer, or trickles it a byte at a time; the Home tab
-opened, over the Events API, is answered while its drawing is held.
+"Record a decision" shortcut while its form is; the "Add as the-loop context" shortcut
+once its request is stored, while the thread's read is held, and a second delivery of it
+is answered and records nothing more; a slash command reading the-loop, over HTTP and
+over Socket Mode, is answered — saying the-loop's view could not be had — while the-loop
+still holds its answer, or trickles it a byte at a time; the Home tab opened, over the
+Events API, is answered while its drawing is held.
 
-Not here: the "Add as the-loop context" shortcut reads the thread before it stores the
-record, and is acknowledged only then (stored before acknowledged); any other Events API
-request in HTTP mode is answered by Errbot's SlackV3 view after it handled the event (a
-resend Slack makes after its 3 s is acknowledged and not handled again:
-test_events_api_mount.py).
+Not here: any other Events API request in HTTP mode is answered by Errbot's SlackV3 view
+after it handled the event — a typed decision is stored there and sent on after
+(test_events_api_e2e.py), and a resend Slack makes after its 3 s is acknowledged and not
+handled again (test_events_api_mount.py).
 """
 
 from __future__ import annotations
@@ -207,6 +208,40 @@ def test_a_press_over_http_is_answered_once_stored_while_the_rooms_answer_is_hel
     wait_for(lambda: answer, PATIENCE, f"Slack answered while {held} is held")
     assert answer == [(200, 1 if action == buttons.APPROVE else 0)]
     slack.release()
+
+
+def test_add_as_context_is_answered_once_stored_while_the_threads_read_is_held(
+    served, slack: FakeSlack
+) -> None:
+    room, server = served(slack)
+    # The work item's thread as Slack keeps it: the room's parent, a member's reply under it.
+    parent = {"type": "message", "user": "U0THELOOP", "text": "issue-7", "ts": THREAD_TS}
+    slack.channels[ROOM]["messages"].append(parent)
+    slack.say(ROOM, ALICE, "we go with B, it keeps v1 working", thread_ts=THREAD_TS)
+    slack.fail("conversations.replies", "land_then_hang")  # Slack slow, or pacing a 429
+    body = urllib.parse.urlencode({"payload": json.dumps(_press(shortcuts.RECORD_CONTEXT))})
+    headers = signed.slack_headers(SLACK_SECRET, body.encode())
+    decisions = room.decisions
+
+    def post() -> tuple[int, int, int]:
+        status, _raw = signed.post(
+            "127.0.0.1", server.port, signed.INTERACTIVE_PATH, body.encode(), headers
+        )
+        return status, decisions.menus.contexts_waiting(), decisions.relay.queue.depth()
+
+    answer = _in_background(post)
+    wait_for(lambda: slack.calls_to("conversations.replies"), PATIENCE, "the thread read")
+    wait_for(lambda: answer, PATIENCE, "Slack answered while the thread's read is held")
+    assert answer == [(200, 1, 0)]  # the request stored, the record not made yet
+    slack.release()
+    wait_for(lambda: decisions.relay.queue.depth() == 1, PATIENCE, "the thread recorded")
+    wait_for(lambda: decisions.menus.contexts_waiting() == 0, PATIENCE, "the request done")
+    reads = len(slack.calls_to("conversations.replies"))
+    # Slack delivers it again: answered, and nothing read or recorded a second time.
+    again = signed.post("127.0.0.1", server.port, signed.INTERACTIVE_PATH, body.encode(), headers)
+    assert again[0] == 200
+    assert decisions.relay.queue.depth() == 1
+    assert len(slack.calls_to("conversations.replies")) == reads
 
 
 def test_a_slash_command_over_http_is_answered_while_the_loop_holds_its_answer(

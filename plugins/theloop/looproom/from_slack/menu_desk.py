@@ -6,13 +6,14 @@ The gate's **Request changes** button opens a form asking the reason; its submis
 exactly ``changes <why>`` typed in the gate's thread. Each goes through the desk like the
 typed words — the same order, the same grant asked, the same record — and acts once: a
 shortcut is keyed by its trigger, a form by its view, so Slack delivering either twice
-records it once.
+records it once. A context request is stored and Slack answered before its thread is read
+(``looproom.from_slack.context_requests``).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, MutableMapping
 from typing import Any
 
 from looproom import verb_names
@@ -22,6 +23,7 @@ from looproom.decide.desk import Desk, Taken
 from looproom.decide.judging import Received
 from looproom.decide.presses import Press
 from looproom.from_slack import modals, shortcuts
+from looproom.from_slack.context_requests import ContextRequest, ContextRequests
 from looproom.room.memory import Memory
 from looproom.settings.grants import DECISION_RECORD
 from looproom.slack.queued_speaker import quietly
@@ -54,12 +56,21 @@ class WhyForm:
 class MenuDesk:
     """Message shortcuts and form submissions, over Socket Mode or signed HTTP alike."""
 
-    def __init__(self, desk: Desk, open_view: OpenView, policy: Callable[[], AccessPolicy]) -> None:
+    def __init__(
+        self,
+        desk: Desk,
+        open_view: OpenView,
+        policy: Callable[[], AccessPolicy],
+        store: MutableMapping[str, Any] | None = None,
+    ) -> None:
+        """``store`` keeps the context requests between Slack's answer and their record."""
         self._desk, self._open, self._policy = desk, open_view, policy
+        self._contexts = ContextRequests(store if store is not None else {})
 
     def interactive(self, payload: Mapping[str, Any], taken: Taken = lambda: None) -> bool:
         """Act on a shortcut or a submitted form; False when ``payload`` is neither.
-        ``taken`` is told when Slack may hear it was received: before a form is opened."""
+        ``taken`` is told when Slack may hear it was received: once a context request is
+        stored, before its thread is read; before a form is opened."""
         shortcut = shortcuts.read(payload)
         if shortcut is not None:
             self._shortcut(shortcut, taken)
@@ -72,16 +83,13 @@ class MenuDesk:
 
     def _shortcut(self, shortcut: shortcuts.Shortcut, taken: Taken) -> None:
         if shortcut.callback_id == shortcuts.RECORD_CONTEXT:
-            said = Received(
-                shortcut.member,
-                verb_names.RECORD_CONTEXT,
-                shortcut.channel,
-                "",
-                shortcut.thread,
-                addressed=True,
-                origin=f"shortcut:{shortcut.trigger_id}",
+            asked = ContextRequest(
+                shortcut.trigger_id, shortcut.member, shortcut.channel, shortcut.thread
             )
-            self._desk.said(said, self._desk.where(shortcut.channel, shortcut.thread))
+            fresh = self._contexts.take(asked)
+            taken()  # stored: Slack hears before the thread is read, which may wait on a 429
+            if fresh:
+                self._record_context(asked)
             return
         taken()  # nothing to store: Slack hears before the form's call, which may be slow
         refusal = self._refusal(shortcut)
@@ -93,6 +101,32 @@ class MenuDesk:
         opened = modals.FormOrigin(shortcut.channel, shortcut.thread, shortcut.ts)
         if not self._open(shortcut.trigger_id, modals.decision_view(opened, shortcut.text)):
             log.warning("the decision form could not be opened for %s", shortcut.member)
+
+    def resume(self) -> None:
+        """Record the threads asked for before Slack was answered and not recorded since
+        (the bot stopped between the two)."""
+        for asked in self._contexts.waiting():
+            try:
+                self._record_context(asked)
+            except Exception:  # left waiting: recorded at the next start
+                log.exception("a context request of %s could not be recorded", asked.member)
+
+    def contexts_waiting(self) -> int:
+        """How many "Add as the-loop context" requests are stored and not yet recorded."""
+        return len(self._contexts.waiting())
+
+    def _record_context(self, asked: ContextRequest) -> None:
+        said = Received(
+            asked.member,
+            verb_names.RECORD_CONTEXT,
+            asked.channel,
+            "",
+            asked.thread,
+            addressed=True,
+            origin=f"shortcut:{asked.trigger}",
+        )
+        self._desk.said(said, self._desk.where(asked.channel, asked.thread))
+        self._contexts.done(asked.trigger)
 
     def _refusal(self, shortcut: shortcuts.Shortcut) -> str:
         """Why a decision may not be recorded from here — before a form is opened for it."""
