@@ -95,14 +95,20 @@ class StreamFollower:
         min_backoff: float = MIN_BACKOFF,
         max_backoff: float = MAX_BACKOFF,
         token: str = "",
+        pause: Callable[[float], object] | None = None,
+        jitter: Callable[[float, float], float] = random.uniform,
     ) -> None:
-        """``token`` goes with each request as a bearer token (a proxy may ask one)."""
+        """``token`` goes with each request as a bearer token (a proxy may ask one).
+        ``pause(seconds)`` waits between connections (by default until :meth:`stop`);
+        ``jitter(low, high)`` draws the share of the backoff waited (tests pin both)."""
         self._stream = EventStream(url, token)
         self.url = self._stream.url
         self._accept = accept
         self._cursor = cursor
         self._read_timeout = read_timeout
         self._backoff = (min_backoff, max_backoff)
+        self._pause = pause if pause is not None else self._wait
+        self._jitter = jitter
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
@@ -154,13 +160,17 @@ class StreamFollower:
             if failures <= 1:  # once per outage, not once per retry
                 log.warning("loop stream %s: %s; reconnecting", self._status.url, error)
             self._set(state="waiting", last_error=error)
-            self._stop.wait(self._delay(failures))
+            self._pause(self._delay(failures))
 
     def _delay(self, failures: int) -> float:
         """Backoff: the server's ``retry:`` after a good connection, doubling on failures."""
         low, high = self._backoff
         base = max(low, (self._server_retry or 0) / 1000)
-        return min(high, base * 2 ** min(failures, 10)) * random.uniform(0.8, 1.0)
+        # Up to a fifth less at random: replicas dropped together do not return together.
+        return min(high, base * 2 ** min(failures, 10)) * self._jitter(0.8, 1.0)
+
+    def _wait(self, seconds: float) -> None:
+        self._stop.wait(seconds)
 
     def _follow_once(self) -> bool:
         """One connection, read until it ends; True if it delivered any frame."""
