@@ -646,10 +646,10 @@ def _users_info(slack: FakeSlack, args: dict) -> dict:
 
 
 def _users_list(slack: FakeSlack, args: dict) -> dict:
-    members = [_user(uid, name) for uid, name in slack.users.items()]
     limited = {**args, "limit": min(int(args.get("limit") or 100), slack.page_limit)}
-    page, cursor = _page(members, limited, default=100)
-    return {"ok": True, "members": page, "response_metadata": {"next_cursor": cursor}}
+    page, cursor = _page(list(slack.users.items()), limited, default=100)
+    members = [_user(uid, name) for uid, name in page]  # only the page's: a workspace of 20 000
+    return {"ok": True, "members": members, "response_metadata": {"next_cursor": cursor}}
 
 
 def _team_info(_slack: FakeSlack, args: dict) -> dict:

@@ -277,9 +277,9 @@ class SlackTransport:
     def users_page(self, cursor: str = "") -> tuple[bool, str, list[Mapping[str, Any]], str]:
         """One page of ``users.list``: ``(ok, error, members, next cursor)`` — what
         ``looproom.decide.members`` resolves handles with."""
-        args: dict[str, Any] = {"limit": 200}
-        args.update(_optional(cursor=cursor or None))
-        response = self._call("users.list", args)
+        args = {"limit": 200, **_optional(cursor=cursor or None)}
+        # Past the burst each page waits its tier-2 turn (3 s): a large workspace is listed whole.
+        response = self._call("users.list", args, patience=10.0)
         if not response.ok:
             return False, response.error or f"status {response.status}", [], ""
         members = response.data.get("members")
