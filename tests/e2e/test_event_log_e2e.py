@@ -8,6 +8,9 @@ log already holding the-loop's own lines, which the bot is never told of — loo
 through the-loop's writer, twice. The REAL ``the-loop events`` command (and the query
 behind its API) reads the log back: each of the room's ``channel.*`` records is there
 once, with the fields the-loop's own Slack channel writes, beside the-loop's lines.
+And a kickoff: a work item opened from the kickoff room, a ``start`` said in its thread
+while the bot was down and read by the catch-up at its restart — ``channel.created``,
+``channel.thread_opened`` (``origin: kickoff``) and ``channel.caught_up`` in the log, once.
 """
 
 from __future__ import annotations
@@ -23,10 +26,10 @@ from typing import Any
 import pytest
 from the_loop import eventlog
 
-from tests.e2e.slackbot import LOOP, SECRET, SlackBot, StartBot, corpus, relaying
+from tests.e2e.slackbot import LOOP, SECRET, START_TIMEOUT, SlackBot, StartBot, corpus, relaying
 from tests.fakes.github_api import FakeGitHub
 from tests.fakes.loop_api import FakeLoop
-from tests.fakes.slack_api import FakeSlack
+from tests.fakes.slack_api import BOT_USER, FakeSlack
 from tests.support.wait import wait_for
 
 pytestmark = pytest.mark.e2e
@@ -146,11 +149,15 @@ def test_the_loop_events_shows_what_the_room_posted_took_and_refused_each_once(
     wait_for(bob_told, TIMEOUT, "Bob told why not")
 
     first = machine.fetch(running)
-    assert "6 appended" in first, first
     again = machine.fetch(running)  # the same records offered again: none appended twice
     assert "0 appended" in again, again
 
-    room = machine.events("channel.*")
+    everything = machine.events("channel.*")
+    # The catch-up at start (and at the connect) said what it read: nothing was missed.
+    caught = [r for r in everything if r["event"] == "channel.caught_up"]
+    assert caught and all(r["processed"] == 0 for r in caught)
+    assert f"{6 + len(caught)} appended" in first, first
+    room = [r for r in everything if r["event"] != "channel.caught_up"]
     assert sorted(r["event"] for r in room) == [
         "channel.decision_recorded",
         "channel.dropped",
@@ -192,4 +199,68 @@ def test_the_loop_events_shows_what_the_room_posted_took_and_refused_each_once(
     # the-loop's own line is where it was, and `--type` reads the room's as the peer's.
     assert [r["event"] for r in machine.events("dispatch.*")] == ["dispatch.succeeded"]
     assert [r["actor"] for r in machine.events("channel.dropped")] == [BOB]
-    assert machine.served("channel.*") == room
+    assert machine.served("channel.*") == everything
+
+
+KICKOFF_SETTINGS = """
+slack:
+  channel: "#the-loop"
+  authorizedUsers: [U0ALICE01]
+  kickoff: {repo: acme/api}
+people: {U0ALICE01: alice-gh}
+"""
+
+
+def test_the_loop_events_shows_a_kickoff_and_the_catch_up_that_read_a_start_said_while_away(
+    slack_bot: StartBot, fake_slack: FakeSlack, tmp_path: Path
+) -> None:
+    """Alice opens a work item at the top of the kickoff room; while the bot is down she
+    says ``start`` in its thread. Started again, the bot's catch-up reads it and takes it.
+    the-loop's log shows the opening and its thread as the-loop's own kickoff writes them,
+    the ``start`` taken, and a catch-up that read it — each once."""
+    machine = LoopMachine(tmp_path / "the-loop-machine")
+    ref = "github:acme/api#1"
+    with (
+        FakeGitHub({"acme/api": set()}) as github,
+        FakeLoop({ref: False}) as loop,
+        relaying(slack_bot, KICKOFF_SETTINGS, github, loop, "e2e-signing") as running,
+    ):
+        first = running.say(ALICE, f"<@{BOT_USER}> Retry the webhook on 502", "")
+
+        def opened_line() -> bool:
+            return any(
+                "🆕 Opened" in str(m.get("text")) for m in fake_slack.thread(LOOP, first["ts"])
+            )
+
+        wait_for(opened_line, TIMEOUT, "the work item's thread said opened")
+        running.process.kill()
+        fake_slack.say(LOOP, ALICE, "start", thread_ts=first["ts"])  # the bot is down
+        running.process.start(timeout=START_TIMEOUT)
+
+        def taken() -> list[dict[str, Any]]:
+            machine.fetch(running)
+            return machine.events("channel.reply_received")
+
+        wait_for(taken, TIMEOUT, "the start said while away, taken, in the-loop's log")
+        again = machine.fetch(running)
+        assert "0 appended" in again, again
+
+    created = machine.events("channel.created")
+    assert [(r["work_item"], r["actor"], r["thread"], r["channel_id"]) for r in created] == [
+        (ref, ALICE, first["ts"], LOOP)
+    ]
+    assert created[0]["source"] == "theloop-room" and created[0]["channel"] == "slack"
+    opened = machine.events("channel.thread_opened")
+    assert [(r["work_item"], r["thread"], r["origin"]) for r in opened] == [
+        (ref, first["ts"], "kickoff")
+    ]
+    assert [(r["work_item"], r["actor"]) for r in machine.events("channel.reply_received")] == [
+        (ref, ALICE)
+    ]
+    caught = machine.events("channel.caught_up")
+    # One catch-up per start and connect; the restart's read the answer, the others nothing.
+    assert [r["processed"] >= 1 for r in caught].count(True) == 1
+    assert len({r["room_record"] for r in caught}) == len(caught)
+    # Ids, never words: nothing Alice typed reached the log.
+    text = machine.log.read_text(encoding="utf-8")
+    assert "webhook" not in text
