@@ -225,6 +225,8 @@ class Decisions:
             records=stores.room_records if stores is not None else None,
         )
         self.menus = MenuDesk(self.desk, view_opener(slack), self.policies.now, kept)
+        if self.sinks.files is not None:  # a reply's files fetched: counted in the-loop's log
+            self.sinks.files.records = self.desk.records
         self.opener = _opener(env, settings, slack, store, memory, book, self, kickoff_queue)
         if self.opener is not None:  # who asked owns it, and the instance registering them
             learn = self.attention.feed.whom.owners.learn

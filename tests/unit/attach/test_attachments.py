@@ -20,7 +20,12 @@ from slack_sdk import WebClient
 
 from looproom.attach import fetch as web
 from looproom.attach.slack_files import FileStore, kept, record, safe_name, section, vtt_text
+from looproom.loop_log.book import sqlite_records
+from looproom.loop_log.channel import ChannelLog
+from looproom.relay import forms
+from looproom.relay.sinks import LoopSink
 from looproom.slack.transport import SlackTransport
+from tests.fakes.loop_api import FakeLoop
 from tests.fakes.slack_api import BOT_TOKEN, FakeSlack
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"pixels" * 100
@@ -219,3 +224,32 @@ def test_ten_files_of_a_message_are_fetched_and_the_eleventh_is_named_only(
     fetched = _store(slack, tmp_path).fetch_all(attached)
     assert [f.error for f in fetched] == [""] * 10 + ["too-many"]
     assert len(slack.downloads) == 10
+
+
+def test_a_replys_files_are_counted_in_the_loops_log_once_however_often_it_is_sent(
+    slack: FakeSlack, tmp_path: Path
+) -> None:
+    small = slack.add_file("note.txt", b"ok", "text/plain")
+    large = slack.add_file("dump.bin", b"x" * 64, "application/octet-stream")
+    store = _store(slack, tmp_path / "files", max_bytes=32)
+    kept_records = sqlite_records(tmp_path / "queues.sqlite3")
+    store.records = ChannelLog(kept_records)
+    item = "github:acme/api#7"
+    target = {
+        "path": forms.REPLY_PATH,
+        "json": {"ref": item, "actor": "U0ALICE01", "text": "see attached"},
+        "files": kept([small, large]),
+    }
+    with FakeLoop({item: False}) as loop:
+        sink = LoopSink(loop.url, timeout=5, files=store)
+        sink.send(target, key="relay:r1")
+        sink.send(target, key="relay:r1")  # the relay tried again
+    ((record,),) = [kept_records.since(0).records]
+    assert record["event"] == "channel.attachments"
+    assert record["fields"] == {
+        "channel": "slack",
+        "work_item": item,
+        "actor": "U0ALICE01",
+        "count": 2,
+        "fetched": 1,  # the one over the cap is named to the session, not fetched
+    }

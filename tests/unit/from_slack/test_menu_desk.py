@@ -22,9 +22,10 @@ from looproom.decide.desk import Desk
 from looproom.decide.judging import Received
 from looproom.decide.verdict import ADMITTED, REFUSED
 from looproom.durable.queue import DurableQueue
-from looproom.from_slack import modals
+from looproom.from_slack import modals, shortcuts
 from looproom.from_slack.context_requests import ContextRequest, ContextRequests
 from looproom.from_slack.menu_desk import MenuDesk, WhyForm
+from looproom.loop_log.book import sqlite_records
 from looproom.relay import forms, relay
 from looproom.relay.decision import Decision
 from looproom.relay.sinks import LedgerSink, Sinks
@@ -156,3 +157,52 @@ def test_a_context_request_stored_before_the_bot_stopped_is_recorded_once_at_sta
     restarted.resume()  # started again: nothing waits, nothing more is recorded
     assert len(stored(desk)) == 1
     assert not ContextRequests(store).take(asked)  # and Slack delivering it again is not new
+
+
+def test_a_shortcut_and_its_form_reach_the_loops_log_once_each_with_ids_not_words(
+    desk: Desk, tmp_path: Path
+) -> None:
+    kept = sqlite_records(tmp_path / "records.sqlite3")
+    recording = Desk(desk.memory, desk.relay, desk.room, desk._policy, records=kept)
+    views = Views()
+    talking = MenuDesk(recording, views, recording._policy)
+    shortcut = {
+        "type": "message_action",
+        "callback_id": shortcuts.RECORD_DECISION,
+        "trigger_id": "T7",
+        "user": {"id": ALICE},
+        "channel": {"id": "C1"},
+        "message": {"ts": "51.0", "thread_ts": "50.0", "text": "we keep v1"},
+    }
+    assert talking.interactive(shortcut) and talking.interactive(shortcut)  # sent twice
+    view = views.opened[0][1]
+    values = {
+        "kind": {"kind": {"type": "static_select", "selected_option": {"value": "tech"}}},
+        "what": {"what": {"type": "plain_text_input", "value": "we keep v1"}},
+        "why": {"why": {"type": "plain_text_input", "value": "clients pinned it"}},
+    }
+    submitted = {
+        "type": "view_submission",
+        "user": {"id": ALICE},
+        "view": {**view, "id": "V7", "state": {"values": values}},
+    }
+    assert talking.interactive(submitted) and talking.interactive(submitted)
+    page = [(r["event"], r["fields"]) for r in kept.since(0).records]
+    item = desk.memory.locate("C1", "50.0")
+    assert page[:2] == [
+        (
+            "channel.shortcut_received",
+            {
+                "channel": "slack",
+                "work_item": item,
+                "actor": ALICE,
+                "shortcut": shortcuts.RECORD_DECISION,
+            },
+        ),
+        (
+            "channel.view_submitted",
+            {"channel": "slack", "work_item": item, "actor": ALICE, "kind": "tech"},
+        ),
+    ]
+    assert [event for event, _ in page].count("channel.view_submitted") == 1
+    assert "v1" not in json.dumps(page) and "pinned" not in json.dumps(page)

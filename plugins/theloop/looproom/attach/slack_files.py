@@ -33,6 +33,7 @@ from looproom import times
 from looproom.attach import fetch as web
 from looproom.attach.fetch import FetchError, Origin
 from looproom.attach.links import FileLinks
+from looproom.loop_log.channel import ChannelLog
 
 #: At most this many files of one message are fetched; the rest are named, not fetched.
 MOST_FILES = 10
@@ -174,6 +175,8 @@ class FileStore:
         self.folder, self.token, self._allowed = folder, token, tuple(allowed)
         self._max, self._keep, self._clock = max_bytes, keep, clock
         self.info, self._sleep, self.links = info, sleep, links
+        #: Where each reply's fetch is kept for the-loop's event log (counts only).
+        self.records = ChannelLog(None)
 
     def fetch_all(self, files: Sequence[Mapping[str, Any]], work_item: str = "") -> list[Fetched]:
         """Each file saved (or the reason it was not), linked for ``work_item`` when the bot

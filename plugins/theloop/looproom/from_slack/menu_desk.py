@@ -7,7 +7,9 @@ exactly ``changes <why>`` typed in the gate's thread. Each goes through the desk
 typed words — the same order, the same grant asked, the same record — and acts once: a
 shortcut is keyed by its trigger, a form by its view, so Slack delivering either twice
 records it once. A context request is stored and Slack answered before its thread is read
-(``looproom.from_slack.context_requests``).
+(``looproom.from_slack.context_requests``). Each shortcut and form is kept once for
+the-loop's event log (``channel.shortcut_received``, ``channel.view_submitted``), before
+what it does is judged — as the-loop's own room writes them.
 """
 
 from __future__ import annotations
@@ -73,10 +75,22 @@ class MenuDesk:
         stored, before its thread is read; before a form is opened."""
         shortcut = shortcuts.read(payload)
         if shortcut is not None:
+            item = self._desk.where(shortcut.channel, shortcut.thread).work_item or ""
+            self._desk.records.shortcut_received(
+                shortcut.trigger_id, item, shortcut.member, shortcut.callback_id
+            )
             self._shortcut(shortcut, taken)
             return True
         submitted = modals.read_submission(payload)
         if submitted is not None:
+            opened = submitted.opened
+            item = self._desk.where(opened.channel, opened.thread).work_item or ""
+            kind = (
+                submitted.values.get(modals.KIND, "")
+                if submitted.form == modals.DECISION_VIEW
+                else kinds.CHANGES
+            )
+            self._desk.records.view_submitted(submitted.view_id, item, submitted.member, kind)
             self._submitted(submitted)
             return True
         return False

@@ -34,6 +34,8 @@ THREAD_OPENED, CREATED, KICKOFF_ASKED = (
     "channel.kickoff_asked",
 )
 CAUGHT_UP = "channel.caught_up"
+SHORTCUT_RECEIVED, VIEW_SUBMITTED = "channel.shortcut_received", "channel.view_submitted"
+ATTACHMENTS = "channel.attachments"
 SPLIT_SUSPECTED, SPLIT_CLEARED = "channel.split_suspected", "channel.split_cleared"
 COMMAND_RECEIVED, COMMAND_COMPLETED = "channel.command_received", "channel.command_completed"
 #: Our refusals the-loop has a word of its own for; the others keep ours.
@@ -151,6 +153,23 @@ class ChannelLog:
         """A clean split check after ``after`` short ones."""
         fields = {"channel_id": room, "beats": beats, "echoed": echoed, "after": after}
         self._add(f"split:{check}", SPLIT_CLEARED, "", "info", fields)
+
+    def attachments(self, key: str, work_item: str, actor: str, count: int, fetched: int) -> None:
+        """A reply's files were fetched for its session: ``fetched`` of ``count`` (no name,
+        no path), once per reply however often its relay is tried."""
+        fields = {"actor": actor, "count": count, "fetched": fetched}
+        self._add(f"attachments:{key}", ATTACHMENTS, work_item, "info", fields)
+
+    def shortcut_received(self, trigger: str, work_item: str, actor: str, shortcut: str) -> None:
+        """A message shortcut arrived (``shortcut``: its callback id), once per trigger."""
+        fields = {"actor": actor, "shortcut": shortcut}
+        self._add(f"shortcut:{trigger}", SHORTCUT_RECEIVED, work_item, "info", fields)
+
+    def view_submitted(self, view: str, work_item: str, actor: str, kind: str) -> None:
+        """A form was submitted (``kind``: the decision's topic, or ``changes``), once per
+        view."""
+        fields = {"actor": actor, "kind": kind}
+        self._add(f"view:{view}", VIEW_SUBMITTED, work_item, "info", fields)
 
     def command_received(
         self, cause: str, actor: str, family: str, verb: str, target: dict[str, str]

@@ -161,7 +161,7 @@ class LoopSink:
             found = self._reply_sent(target["json"], first_try, key)
             if found is not None:
                 return found
-        answer = self._loop.post(target["path"], self._request(target), key=key)
+        answer = self._loop.post(target["path"], self._request(target, key), key=key)
         if is_reply and _maybe_applied(answer):
             what = f"answered {answer.status}" if answer.status else f"no answer ({answer.error})"
             return RetryLater(f"the-loop may have delivered the reply ({what})", uncertain=True)
@@ -172,12 +172,17 @@ class LoopSink:
             return _skip_outcome(answer.json())
         return _reply_outcome(answer.json())
 
-    def _request(self, target: Mapping[str, Any]) -> Mapping[str, Any]:
-        """The call's body; a reply with files gets the attachments section, fetched now."""
+    def _request(self, target: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+        """The call's body; a reply with files gets the attachments section, fetched now
+        (and kept, counted, for the-loop's event log)."""
         request, attached = target["json"], target.get("files")
         if not attached or self._files is None:
             return request
-        told = section(self._files.fetch_all(attached, str(request.get("ref", ""))))
+        ref, actor = str(request.get("ref", "")), str(request.get("actor", ""))
+        fetched = self._files.fetch_all(attached, ref)
+        saved = sum(1 for item in fetched if item.path)
+        self._files.records.attachments(key, ref, actor, len(fetched), saved)
+        told = section(fetched)
         return {**request, "text": f"{request.get('text', '')}\n\n{told}".strip()}
 
     def _reply_sent(self, request: Mapping[str, Any], first_try: float, key: str) -> Outcome | None:
