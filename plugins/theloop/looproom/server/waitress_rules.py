@@ -12,6 +12,7 @@ with a plain-text page. What is tightened here, each by a subclass of one waitre
 - a request must arrive whole within a deadline, however slowly it trickles: waitress's own
   ``channel_timeout`` counts from the last byte received, so one byte a second keeps a
   connection forever;
+- the connection limit counts client connections, not waitress's listeners and trigger too;
 - connections waiting to be accepted are accepted in batches: waitress takes one per turn
   of its loop, and each turn looks at every open connection, so a flood of a thousand
   would keep an honest sender waiting behind it for seconds.
@@ -45,7 +46,7 @@ class StrictParser(HTTPRequestParser):
 
     def __init__(self, adj: Any) -> None:
         super().__init__(adj)
-        self.started = time.monotonic()
+        self.started = StrictServer.clock()
 
     def parse_header(self, header_plus: bytes) -> None:
         names = _header_names(header_plus)
@@ -105,10 +106,24 @@ class StrictServer(TcpWSGIServer):
     channel_class = StrictChannel
     #: Seconds a request may take to arrive, headers and body (set per server).
     request_deadline = 10.0
+    #: What the request deadline is counted on (a test drives it).
+    clock = staticmethod(time.monotonic)
+
+    def open_connections(self) -> int:
+        """Client connections open on every listener: waitress's own limit counts its map,
+        where the listeners and its wake-up trigger sit too, so the limit was two short."""
+        return sum(isinstance(entry, HTTPChannel) for entry in self._map.values())
+
+    def readable(self) -> bool:
+        now = time.time()
+        if now >= self.next_channel_cleanup:
+            self.next_channel_cleanup = now + self.adj.cleanup_interval
+            self.maintenance(now)
+        return bool(self.accepting) and self.open_connections() < self.adj.connection_limit
 
     def handle_accept(self) -> None:
         for _ in range(ACCEPT_BATCH):
-            if len(self._map) >= self.adj.connection_limit:
+            if self.open_connections() >= self.adj.connection_limit:
                 return  # the limit holds: the rest wait in the backlog
             before = len(self._map)
             super().handle_accept()
@@ -117,7 +132,7 @@ class StrictServer(TcpWSGIServer):
 
     def maintenance(self, now: float) -> None:
         super().maintenance(now)
-        late = time.monotonic() - self.request_deadline
+        late = self.clock() - self.request_deadline
         for channel in list(self.active_channels.values()):
             started = getattr(channel.request, "started", None)
             if not channel.requests and started is not None and started < late:
