@@ -1,14 +1,43 @@
 """The catch-up's books at their default bounds: exactly the bound kept, one more forgotten
-or refused. The figures are the docs' — `docs/slack-app.md` (the 500 most recently used
-threads read from their cursors) and `docs/admin.md` (at most 500 rooms listen to
-everything) — never read from the module under test."""
+or refused. The figures are the docs' — `docs/rooms.md` (200 thread bindings, each read
+again by the catch-up), `docs/admin.md` (at most 500 rooms listen to everything) and the
+thread cursors' 500 — never read from the module under test."""
 
 from __future__ import annotations
 
+from typing import Any
+
+from looproom.catchup.catchup import CatchUp
 from looproom.catchup.cursors import Cursors
 from looproom.catchup.listen_modes import ADDRESSED, ALL, ListenAll
+from looproom.room.routing import BindingBook, ThreadBinding
 
 CHANNEL = "C0LOOP0001"
+NOW = 1_800_000_000.0
+
+
+def _read_by_catch_up(bound: int) -> list[str]:
+    """The threads a catch-up reads, as the bot wires it, after ``bound`` were opened."""
+    book, asked = BindingBook({}), []
+    for n in range(bound):
+        book.remember(ThreadBinding(f"github:acme/api#{n}", CHANNEL, f"{NOW - 5000 + n:.6f}"))
+
+    def read(_channel: str, thread: str, _oldest: str) -> list[dict[str, Any]]:
+        asked.append(thread)
+        return []
+
+    threads = lambda: [(t.channel, t.ts) for t in book.recent_threads()]  # noqa: E731
+    CatchUp(threads, read, lambda _m: None, Cursors({}), clock=lambda: NOW).run()
+    return asked
+
+
+def test_the_catch_up_reads_every_one_of_200_threads() -> None:
+    assert len(set(_read_by_catch_up(200))) == 200
+
+
+def test_of_201_threads_opened_it_reads_the_200_kept() -> None:
+    asked = set(_read_by_catch_up(201))
+    assert len(asked) == 200 and f"{NOW - 5000:.6f}" not in asked
 
 
 def test_five_hundred_threads_keep_their_cursors() -> None:
