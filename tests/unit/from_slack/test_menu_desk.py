@@ -206,3 +206,27 @@ def test_a_shortcut_and_its_form_reach_the_loops_log_once_each_with_ids_not_word
     ]
     assert [event for event, _ in page].count("channel.view_submitted") == 1
     assert "v1" not in json.dumps(page) and "pinned" not in json.dumps(page)
+
+
+def test_a_context_with_nothing_new_is_the_loops_snapshot_empty_not_a_drop(
+    desk: Desk, tmp_path: Path
+) -> None:
+    kept = sqlite_records(tmp_path / "records.sqlite3")
+    recording = Desk(
+        desk.memory,
+        desk.relay,
+        desk.room,
+        desk._policy,
+        thread_lines=lambda _c, _t: LINES,
+        records=kept,
+    )
+    assert record_context(recording, "53.0").status == ADMITTED
+    assert record_context(recording, "54.0").reason == "no-new-context"
+    page = [(r["event"], r["fields"]) for r in kept.since(0).records]
+    item = desk.memory.locate("C1", "50.0")
+    assert ("channel.reply_received", ALICE) in [(e, f.get("actor")) for e, f in page]
+    assert page[-1] == (
+        "channel.snapshot_empty",
+        {"channel": "slack", "work_item": item, "thread": "50.0", "channel_id": "C1"},
+    )
+    assert "channel.dropped" not in [event for event, _ in page]

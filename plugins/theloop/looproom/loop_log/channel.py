@@ -35,7 +35,9 @@ THREAD_OPENED, CREATED, KICKOFF_ASKED = (
 )
 CAUGHT_UP = "channel.caught_up"
 SHORTCUT_RECEIVED, VIEW_SUBMITTED = "channel.shortcut_received", "channel.view_submitted"
-ATTACHMENTS = "channel.attachments"
+ATTACHMENTS, SNAPSHOT_EMPTY = "channel.attachments", "channel.snapshot_empty"
+#: Our refusal the-loop does not count as a drop but writes as a record of its own.
+NOTHING_NEW = "no-new-context"
 SPLIT_SUSPECTED, SPLIT_CLEARED = "channel.split_suspected", "channel.split_cleared"
 COMMAND_RECEIVED, COMMAND_COMPLETED = "channel.command_received", "channel.command_completed"
 #: Our refusals the-loop has a word of its own for; the others keep ours.
@@ -90,6 +92,10 @@ class ChannelLog:
         self, cause: str, reason: str, actor: str, work_item: str, room: str, thread: str
     ) -> None:
         """A member's message or press was refused (``cause``: the message, the press)."""
+        if reason == NOTHING_NEW:  # a record-context with nothing new since the last
+            fields = {"thread": thread, "channel_id": room}
+            self._add(f"snapshot_empty:{cause}", SNAPSHOT_EMPTY, work_item, "info", fields)
+            return
         peer = PEER_REASONS.get(reason, reason)
         level = "warning" if peer == "unauthorized-actor" else "info"
         fields = {"reason": peer, "actor": actor, "channel_id": room, "thread": thread}
