@@ -85,16 +85,42 @@ def listen_for_presses(
         # Stored before it is acknowledged, and acknowledged before the room is answered
         # (Slack waits 3 s): a bot killed before storing it leaves it unacknowledged, and
         # Slack tells the member the press did not go through.
-        pressed(request.payload, acknowledge)
+        try:
+            pressed(request.payload, acknowledge)
+        except Exception:
+            if not acknowledged:  # not stored (the database away): nobody may say it was
+                setattr(request, _REFUSED, True)
+            raise
         acknowledge()
 
-    def detach() -> None:
-        if on_request in socket.socket_mode_request_listeners:
-            socket.socket_mode_request_listeners.remove(on_request)
+    # The backend's own listener acknowledges every request, after ours: not one we refused.
+    guarded = [(each, _unless_refused(each)) for each in socket.socket_mode_request_listeners]
 
-    # First in line: the backend's own listener acknowledges every request at once.
-    socket.socket_mode_request_listeners.insert(0, on_request)
+    def detach() -> None:
+        listeners = socket.socket_mode_request_listeners
+        if on_request in listeners:
+            listeners.remove(on_request)
+        for each, guard in guarded:
+            if guard in listeners:
+                listeners[listeners.index(guard)] = each
+
+    socket.socket_mode_request_listeners[:] = [on_request, *(guard for _, guard in guarded)]
     return detach
+
+
+#: Set on a Socket Mode request whose press could not be stored: acknowledged by nobody.
+_REFUSED = "theloop_refused"
+
+
+def _unless_refused(listener: Callable[[Any, Any], None]) -> Callable[[Any, Any], None]:
+    """``listener``, skipping a request whose press was not stored: Slack then tells the
+    member the press did not go through, rather than hear it was received and lose it."""
+
+    def guarded(client: Any, request: Any) -> None:
+        if not getattr(request, _REFUSED, False):
+            listener(client, request)
+
+    return guarded
 
 
 def listen_for_commands(

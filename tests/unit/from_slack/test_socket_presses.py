@@ -89,15 +89,29 @@ def test_what_is_not_a_press_is_acknowledged_once_handled(
     assert said == ["ack e-1", "ack e-1"]  # ours when handled, then the backend's
 
 
-def test_a_press_that_could_not_be_stored_is_not_acknowledged_by_the_room(
+def test_a_press_that_could_not_be_stored_is_acknowledged_by_nobody(
     backend: Backend, said: list[str]
 ) -> None:
-    def pressed(_payload: Mapping[str, Any], _taken: Callable[[], None]) -> None:
-        raise OSError("disk full")
+    # The database away as the press came: were the backend to acknowledge it, as it does
+    # every request, Slack would hear it was received and the decision be lost. Unanswered,
+    # Slack tells the member it did not go through, and the member presses again.
+    stored: list[str] = []
 
-    chat.listen_for_presses(backend, pressed)
+    def pressed(payload: Mapping[str, Any], taken: Callable[[], None]) -> None:
+        if not stored:
+            stored.append("refused")
+            raise OSError("the database is away")
+        stored.append("stored")
+        taken()
+
+    detach = chat.listen_for_presses(backend, pressed)
     _receive(backend, ENVELOPE)
-    assert said == ["ack e-1"]  # only the backend's, which it sends for every request
+    assert said == []
+    _receive(backend, {**ENVELOPE, "envelope_id": "e-2"})  # pressed again, the database back
+    assert stored == ["refused", "stored"] and said[0] == "ack e-2"
+    detach()
+    _receive(backend, {**ENVELOPE, "envelope_id": "e-3"})  # the backend's own, as before
+    assert stored == ["refused", "stored"] and said[-1] == "ack e-3"
 
 
 def test_other_requests_are_left_to_the_backend_and_the_listener_detaches(
