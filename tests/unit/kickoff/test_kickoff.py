@@ -430,6 +430,8 @@ def test_a_bot_killed_posting_the_repository_menu_asks_once_when_it_is_back(at: 
     assert len(menus(rig)) == 1 and rig.maker.opened == []
     assert rig.pick("acme/web", where=0)
     assert [o[0] for o in rig.maker.opened] == ["acme/web"] and len(opened_lines(rig)) == 1
+    asked = [event for event, _ in rig.kept()].count("channel.kickoff_asked")
+    assert asked == 1  # said once in the-loop's log, whichever attempt found it posted
 
 
 def test_a_menu_picked_before_the_bot_recorded_it_posted_is_not_asked_again() -> None:

@@ -184,6 +184,7 @@ class Opening:
         if found is None:
             return _unreadable("menu")
         if found:
+            self.asked(asked)  # an attempt that died after posting it did not say so
             return Delivered(f"the menu is at {found}")
         text, blocks = self._ask(asked)
         ts = self._poster.post(asked.channel, text, blocks, asked.thread, key=key)
