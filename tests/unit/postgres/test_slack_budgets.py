@@ -18,12 +18,7 @@ from slack_sdk import WebClient
 
 from looproom.postgres import database as database_module
 from looproom.postgres.database import Database
-from looproom.postgres.slack_budgets import (
-    SHARED_PACE,
-    SharedBudgets,
-    SharedLimits,
-    SharedPacer,
-)
+from looproom.postgres.slack_budgets import SharedBudgets, SharedLimits, SharedPacer
 from looproom.slack import responses as t
 from looproom.slack.limits import Tier
 from looproom.slack.pacer import Pacer
@@ -88,7 +83,11 @@ def test_two_replicas_posting_into_one_room_take_its_burst_once(
     assert [c.status for c in slack.calls_to("chat.postMessage")] == [200, 200, 200]
     clock.now += 1.0  # Slack's pace, not the pair's: what a round trip more would push over
     assert two.post_message(ROOM, text="b2").kind == t.RATE_LIMITED
-    clock.now += 1.0 / SHARED_PACE - 1.0 + 1e-6  # the pair's pace: one more (the fake: less)
+    # The pair's pace, a tenth under Slack's (docs/deploy.md): a moment before it, still
+    # held; at it, one more (the fake's limit is Slack's, less).
+    clock.now += 1.0 / 0.9 - 1.0 - 1e-6
+    assert two.post_message(ROOM, text="b2").kind == t.RATE_LIMITED
+    clock.now += 2e-6
     two.post_message(ROOM, text="b2")
     assert one.post_message(ROOM, text="a3").kind == t.RATE_LIMITED
     assert [c.args["text"] for c in slack.calls_to("chat.postMessage")][3:] == ["b2"]
@@ -138,7 +137,9 @@ def test_once_a_methods_burst_is_spent_the_pair_calls_it_a_tenth_under_its_tier(
     clock.now += 60.0  # Slack's spacing at one a minute: not yet the pair's
     assert two.update_message(ROOM, ts, text="v4").kind == t.RATE_LIMITED
     assert one.update_message(ROOM, ts, text="v4").kind == t.RATE_LIMITED
-    clock.now += 60.0 / 0.9 - 60.0 + 1e-6  # a tenth under Slack's pace: one call more
+    clock.now += 60.0 / 0.9 - 60.0 - 1e-6  # a moment before a tenth under Slack's pace
+    assert two.update_message(ROOM, ts, text="v4").kind == t.RATE_LIMITED
+    clock.now += 2e-6  # at it: one call more
     assert two.update_message(ROOM, ts, text="v4").ok
     assert one.update_message(ROOM, ts, text="v5").kind == t.RATE_LIMITED
     assert [c.args["text"] for c in slack.calls_to("chat.update")] == ["v1", "v2", "v3", "v4"]
