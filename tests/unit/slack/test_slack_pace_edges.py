@@ -1,7 +1,8 @@
-"""Slack's pace at its edges (docs/rooms.md), on a clock the test moves: a ``Retry-After``
-of 2 s waited inline and one of 3 s handed back to the queue; a method held at its steady
-rate for ten minutes after a 429 and given its burst back at ten; a call finding out alone
-whether Slack takes more holding the others a minute at most.
+"""Slack's pace at its edges (docs/rooms.md), on a clock the test moves: a room's burst of
+three posts, then one a second; a ``Retry-After`` of 2 s waited inline and one of 3 s
+handed back to the queue; a method held at its steady rate for ten minutes after a 429 and
+given its burst back at ten; a call finding out alone whether Slack takes more holding the
+others a minute at most.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from slack_sdk.http_retry.response import HttpResponse
 from slack_sdk.http_retry.state import RetryState
 
 from looproom.slack.limits import MethodLimits, Tier
+from looproom.slack.pacer import Pacer
 from looproom.slack.retries import retry_handlers
 
 INLINE = 2.0  # seconds of Retry-After waited at once
@@ -23,6 +25,7 @@ STEADY = 600.0  # ten minutes without a 429 before the burst is back
 LEASE = 60.0  # a call finding out holds the others a minute at most
 PAST = 0.001
 METHOD = "chat.update"
+ROOM = "C0LOOP0001"
 
 
 class Clock:
@@ -85,3 +88,16 @@ def test_a_call_finding_out_alone_holds_the_others_a_minute_and_no_longer() -> N
     clock.now += PAST
     assert not limits.others_finding_out(METHOD)
     assert limits.reserve(METHOD, most=0.0) == 0.0
+
+
+def test_a_room_takes_a_burst_of_three_posts_then_one_a_second() -> None:
+    clock = Clock()
+    pacer = Pacer(clock=clock)
+    assert [pacer.reserve(ROOM, most=0.0) for _ in range(3)] == [0.0, 0.0, 0.0]
+    assert pacer.reserve(ROOM, most=0.0) is None  # a fourth at once: not taken
+    clock.now += 1.0 - PAST
+    assert pacer.reserve(ROOM, most=0.0) is None
+    clock.now += PAST
+    assert pacer.reserve(ROOM, most=0.0) == 0.0  # a second on: one more, and only one
+    assert pacer.reserve(ROOM, most=0.0) is None
+    assert pacer.reserve("C0OTHER001", most=0.0) == 0.0  # another room's posts are its own
