@@ -15,7 +15,7 @@ import pytest
 from the_loop import eventlog
 
 from looproom.durable.sqlite import StorageError
-from looproom.loop_log import book
+from looproom.loop_log import book, channel
 from looproom.loop_log.book import Record, RoomRecords, postgres_records, sqlite_records
 from looproom.loop_log.channel import ChannelLog
 from looproom.postgres.database import Database
@@ -232,3 +232,9 @@ def test_the_rooms_own_records_carry_the_loops_names_and_fields(
     assert [r["level"] for r in page] == ["info", "info", "info", "warning", "info"]
     log.caught_up("run-1", 4, 6)  # the same run said again: kept once
     assert len(records.since(0).records) == 5
+
+
+def test_every_record_name_the_room_writes_is_in_the_loops_catalog() -> None:
+    names = {v for v in vars(channel).values() if isinstance(v, str) and v.startswith("channel.")}
+    assert len(names) == 20
+    assert names <= set(eventlog.EVENT_TYPES)
