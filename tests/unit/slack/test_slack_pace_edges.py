@@ -23,7 +23,7 @@ from looproom.slack.retries import retry_handlers
 INLINE = 2.0  # seconds of Retry-After waited at once
 STEADY = 600.0  # ten minutes without a 429 before the burst is back
 LEASE = 60.0  # a call finding out holds the others a minute at most
-PAST = 0.001
+PAST = 1e-6
 METHOD = "chat.update"
 ROOM = "C0LOOP0001"
 
