@@ -489,6 +489,12 @@ class FakeSlack(LoopbackHTTP):
         """Whether at least ``count`` Socket Mode clients are connected now."""
         return sum(1 for ws in self._sockets if ws.open) >= count
 
+    def later(self, seconds: float) -> None:
+        """The next message's ``ts`` is at least ``seconds`` from now, as if that long
+        passed: what was said before is that much older (no test sleeps for it)."""
+        with self._changed:
+            self._last = max(self._last, time.time() + seconds)
+
     # -- dispatch (called from the server's threads) -----------------------------------------
 
     def _next_ts(self) -> str:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Callable, Iterator, Mapping
+from datetime import datetime
 from typing import Any
 
 from looproom.durable.outcome import Delivered, Failed, Outcome, RetryLater
@@ -62,6 +63,9 @@ log = logging.getLogger(__name__)
 AUTH_RETRY_SECONDS = 60.0
 #: How far reconciliation reads (pages of 200): a crash's in-flight post is recent.
 PAGES = 10
+#: How far the-loop's clock and Slack's may disagree: a thread is read for a lost post
+#: from this long before its event's time (no post of it can be older).
+CLOCK_SKEW = 600.0
 
 
 class SlackOutlet:
@@ -182,7 +186,7 @@ class SlackOutlet:
         key = event.delivery_key
         if thread is None:
             thread = self._find_parent(event.work_item, channel)
-        found = self._find_in_thread(thread, key) if thread is not None else None
+        found = self._find_in_thread(thread, key, _since(event)) if thread is not None else None
         if thread is not None and found is not None:
             self._book.settle(key)
             # The memory learns where it is, so a press on it is taken after a restart.
@@ -208,11 +212,15 @@ class SlackOutlet:
                 return thread
         return None
 
-    def _find_in_thread(self, thread: ThreadBinding, key: str) -> Mapping[str, Any] | None:
-        """The message in ``thread`` that carries ``key``, if a lost attempt posted it."""
+    def _find_in_thread(
+        self, thread: ThreadBinding, key: str, since: str = ""
+    ) -> Mapping[str, Any] | None:
+        """The message in ``thread`` that carries ``key``, if a lost attempt posted it —
+        read from ``since`` (the event's time, so a long thread's older replies, which
+        come first, do not use up the pages read)."""
 
         def page(cursor: str) -> Response:
-            return self._slack.replies(thread.channel, thread.ts, cursor=cursor)
+            return self._slack.replies(thread.channel, thread.ts, cursor=cursor, oldest=since)
 
         try:
             return next((m for m in self._messages(page) if metadata_key(m) == key), None)
@@ -368,3 +376,15 @@ def _slack_says(response: Response) -> str:
         "messages"
     )
     return "; ".join(str(e) for e in errors)[:500] if errors else ""
+
+
+def _since(event: Event) -> str:
+    """Slack's ``oldest`` for a post of ``event``: its time less :data:`CLOCK_SKEW`;
+    ``""`` (the whole thread) when the event carries no time with its zone."""
+    try:
+        moment = datetime.fromisoformat(event.ts.replace("Z", "+00:00"))
+    except ValueError:
+        return ""
+    if moment.tzinfo is None:
+        return ""
+    return f"{moment.timestamp() - CLOCK_SKEW:.6f}"
