@@ -95,7 +95,7 @@ def test_the_server_is_built_to_hold_2000_connections() -> None:
 
 @pytest.mark.parametrize("limit", [1, 3])
 def test_exactly_the_limit_of_connections_is_open_and_one_past_waits_until_one_closes(
-    limit: int,
+    limit: int, caplog: pytest.LogCaptureFixture
 ) -> None:
     served = HttpServer(_app, Limits(connection_limit=limit))
     assert served.start("127.0.0.1", 0).address
@@ -107,6 +107,7 @@ def test_exactly_the_limit_of_connections_is_open_and_one_past_waits_until_one_c
         late.sendall(b"GET /x HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
         assert not served._servers[0].readable()  # the listener accepts no more
         assert len(_channels(served)) == limit
+        assert "open connections at the limit" in caplog.text  # the admin can see why
         clients.pop(0).close()  # one leaves: the one waiting is taken and answered
         late.settimeout(PATIENCE)
         assert late.recv(4096).startswith(b"HTTP/1.1 ")

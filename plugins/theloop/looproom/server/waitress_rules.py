@@ -119,7 +119,16 @@ class StrictServer(TcpWSGIServer):
         if now >= self.next_channel_cleanup:
             self.next_channel_cleanup = now + self.adj.cleanup_interval
             self.maintenance(now)
-        return bool(self.accepting) and self.open_connections() < self.adj.connection_limit
+        if not self.accepting:
+            return False
+        full = self.open_connections() >= self.adj.connection_limit
+        if full != self.in_connection_overflow:  # said once each way, as waitress says it
+            self.in_connection_overflow = full
+            if full:
+                self.logger.warning("open connections at the limit: accepting no more for now")
+            else:
+                self.logger.info("open connections under the limit: accepting again")
+        return not full
 
     def handle_accept(self) -> None:
         for _ in range(ACCEPT_BATCH):
