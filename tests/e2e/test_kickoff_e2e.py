@@ -169,3 +169,30 @@ def test_a_kickoff_message_with_a_screenshot_names_it_in_the_new_issue(
         assert title == "Retry the webhook on 502"
         assert f"📎 502_trace.png (image/png, 98 B) — {shot['permalink']}" in body
         assert fake_slack.downloads == [] and "files-pri" not in body
+
+
+def test_a_kickoff_typed_while_the_bot_was_down_opens_its_work_item_when_it_is_back(
+    slack_bot: StartBot, fake_slack: FakeSlack
+) -> None:
+    """The kickoff room was read quiet at start and then only heard live; a request typed
+    while the bot was down is read when it is back, and the one heard live is not again."""
+    with (
+        FakeGitHub({"acme/api": set()}) as github,
+        FakeLoop({}) as loop,
+        relaying(slack_bot, SETTINGS % "acme/api", github, loop, "e2e-signing") as bot,
+    ):
+        room = fake_slack.channel_id(LOOP)
+        read = fake_slack.calls_to
+        wait_for(
+            lambda: [c for c in read("conversations.history") if c.args.get("channel") == room],
+            TIMEOUT,
+            "the start's read of the kickoff room",
+        )
+        live = bot.say(ALICE, f"<@{BOT_USER}> Retry the webhook on 502", "")
+        wait_for(lambda: said_in(fake_slack, live, OPENED), TIMEOUT, "the live request opened")
+        bot.process.kill()
+        away = fake_slack.say(LOOP, ALICE, f"<@{BOT_USER}> Page the on-call on 5xx")
+        bot.process.start(timeout=START_TIMEOUT)
+        wait_for(lambda: said_in(fake_slack, away, OPENED), TIMEOUT, "the request said away")
+        titles = [o[2] for o in github.opened]
+        assert titles == ["Retry the webhook on 502", "Page the on-call on 5xx"]

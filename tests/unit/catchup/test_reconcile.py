@@ -81,6 +81,35 @@ def test_a_rooms_top_level_messages_since_this_start_are_read_once_whichever_pat
 LOOKBACK_DAYS = 3 * 24 * 3600.0
 
 
+def test_a_kickoff_typed_while_the_bot_was_down_is_read_at_its_restart() -> None:
+    """The room was read once at start and found quiet; after that only the live path
+    heard it. A message typed while the bot was down is read by the next activation's
+    catch-up (from where the last one left the room, not from its own start), once."""
+    store: dict[str, Any] = {}
+    history: list[dict[str, Any]] = []
+    handled: list[str] = []
+
+    def activation(now: float) -> CatchUp:
+        cursors = Cursors(store)
+        return CatchUp(
+            lambda: [],
+            lambda *_: [],
+            _live(cursors, handled),
+            cursors,
+            rooms=lambda: ["C9"],
+            read_room=lambda _c, oldest, _t: [m for m in history if float(m["ts"]) > float(oldest)],
+            clock=lambda: now,
+        )
+
+    first = activation(NOW)
+    assert first.run() == 0  # the room is quiet at start
+    history.append({"channel": "C9", "ts": f"{NOW + 10:.6f}", "text": "heard live"})
+    _live(Cursors(store), handled)(history[-1])
+    history.append({"channel": "C9", "ts": f"{NOW + 20:.6f}", "text": "typed while down"})
+    assert activation(NOW + 30).run() == 2  # both offered; the live one not handled again
+    assert handled == [f"{NOW + 10:.6f}", f"{NOW + 20:.6f}"]
+
+
 @settings(deadline=None, max_examples=60)
 @given(st.lists(st.tuples(st.integers(1, 40), st.booleans()), min_size=1, max_size=25))
 def test_whatever_the_interleaving_each_message_is_handled_exactly_once(

@@ -15,7 +15,8 @@ Every kept thread is read, newest first — not only the most recent ones. Rooms
 top-level message is itself meant for the bot (a kickoff room; a room bound to one work
 item) are read too, with ``conversations.history`` from their own cursor (:data:`TOP`,
 shared with the live path the same way). A room with no cursor yet is read from this
-activation's start only: its backlog never becomes a burst of new work items.
+activation's start only: its backlog never becomes a burst of new work items. Once read,
+even quiet, it keeps its cursor, so the next activation reads on from there.
 
 Each catch-up at a (re)connect is kept for the-loop's event log as ``channel.caught_up``
 (how many thread replies, and how many messages in all, it read); the periodic reconcile's
@@ -166,6 +167,9 @@ class CatchUp:
             return 0
         for message in messages:
             self._feed({**message, "channel": channel})
-        if messages:
-            self._cursors.caught_up(channel, TOP, str(messages[-1].get("ts") or ""))
+        # Even a quiet room keeps where it was read from: the next activation reads on from
+        # there, not from its own start, so nothing typed while the bot was down is passed
+        # over (what the live path heard meanwhile is claimed, and not handled twice).
+        read_to = str(messages[-1].get("ts") or "") if messages else f"{oldest:.6f}"
+        self._cursors.caught_up(channel, TOP, read_to)
         return len(messages)
