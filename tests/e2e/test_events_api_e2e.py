@@ -7,8 +7,9 @@ Slack sends when the request URL is saved, and members' messages as signed
 ``event_callback`` posts. Shown here: the challenge is answered; a typed decision is
 reacted to and relayed once — and Slack is answered while GitHub and the-loop still hold
 their answers to it (Slack's 3 s: the room's callback stores the decision, the relay sends
-it afterwards); a command is answered in the room; a forged event does nothing; the Home
-tab opened (an event the backend drops) is taken by the room and drawn.
+it afterwards), and a typed ``record-context`` while Slack holds the thread's read (stored,
+then read and recorded once); a command is answered in the room; a forged event does
+nothing; the Home tab opened (an event the backend drops) is taken by the room and drawn.
 """
 
 from __future__ import annotations
@@ -144,6 +145,31 @@ def test_a_typed_decision_is_answered_to_slack_while_github_and_the_loop_hold_th
     wait_for(lambda: rig.github.posted(REPO, NUMBER), TIMEOUT, "the comment, once let go")
     (comment,) = rig.github.posted(REPO, NUMBER)
     assert comment.startswith("approved\n\nship it")
+
+
+def test_record_context_typed_is_answered_to_slack_while_the_threads_read_is_held(
+    rig: Rig,
+) -> None:
+    posted = rig.bot.show(corpus("06"), TIMEOUT)
+    rig.bot.process.wait_delivered(TIMEOUT)
+    thread = posted["thread_ts"]
+    rig.slack.say(LOOP, ALICE, "we go with B, it keeps v1 working", thread_ts=thread)
+    rig.slack.fail("conversations.replies", "land_then_hang")  # Slack slow, or pacing a 429
+    message = rig.slack.say(LOOP, ALICE, "record-context", thread_ts=thread)
+    answer: list[tuple[int, Any]] = []
+    try:
+        threading.Thread(
+            target=lambda: answer.append(rig.post({"type": "event_callback", "event": message})),
+            daemon=True,
+        ).start()
+        wait_for(lambda: rig.slack.calls_to("conversations.replies"), TIMEOUT, "the read")
+        wait_for(lambda: answer, TIMEOUT, "Slack answered while the thread's read is held")
+        assert answer[0][0] == 200
+    finally:
+        rig.slack.release()
+    recorded = lambda: [c for c in rig.github.posted(REPO, NUMBER) if "keeps v1 working" in c]  # noqa: E731
+    wait_for(recorded, TIMEOUT, "the thread recorded on the ticket, once let go")
+    assert len(recorded()) == 1
 
 
 def test_a_forged_event_does_nothing_and_a_signed_command_is_answered(rig: Rig) -> None:

@@ -223,6 +223,7 @@ class Decisions:
             find_room=self.places.ids.find if slack is not None else lambda name: (name, ""),
             bound=of_room(memory, book, named_repositories(settings, claimed), destinations.jira),
             records=stores.room_records if stores is not None else None,
+            later=lambda said, where: self.menus.later(said, where),
         )
         self.menus = MenuDesk(self.desk, view_opener(slack), self.policies.now, kept)
         if self.sinks.files is not None:  # a reply's files fetched: counted in the-loop's log

@@ -10,6 +10,7 @@ authorized and recorded once.
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,7 @@ from looproom.relay.decision import Decision
 from looproom.relay.sinks import LedgerSink, Sinks
 from looproom.room import buttons
 from looproom.room.memory import Memory
+from tests.support.wait import wait_for
 from tests.unit.decide.test_desk import ALICE, MALLORY, Room, event, press
 
 LINES = [
@@ -53,15 +55,22 @@ def lines() -> list[talk.ThreadMessage] | None:
     return list(LINES)
 
 
-@pytest.fixture
-def desk(tmp_path: Path, lines: list[talk.ThreadMessage] | None) -> Desk:
+PATIENCE = 20.0  # a bound on waiting for the deferred read, never a measure
+
+
+def _desk(tmp_path: Path, thread_lines: Any) -> Desk:
     queue = DurableQueue(tmp_path / "q.sqlite3", relay.RELAY)
     room = Room()
     the_relay = relay.Relay(queue, Sinks(LedgerSink(tmp_path / "l.jsonl")), room)
     memory = Memory({})
     memory.observe(event("06"), "C1", "200.0", thread_ts="50.0")
     policy = AccessPolicy("U0THELOOP", frozenset({ALICE}))
-    return Desk(memory, the_relay, room, lambda: policy, thread_lines=lambda _c, _t: lines)
+    return Desk(memory, the_relay, room, lambda: policy, thread_lines=thread_lines)
+
+
+@pytest.fixture
+def desk(tmp_path: Path, lines: list[talk.ThreadMessage] | None) -> Desk:
+    return _desk(tmp_path, lambda _c, _t: lines)
 
 
 def stored(desk: Desk) -> list[dict[str, Any]]:
@@ -145,7 +154,10 @@ def test_a_context_request_stored_before_the_bot_stopped_is_recorded_once_at_sta
     desk: Desk,
 ) -> None:
     store: dict[str, Any] = {}
-    asked = ContextRequest("trigger-9", ALICE, "C1", "50.0")
+    where = desk.where("C1", "50.0")
+    asked = ContextRequest(
+        "shortcut:trigger-9", ALICE, "C1", "50.0", work_item=where.work_item, thread_bound=True
+    )
     # Slack was answered, then the bot stopped before it read the thread.
     assert ContextRequests(store).take(asked)
     restarted = MenuDesk(desk, Views(), desk._policy, store)
@@ -230,3 +242,30 @@ def test_a_context_with_nothing_new_is_the_loops_snapshot_empty_not_a_drop(
         {"channel": "slack", "work_item": item, "thread": "50.0", "channel_id": "C1"},
     )
     assert "channel.dropped" not in [event for event, _ in page]
+
+
+def test_record_context_typed_is_stored_and_its_thread_read_after_the_caller_returns(
+    tmp_path: Path, lines: list[talk.ThreadMessage]
+) -> None:
+    # The thread's read held until let go: the typed message's caller (Slack's event over
+    # HTTP) has its answer meanwhile, and the request is stored.
+    let_go, reads = threading.Event(), []
+
+    def held_read(_channel: str, _thread: str) -> list[talk.ThreadMessage]:
+        reads.append(1)
+        let_go.wait(PATIENCE)
+        return lines
+
+    store: dict[str, Any] = {}
+    desk = _desk(tmp_path, held_read)
+    menus = MenuDesk(desk, Views(), desk._policy, store)
+    desk._later = menus.later  # as the decision side wires them
+    try:
+        record_context(desk, "53.0")
+        assert menus.contexts_waiting() == 1 and stored(desk) == []
+        record_context(desk, "53.0")  # the same message delivered again: taken once
+    finally:
+        let_go.set()
+    wait_for(lambda: menus.contexts_waiting() == 0, PATIENCE, "the thread recorded")
+    (decision,) = stored(desk)
+    assert decision["kind"] == "context" and decision["count"] == 2 and len(reads) == 1

@@ -66,6 +66,8 @@ class Recorder(Protocol):
 AskWhy = Callable[[presses.Press, Mapping[str, Any]], bool]
 #: Told that a press is stored: Slack may now hear that it was received.
 Taken = Callable[[], None]
+#: ``later(said, where)``: a ``record-context`` stored, its thread to be read after (True).
+Later = Callable[[Received, Where], bool]
 
 
 class Reopening:
@@ -102,6 +104,7 @@ class Desk:
         find_room: room_names.Find = lambda name: (name, ""),
         bound: Bound | None = None,
         records: RoomRecords | None = None,
+        later: Later = lambda _said, _where: False,
     ) -> None:
         """``cursors`` remembers what each thread gave as context; ``thread_lines`` reads a
         thread for ``record-context``; ``recorded`` applies what a stored decision changes
@@ -110,7 +113,9 @@ class Desk:
         ``find_room`` finds the id of a room a channel command names (on a plain chat,
         where rooms have no ids, the name is the room); ``bound`` which work items may be
         named (none but those the room was shown when not given: fail closed); ``records``
-        keeps each decision taken or refused for the-loop's event log."""
+        keeps each decision taken or refused for the-loop's event log; ``later`` stores a
+        ``record-context`` to read its thread once the caller has answered Slack (False:
+        read it now)."""
         self.memory, self.relay, self.room = memory, relay, room
         self._policy, self._clock = policy, clock
         self.cursors = cursors if cursors is not None else Cursors({})
@@ -123,6 +128,7 @@ class Desk:
         #: The one bound every path asks (``/the-loop``, the kickoff and the read commands too).
         self.bound = bound if bound is not None else Bound(memory.knows)
         self.records = ChannelLog(records, clock)
+        self._later = later
 
     def where(
         self, channel: str, thread_ts: str, room_item: str = "", repository: str = ""
@@ -131,9 +137,13 @@ class Desk:
         threaded = self.memory.locate(channel, thread_ts) if thread_ts else ""
         return Where(threaded or room_item, repository, thread_bound=bool(threaded))
 
-    def said(self, said: Received, where: Where, *, answer: bool = True) -> Verdict:
+    def said(
+        self, said: Received, where: Where, *, answer: bool = True, read_now: bool = False
+    ) -> Verdict:
         """A typed message (a thread reply, a plain message, a ``!`` command or a slash
-        command); ``answer=False`` when the caller answers the member itself."""
+        command); ``answer=False`` when the caller answers the member itself. A
+        ``record-context`` is handed to ``later`` (its thread read after the caller has
+        returned) unless ``read_now`` or the caller answers itself."""
         policy, now = self._policy(), self._clock()
         with self._lock:
             verdict = judging.judge_typed(
@@ -149,6 +159,8 @@ class Desk:
                 verdict = self._record(verdict, policy, now)
             if verdict.reason in checklists.REFUSALS and where.work_item:
                 self._on_ticket_too(said, where.work_item, verdict, policy, now)
+        if _wants_thread(verdict) and answer and not read_now and self._later(said, where):
+            return verdict  # stored: read, recorded and answered off the caller's thread
         if _wants_thread(verdict):
             verdict = self._context(verdict, policy, now)
         elif _names_a_room(verdict):

@@ -1,10 +1,11 @@
-"""The "Add as the-loop context" shortcut's requests, kept from before Slack is answered
-until their thread is recorded.
+"""Requests to record a thread as context — the "Add as the-loop context" shortcut, and
+``record-context`` typed — kept from before Slack is answered until the thread is recorded.
 
 Recording a thread reads it first (a Slack call that may wait its turn behind a 429), and
-Slack waits 3 s for the shortcut's answer. So the request is stored, Slack answered, and
-the thread read and recorded after. Each request is kept under its trigger: one Slack
-delivers again is taken once; one a bot that died left unrecorded is recorded at start.
+Slack waits 3 s for its answer to the shortcut, or to the message's event over HTTP. So the
+request is stored, Slack answered, and the thread read and recorded after. Each request is
+kept under its origin (the shortcut's trigger, the message's id): one Slack delivers again
+is taken once; one a bot that died left unrecorded is recorded at start.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 
 from looproom.durable.bounded import claimed_once, touched
 from looproom.durable.state import lock_for, stored_mapping
+from looproom.verb_names import RECORD_CONTEXT
 
 _KEY = "shortcut.context.requests"
 #: Requests remembered (the waiting and the done, the least recently touched forgotten
@@ -25,12 +27,19 @@ WAITING, DONE = "waiting", "done"
 
 @dataclass(frozen=True)
 class ContextRequest:
-    """Who asked to record which thread, and the trigger that makes a redelivery the same."""
+    """Who asked to record which thread, said how and where; ``origin`` makes a redelivery
+    the same request."""
 
-    trigger: str
+    origin: str
     member: str
     channel: str
     thread: str
+    ts: str = ""
+    text: str = RECORD_CONTEXT
+    addressed: bool = True
+    work_item: str = ""
+    repository: str = ""
+    thread_bound: bool = False
 
 
 class ContextRequests:
@@ -40,17 +49,17 @@ class ContextRequests:
         self._store, self._lock = store, lock_for(store)
 
     def take(self, request: ContextRequest) -> bool:
-        """Store ``request`` as waiting; False when its trigger was taken before."""
+        """Store ``request`` as waiting; False when its origin was taken before."""
         with self._lock:
             kept = {"state": WAITING, **asdict(request)}
-            return claimed_once(self._store, _KEY, request.trigger, kept, CAP)
+            return claimed_once(self._store, _KEY, request.origin, kept, CAP)
 
-    def done(self, trigger: str) -> None:
-        """``trigger``'s thread is recorded (or refused): it is not to be recorded again."""
+    def done(self, origin: str) -> None:
+        """``origin``'s thread is recorded (or refused): it is not to be recorded again."""
         with self._lock:
             kept = stored_mapping(self._store, _KEY)
-            if trigger in kept:
-                self._store[_KEY] = touched(kept, trigger, {"state": DONE}, CAP)
+            if origin in kept:
+                self._store[_KEY] = touched(kept, origin, {"state": DONE}, CAP)
 
     def waiting(self) -> list[ContextRequest]:
         """The requests taken and not yet recorded, oldest first."""
@@ -64,6 +73,9 @@ def _is_waiting(value: Any) -> bool:
 
 
 def _request(value: Mapping[str, Any]) -> ContextRequest:
-    return ContextRequest(
-        *(str(value.get(name) or "") for name in ("trigger", "member", "channel", "thread"))
-    )
+    texts = ("origin", "member", "channel", "thread", "ts", "work_item", "repository")
+    found: dict[str, Any] = {name: str(value.get(name) or "") for name in texts}
+    found["text"] = str(value.get("text") or RECORD_CONTEXT)
+    found["addressed"] = bool(value.get("addressed", True))
+    found["thread_bound"] = bool(value.get("thread_bound", False))
+    return ContextRequest(**found)

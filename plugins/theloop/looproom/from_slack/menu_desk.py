@@ -15,6 +15,7 @@ what it does is judged — as the-loop's own room writes them.
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable, Mapping, MutableMapping
 from typing import Any
 
@@ -22,7 +23,7 @@ from looproom import verb_names
 from looproom.decide import grammar, kinds
 from looproom.decide.authorization import AccessPolicy, may, refusal_text
 from looproom.decide.desk import Desk, Taken
-from looproom.decide.judging import Received
+from looproom.decide.judging import Received, Where
 from looproom.decide.presses import Press
 from looproom.from_slack import modals, shortcuts
 from looproom.from_slack.context_requests import ContextRequest, ContextRequests
@@ -97,8 +98,14 @@ class MenuDesk:
 
     def _shortcut(self, shortcut: shortcuts.Shortcut, taken: Taken) -> None:
         if shortcut.callback_id == shortcuts.RECORD_CONTEXT:
+            where = self._desk.where(shortcut.channel, shortcut.thread)
             asked = ContextRequest(
-                shortcut.trigger_id, shortcut.member, shortcut.channel, shortcut.thread
+                f"shortcut:{shortcut.trigger_id}",
+                shortcut.member,
+                shortcut.channel,
+                shortcut.thread,
+                work_item=where.work_item,
+                thread_bound=where.thread_bound,
             )
             fresh = self._contexts.take(asked)
             taken()  # stored: Slack hears before the thread is read, which may wait on a 429
@@ -116,14 +123,39 @@ class MenuDesk:
         if not self._open(shortcut.trigger_id, modals.decision_view(opened, shortcut.text)):
             log.warning("the decision form could not be opened for %s", shortcut.member)
 
+    def later(self, said: Received, where: Where) -> bool:
+        """A ``record-context`` typed: stored, then its thread read and recorded on a thread
+        of its own, so the message's event is answered first. Always True: a redelivery
+        was taken already."""
+        asked = ContextRequest(
+            said.origin or f"{said.channel}:{said.ts}",
+            said.member,
+            said.channel,
+            said.thread_ts,
+            said.ts,
+            said.text,
+            said.addressed,
+            where.work_item,
+            where.repository,
+            where.thread_bound,
+        )
+        if self._contexts.take(asked):
+            threading.Thread(
+                target=self._resumed, args=(asked,), name="theloop-context", daemon=True
+            ).start()
+        return True
+
     def resume(self) -> None:
         """Record the threads asked for before Slack was answered and not recorded since
         (the bot stopped between the two)."""
         for asked in self._contexts.waiting():
-            try:
-                self._record_context(asked)
-            except Exception:  # left waiting: recorded at the next start
-                log.exception("a context request of %s could not be recorded", asked.member)
+            self._resumed(asked)
+
+    def _resumed(self, asked: ContextRequest) -> None:
+        try:
+            self._record_context(asked)
+        except Exception:  # left waiting: recorded at the next start
+            log.exception("a context request of %s could not be recorded", asked.member)
 
     def contexts_waiting(self) -> int:
         """How many "Add as the-loop context" requests are stored and not yet recorded."""
@@ -132,15 +164,16 @@ class MenuDesk:
     def _record_context(self, asked: ContextRequest) -> None:
         said = Received(
             asked.member,
-            verb_names.RECORD_CONTEXT,
+            asked.text,
             asked.channel,
-            "",
+            asked.ts,
             asked.thread,
-            addressed=True,
-            origin=f"shortcut:{asked.trigger}",
+            addressed=asked.addressed,
+            origin=asked.origin,
         )
-        self._desk.said(said, self._desk.where(asked.channel, asked.thread))
-        self._contexts.done(asked.trigger)
+        where = Where(asked.work_item, asked.repository, thread_bound=asked.thread_bound)
+        self._desk.said(said, where, read_now=True)
+        self._contexts.done(asked.origin)
 
     def _refusal(self, shortcut: shortcuts.Shortcut) -> str:
         """Why a decision may not be recorded from here — before a form is opened for it."""
