@@ -10,17 +10,20 @@ is taken once; one a bot that died left unrecorded is recorded at start.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, MutableMapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from looproom.durable.bounded import claimed_once, touched
+from looproom.durable.bounded import touched
 from looproom.durable.state import lock_for, stored_mapping
 from looproom.verb_names import RECORD_CONTEXT
 
+log = logging.getLogger(__name__)
+
 _KEY = "shortcut.context.requests"
-#: Requests remembered (the waiting and the done, the least recently touched forgotten
-#: first): far more than Slack redelivers within its retries.
+#: Requests remembered, the waiting and the done: far more than Slack redelivers within its
+#: retries. Past it the oldest done is forgotten, a waiting one only when none is done.
 CAP = 300
 WAITING, DONE = "waiting", "done"
 
@@ -49,10 +52,17 @@ class ContextRequests:
         self._store, self._lock = store, lock_for(store)
 
     def take(self, request: ContextRequest) -> bool:
-        """Store ``request`` as waiting; False when its origin was taken before."""
+        """Store ``request`` as waiting; False when its origin was taken before. A full
+        book forgets a done request first: a waiting one only when none is done (then the
+        oldest, said in the log), so a burst of requests does not drop one still owed."""
         with self._lock:
-            kept = {"state": WAITING, **asdict(request)}
-            return claimed_once(self._store, _KEY, request.origin, kept, CAP)
+            kept = stored_mapping(self._store, _KEY)
+            if request.origin in kept:
+                return False
+            if len(kept) >= CAP:
+                kept = _room_made(kept)
+            self._store[_KEY] = {**kept, request.origin: {"state": WAITING, **asdict(request)}}
+            return True
 
     def done(self, origin: str) -> None:
         """``origin``'s thread is recorded (or refused): it is not to be recorded again."""
@@ -66,6 +76,15 @@ class ContextRequests:
         with self._lock:
             kept = stored_mapping(self._store, _KEY)
         return [_request(value) for value in kept.values() if _is_waiting(value)]
+
+
+def _room_made(kept: Mapping[str, Any]) -> dict[str, Any]:
+    """``kept`` less one entry: the oldest done, else the oldest waiting (logged)."""
+    done = [origin for origin, value in kept.items() if not _is_waiting(value)]
+    gone = done[0] if done else next(iter(kept))
+    if not done:
+        log.warning("%d context requests waiting: the oldest, %s, is forgotten", len(kept), gone)
+    return {origin: value for origin, value in kept.items() if origin != gone}
 
 
 def _is_waiting(value: Any) -> bool:
