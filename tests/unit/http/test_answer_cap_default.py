@@ -53,7 +53,7 @@ class SizedPeer(LoopbackHTTP):
     handler = _Sized
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def peer() -> Iterator[SizedPeer]:
     with SizedPeer() as fake:
         yield fake

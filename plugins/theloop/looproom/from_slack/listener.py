@@ -83,6 +83,10 @@ class Listener:
         channel = str(event.get("channel") or "") or elsewhere
         ts = str(event.get("ts") or "") or f"plain-{time.time_ns()}"
         thread_ts = str(event.get("thread_ts") or "")
+        if thread_ts == ts:
+            # A thread's parent read back from the room's history carries its own ts as
+            # ``thread_ts``: it is the top-level message it was when said, claimed as one.
+            thread_ts = ""
         if self._read_before(event, channel, thread_ts):
             return  # a top-level message read already, live or by the catch-up
         if self._help(member, event, channel, ts, thread_ts):
