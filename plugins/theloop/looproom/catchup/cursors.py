@@ -51,6 +51,17 @@ class Cursors:
             self._put(cursors, channel, thread, {**record, "floor": floor, "seen": seen})
             return True
 
+    def release(self, channel: str, thread: str, ts: str) -> None:
+        """``ts`` was claimed but not handled (storing it failed): unclaimed, so the
+        catch-up reads it again. Below the floor it stays read (the floor only rises)."""
+        with self._lock:
+            cursors = dict(self._store.get(_KEY) or {})
+            record = dict(cursors.get(_thread(channel, thread)) or {})
+            seen = list(record.get("seen") or [])
+            if ts in seen:
+                seen.remove(ts)
+                self._put(cursors, channel, thread, {**record, "seen": seen})
+
     def since(self, now: float) -> float:
         """When the bot first kept cursors (``now`` the first time it is asked): nothing
         said before it is read back, so an upgrade does not act on words already passed

@@ -89,6 +89,25 @@ class Listener:
             thread_ts = ""
         if self._read_before(event, channel, thread_ts):
             return  # a top-level message read already, live or by the catch-up
+        try:
+            self._handled(member, text, event, channel, ts, thread_ts, addressed)
+        except Exception:
+            # Not stored (the store down, a bug): its claim is given back, so the catch-up
+            # reads it again rather than it being passed over as read.
+            self._cursors.release(channel, thread_ts or TOP, ts)
+            raise
+
+    def _handled(
+        self,
+        member: str,
+        text: str,
+        event: Mapping[str, Any],
+        channel: str,
+        ts: str,
+        thread_ts: str,
+        addressed: bool,
+    ) -> None:
+        """A message not read before: help, a kickoff, or judged by the desk."""
         if self._help(member, event, channel, ts, thread_ts):
             return
         if self._kickoff(member, event, channel, thread_ts):
