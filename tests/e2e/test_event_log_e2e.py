@@ -258,8 +258,10 @@ def test_the_loop_events_shows_a_kickoff_and_the_catch_up_that_read_a_start_said
         (ref, ALICE)
     ]
     caught = machine.events("channel.caught_up")
-    # One catch-up per start and connect; the restart's read the answer, the others nothing.
-    assert [r["processed"] >= 1 for r in caught].count(True) == 1
+    # One catch-up per start and connect, each its own record; a restart's read the answer.
+    # (A read also counts what it offered that the live path had taken, so when a catch-up
+    # runs after the kickoff was said, it may count that message too: no exact count.)
+    assert any(r["processed"] >= 1 for r in caught)
     assert len({r["room_record"] for r in caught}) == len(caught)
     # Ids, never words: nothing Alice typed reached the log.
     text = machine.log.read_text(encoding="utf-8")
